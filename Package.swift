@@ -1,0 +1,71 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Strict settings shared by every Swift target (see shared/STYLE.md).
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "transferd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "transferd", targets: ["transferd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // C libraries: one system-library target each, shims only for variadic calls.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Thin Swift layers: each is the only importer of its C module.
+        .target(name: "Curl", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
+
+        // The domain: sessions, tasks, scheduler, curl engine, store.
+        .target(
+            name: "TransferCore",
+            dependencies: [
+                "Curl", "SQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The REST/JSON API over the domain.
+        .target(
+            name: "TransferAPI",
+            dependencies: [
+                "TransferCore", "HTTPServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "transferd",
+            dependencies: [
+                "TransferAPI", "TransferCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Test support: an in-process origin server for fault injection, peers, a client.
+        .target(name: "TestSupport", dependencies: ["Curl"], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport"], swiftSettings: strict),
+    ]
+)

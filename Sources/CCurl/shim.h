@@ -1,0 +1,20 @@
+#ifndef TRANSFERD_CCURL_SHIM_H
+#define TRANSFERD_CCURL_SHIM_H
+// Swift cannot call C variadic functions, so curl_easy_setopt, curl_easy_getinfo and
+// curl_multi_setopt get one static inline wrapper per C *signature* of their third argument.
+#include <curl/curl.h>
+
+static inline CURLcode transferd_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_off_t(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_ptr(CURL *h, CURLoption o, const void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_write_callback(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_xferinfo_callback(CURL *h, CURLoption o, curl_xferinfo_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_sockopt_callback(CURL *h, CURLoption o, curl_sockopt_callback v) { return curl_easy_setopt(h, o, v); }
+
+static inline CURLcode transferd_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode transferd_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode transferd_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+
+static inline CURLMcode transferd_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+#endif
