@@ -49,7 +49,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Resources/openapi.yaml")],
+            // openapi.yaml is a symlink to the top-level contract, embedded so GET /openapi.yaml needs no file.
+            resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -64,7 +65,8 @@ let package = Package(
         ),
 
         // Test support: an in-process origin server for fault injection, peers, a client.
-        .target(name: "TestSupport", dependencies: ["Curl"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport"], swiftSettings: strict),
     ]
