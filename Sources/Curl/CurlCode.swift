@@ -1,0 +1,69 @@
+internal import CCurl
+
+/// A libcurl easy-interface result code (`CURLcode`) with curl's own description. The domain
+/// maps these to URLError codes; this layer only names them.
+public struct CurlCode: Error, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: Int
+
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    init(_ code: CURLcode) { self.rawValue = Int(code.rawValue) }
+
+    public var isOK: Bool { rawValue == 0 }
+    public var description: String { String(cString: curl_easy_strerror(CURLcode(UInt32(rawValue)))) }
+
+    public static let ok = CurlCode(CURLE_OK)
+    public static let unsupportedProtocol = CurlCode(CURLE_UNSUPPORTED_PROTOCOL)
+    public static let urlMalformat = CurlCode(CURLE_URL_MALFORMAT)
+    public static let couldntResolveProxy = CurlCode(CURLE_COULDNT_RESOLVE_PROXY)
+    public static let couldntResolveHost = CurlCode(CURLE_COULDNT_RESOLVE_HOST)
+    public static let couldntConnect = CurlCode(CURLE_COULDNT_CONNECT)
+    public static let weirdServerReply = CurlCode(CURLE_WEIRD_SERVER_REPLY)
+    public static let remoteAccessDenied = CurlCode(CURLE_REMOTE_ACCESS_DENIED)
+    public static let http2 = CurlCode(CURLE_HTTP2)
+    public static let partialFile = CurlCode(CURLE_PARTIAL_FILE)
+    public static let httpReturnedError = CurlCode(CURLE_HTTP_RETURNED_ERROR)
+    public static let writeError = CurlCode(CURLE_WRITE_ERROR)
+    public static let uploadFailed = CurlCode(CURLE_UPLOAD_FAILED)
+    public static let readError = CurlCode(CURLE_READ_ERROR)
+    public static let outOfMemory = CurlCode(CURLE_OUT_OF_MEMORY)
+    public static let operationTimedOut = CurlCode(CURLE_OPERATION_TIMEDOUT)
+    public static let rangeError = CurlCode(CURLE_RANGE_ERROR)
+    public static let sslConnectError = CurlCode(CURLE_SSL_CONNECT_ERROR)
+    public static let abortedByCallback = CurlCode(CURLE_ABORTED_BY_CALLBACK)
+    public static let tooManyRedirects = CurlCode(CURLE_TOO_MANY_REDIRECTS)
+    public static let gotNothing = CurlCode(CURLE_GOT_NOTHING)
+    public static let sendError = CurlCode(CURLE_SEND_ERROR)
+    public static let recvError = CurlCode(CURLE_RECV_ERROR)
+    public static let peerFailedVerification = CurlCode(CURLE_PEER_FAILED_VERIFICATION)
+    public static let sslCertProblem = CurlCode(CURLE_SSL_CERTPROBLEM)
+    public static let sslCipher = CurlCode(CURLE_SSL_CIPHER)
+    public static let sslCACert = CurlCode(CURLE_SSL_CACERT_BADFILE)
+    public static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
+    public static let filesizeExceeded = CurlCode(CURLE_FILESIZE_EXCEEDED)
+    public static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)
+    public static let remoteFileNotFound = CurlCode(CURLE_REMOTE_FILE_NOT_FOUND)
+    public static let http2Stream = CurlCode(CURLE_HTTP2_STREAM)
+    public static let http3 = CurlCode(CURLE_HTTP3)
+    public static let sslPinnedPubKeyNotMatch = CurlCode(CURLE_SSL_PINNEDPUBKEYNOTMATCH)
+    public static let sslInvalidCertStatus = CurlCode(CURLE_SSL_INVALIDCERTSTATUS)
+    public static let sslShutdownFailed = CurlCode(CURLE_SSL_SHUTDOWN_FAILED)
+    public static let sslEngineNotFound = CurlCode(CURLE_SSL_ENGINE_NOTFOUND)
+    public static let proxy = CurlCode(CURLE_PROXY)
+}
+
+/// A libcurl multi-interface failure (`CURLMcode`).
+public struct CurlMultiError: Error, Sendable, CustomStringConvertible {
+    public let rawValue: Int
+    public var description: String { String(cString: curl_multi_strerror(CURLMcode(Int32(rawValue)))) }
+
+    static func check(_ code: CURLMcode) throws(CurlMultiError) {
+        if code != CURLM_OK { throw CurlMultiError(rawValue: Int(code.rawValue)) }
+    }
+}
+
+extension CurlCode {
+    /// The one funnel from a C result code to a thrown Swift error.
+    static func check(_ code: CURLcode) throws(CurlCode) {
+        if code != CURLE_OK { throw CurlCode(code) }
+    }
+}

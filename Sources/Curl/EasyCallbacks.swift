@@ -1,0 +1,37 @@
+internal import CCurl
+
+// libcurl's callbacks. They are file-scope C function pointers (never closures formed inside
+// isolated code), receive the owning EasyHandle through Unmanaged userdata, and never throw,
+// block, or trap. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_WRITEFUNCTION.html
+
+let curlWriteCallback: curl_write_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    guard let delegate = handle.delegate else { return length }
+    let buffer = UnsafeRawBufferPointer(start: data, count: length)
+    switch delegate.easyHandle(handle, didReceive: buffer.bytes) {
+    case .accept: return length
+    case .pause: return Int(CURL_WRITEFUNC_PAUSE)
+    case .fail: return 0  // anything but `length` makes curl fail with CURLE_WRITE_ERROR
+    }
+}
+
+let curlHeaderCallback: curl_write_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let userdata, let data else { return length }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    var line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
+    handle.delegate?.easyHandle(handle, didReceiveHeaderLine: line)
+    return length
+}
+
+/// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_XFERINFOFUNCTION.html (non-zero aborts)
+let curlXferInfoCallback: curl_xferinfo_callback = { userdata, dltotal, dlnow, ultotal, ulnow in
+    guard let userdata else { return 0 }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    let counters = TransferCounters(downloadTotal: Int(dltotal), downloaded: Int(dlnow), uploadTotal: Int(ultotal), uploaded: Int(ulnow))
+    guard let delegate = handle.delegate else { return 0 }
+    return delegate.easyHandle(handle, progress: counters) ? 0 : 1
+}

@@ -1,0 +1,42 @@
+internal import CCurl
+
+/// What curl knows about a transfer, read with curl_easy_getinfo.
+/// - SeeAlso: https://curl.se/libcurl/c/curl_easy_getinfo.html
+extension EasyHandle {
+    public var responseCode: Int { long(CURLINFO_RESPONSE_CODE) ?? 0 }
+    public var effectiveURL: String? { string(CURLINFO_EFFECTIVE_URL) }
+    public var redirectCount: Int { long(CURLINFO_REDIRECT_COUNT) ?? 0 }
+    /// The Content-Length of the current response, nil when unknown.
+    public var contentLength: Int? { offset(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T).flatMap { $0 >= 0 ? $0 : nil } }
+    public var primaryIP: String? { string(CURLINFO_PRIMARY_IP) }
+    public var primaryPort: Int? { long(CURLINFO_PRIMARY_PORT) }
+    public var localIP: String? { string(CURLINFO_LOCAL_IP) }
+    public var localPort: Int? { long(CURLINFO_LOCAL_PORT) }
+    public var connectionsMade: Int { long(CURLINFO_NUM_CONNECTS) ?? 0 }
+    /// "HTTP/1.1", "HTTP/2", ... of the last response.
+    public var httpVersion: String? {
+        switch long(CURLINFO_HTTP_VERSION) ?? 0 {
+        case Int(CURL_HTTP_VERSION_1_0): return "http/1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "http/1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "h2"
+        case Int(CURL_HTTP_VERSION_3): return "h3"
+        default: return nil
+        }
+    }
+
+    private func long(_ info: CURLINFO) -> Int? {
+        var value = 0
+        return transferd_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : nil
+    }
+
+    private func offset(_ info: CURLINFO) -> Int? {
+        var value: curl_off_t = 0
+        return transferd_easy_getinfo_off_t(raw, info, &value) == CURLE_OK ? Int(value) : nil
+    }
+
+    private func string(_ info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard transferd_easy_getinfo_string(raw, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+}

@@ -1,0 +1,108 @@
+internal import CCurl
+public import FoundationEssentials
+
+/// One libcurl easy handle and everything it references (header list, error buffer, callbacks).
+/// Not Sendable: it is created, configured and driven by the one thread that owns its multi
+/// handle. Its delegate is held weakly: the transfer that owns the handle is the delegate.
+public final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    public weak var delegate: (any EasyHandleDelegate)?
+    /// curl keeps a pointer to the header list, so it must live as long as the handle uses it.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// CURLOPT_ERRORBUFFER: curl writes a detailed message here when a transfer fails.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    public init() throws(CurlCode) {
+        CurlLibrary.initialise()
+        guard let raw = curl_easy_init() else { throw CurlCode.outOfMemory }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer))
+        try CurlCode.check(transferd_easy_setopt_write_callback(raw, CURLOPT_WRITEFUNCTION, curlWriteCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_WRITEDATA, me))
+        try CurlCode.check(transferd_easy_setopt_write_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_HEADERDATA, me))
+        try CurlCode.check(transferd_easy_setopt_xferinfo_callback(raw, CURLOPT_XFERINFOFUNCTION, curlXferInfoCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_XFERINFODATA, me))
+        try CurlCode.check(transferd_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
+        // Signals are unsafe in a threaded process; curl then needs the threaded resolver (it has it).
+        try CurlCode.check(transferd_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1))
+    }
+
+    deinit {
+        // The owner removed the handle from its multi first (MultiHandle.remove), so curl can no
+        // longer call back into this object.
+        curl_easy_cleanup(raw)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// Sets one option. - SeeAlso: https://curl.se/libcurl/c/curl_easy_setopt.html
+    public func set(_ option: EasyOption) throws(CurlCode) {
+        switch option {
+        case .url(let url): try setString(CURLOPT_URL, url)
+        case .customRequest(let method): try setString(CURLOPT_CUSTOMREQUEST, method)
+        case .noBody(let on): try setLong(CURLOPT_NOBODY, on ? 1 : 0)
+        case .body(let data):
+            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(data.count)))
+            // COPYPOSTFIELDS copies `POSTFIELDSIZE` bytes now: the Data need not outlive this call.
+            let code = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                let base = bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+                return transferd_easy_setopt_ptr(raw, CURLOPT_COPYPOSTFIELDS, base)
+            }
+            try CurlCode.check(code)
+        case .headers(let lines):
+            var list: UnsafeMutablePointer<curl_slist>?
+            for line in lines { list = curl_slist_append(list, line) }
+            try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_HTTPHEADER, list))
+            if let headerList { curl_slist_free_all(headerList) }
+            headerList = list
+        case .followRedirects(let on): try setLong(CURLOPT_FOLLOWLOCATION, on ? 1 : 0)
+        case .maxRedirects(let n): try setLong(CURLOPT_MAXREDIRS, n)
+        case .allowedProtocols(let list): try setString(CURLOPT_PROTOCOLS_STR, list)
+        case .allowedRedirectProtocols(let list): try setString(CURLOPT_REDIR_PROTOCOLS_STR, list)
+        case .connectTimeoutMilliseconds(let ms): try setLong(CURLOPT_CONNECTTIMEOUT_MS, ms)
+        case .timeoutMilliseconds(let ms): try setLong(CURLOPT_TIMEOUT_MS, ms)
+        case .lowSpeed(let rate, let seconds):
+            try setLong(CURLOPT_LOW_SPEED_LIMIT, rate)
+            try setLong(CURLOPT_LOW_SPEED_TIME, seconds)
+        case .acceptEncoding(let encodings): try setString(CURLOPT_ACCEPT_ENCODING, encodings)
+        case .maxReceiveSpeed(let rate):
+            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate)))
+        case .maxSendSpeed(let rate):
+            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate)))
+        case .streamWeight(let weight): try setLong(CURLOPT_STREAM_WEIGHT, weight)
+        case .verbose(let on): try setLong(CURLOPT_VERBOSE, on ? 1 : 0)
+        case .userAgent(let agent): try setString(CURLOPT_USERAGENT, agent)
+        }
+    }
+
+    private func setLong(_ option: CURLoption, _ value: Int) throws(CurlCode) {
+        try CurlCode.check(transferd_easy_setopt_long(raw, option, value))
+    }
+
+    /// curl copies string options (since 7.17), so the Swift string need not outlive the call.
+    private func setString(_ option: CURLoption, _ value: String?) throws(CurlCode) {
+        guard let value else {
+            try CurlCode.check(transferd_easy_setopt_ptr(raw, option, nil))
+            return
+        }
+        try CurlCode.check(value.withCString { transferd_easy_setopt_ptr(raw, option, $0) })
+    }
+
+    /// Pauses or resumes both directions. - SeeAlso: https://curl.se/libcurl/c/curl_easy_pause.html
+    public func pause(_ paused: Bool) throws(CurlCode) {
+        try CurlCode.check(curl_easy_pause(raw, paused ? CURLPAUSE_ALL : CURLPAUSE_CONT))
+    }
+
+    /// The detailed message curl wrote for the last failure, or nil.
+    public var errorMessage: String? {
+        let message = String(cString: errorBuffer)
+        return message.isEmpty ? nil : message
+    }
+
+    /// Runs the transfer synchronously on the calling thread (tests and tools only).
+    public func perform() -> CurlCode { CurlCode(curl_easy_perform(raw)) }
+}

@@ -1,0 +1,29 @@
+/// What a transfer hears from its easy handle. Called on the thread that drives the multi handle,
+/// from inside `curl_multi_perform`: implementations must not block, throw, or touch the handle's
+/// multi (curl_easy_pause is allowed).
+public protocol EasyHandleDelegate: AnyObject {
+    /// One header line as received, without the trailing CRLF ("HTTP/1.1 200 OK", "Name: value",
+    /// or "" at the end of a header block). Every response of a redirect chain passes through.
+    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String)
+    /// A chunk of the (decoded) body.
+    func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition
+    /// Transfer counters; return false to abort the transfer (CURLE_ABORTED_BY_CALLBACK).
+    func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool
+}
+
+/// What the write callback tells libcurl about a chunk.
+public enum WriteDisposition: Sendable {
+    case accept
+    /// Pause the transfer (CURL_WRITEFUNC_PAUSE); the chunk is delivered again on unpause.
+    case pause
+    /// Fail the transfer with CURLE_WRITE_ERROR.
+    case fail
+}
+
+/// libcurl's xferinfo counters. Totals are 0 while unknown.
+public struct TransferCounters: Sendable, Equatable {
+    public var downloadTotal: Int
+    public var downloaded: Int
+    public var uploadTotal: Int
+    public var uploaded: Int
+}

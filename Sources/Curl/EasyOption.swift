@@ -1,0 +1,31 @@
+public import FoundationEssentials
+
+/// The easy-handle options transferd uses, as one typed catalogue. `EasyHandle.set` maps each to
+/// its CURLOPT in one place. - SeeAlso: https://curl.se/libcurl/c/curl_easy_setopt.html
+public enum EasyOption {
+    case url(String)
+    /// Any method other than GET/HEAD/POST is sent with CURLOPT_CUSTOMREQUEST.
+    case customRequest(String?)
+    /// HEAD: no body is read (CURLOPT_NOBODY).
+    case noBody(Bool)
+    /// A request body, copied by curl (CURLOPT_POSTFIELDSIZE_LARGE + CURLOPT_COPYPOSTFIELDS).
+    case body(Data)
+    /// Header lines "Name: value"; "Name:" removes a header curl would add.
+    case headers([String])
+    case followRedirects(Bool)
+    case maxRedirects(Int)
+    case allowedProtocols(String)
+    case allowedRedirectProtocols(String)
+    case connectTimeoutMilliseconds(Int)
+    /// Whole-transfer limit (CURLOPT_TIMEOUT_MS); 0 means none.
+    case timeoutMilliseconds(Int)
+    /// Abort when fewer than `bytesPerSecond` move for `seconds` (an idle timeout).
+    case lowSpeed(bytesPerSecond: Int, seconds: Int)
+    /// "" asks for every encoding curl can decode; nil disables decoding.
+    case acceptEncoding(String?)
+    case maxReceiveSpeed(Int)
+    case maxSendSpeed(Int)
+    case streamWeight(Int)
+    case verbose(Bool)
+    case userAgent(String?)
+}
