@@ -1,0 +1,100 @@
+/// The body of `POST /v1/sessions`.
+public struct SessionCreate: Decodable, Sendable {
+    public var kind: SessionKind = .default
+    public var identifier: String?
+    public var description: String?
+    public var configuration = SessionConfiguration()
+
+    public init(kind: SessionKind = .default, identifier: String? = nil, description: String? = nil, configuration: SessionConfiguration = SessionConfiguration()) {
+        self.kind = kind
+        self.identifier = identifier
+        self.description = description
+        self.configuration = configuration
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case kind, identifier, description, configuration }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try c.decodeIfPresent(SessionKind.self, forKey: .kind) ?? .default
+        identifier = try c.decodeIfPresent(String.self, forKey: .identifier)
+        description = try c.decodeIfPresent(String.self, forKey: .description)
+        configuration = try c.decodeIfPresent(SessionConfiguration.self, forKey: .configuration) ?? SessionConfiguration()
+        if kind == .background {
+            guard let identifier else {
+                throw DecodingError.keyNotFound(CodingKeys.identifier, .init(codingPath: decoder.codingPath, debugDescription: "a background session needs an identifier"))
+            }
+            guard (1...200).contains(identifier.count) else {
+                throw InputError.invalidValue(field: decoder.path(CodingKeys.identifier), message: "must be 1 to 200 characters")
+            }
+        } else if identifier != nil {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.identifier), message: "only background sessions have an identifier")
+        }
+        if let description, description.count > 1000 {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")
+        }
+    }
+}
+
+/// The body of `POST /v1/sessions/{sid}/tasks`.
+public struct TaskCreate: Decodable, Sendable {
+    public var kind: TaskKind
+    public var request: RequestSpec?
+    public var priority: TaskPriority = .default
+    public var description: String?
+    public var state: TaskState = .running
+
+    public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
+        self.kind = kind
+        self.request = request
+        self.priority = priority
+        self.description = description
+        self.state = state
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case kind, request, priority, description, state
+        case resumeData, destination, host, port
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try c.decode(TaskKind.self, forKey: .kind)
+        request = try c.decodeIfPresent(RequestSpec.self, forKey: .request)
+        priority = try c.decodeIfPresent(TaskPriority.self, forKey: .priority) ?? .default
+        description = try c.decodeIfPresent(String.self, forKey: .description)
+        state = try c.decodeIfPresent(TaskState.self, forKey: .state) ?? .running
+        guard state == .running || state == .suspended else {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.state), message: "a new task is running or suspended")
+        }
+        for key in [CodingKeys.resumeData, .destination, .host, .port] where c.contains(key) {
+            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to download and stream tasks, which are not available in this version")
+        }
+        guard kind == .data else {
+            throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "\(kind.rawValue) tasks are not available in this version; use data")
+        }
+        guard request != nil else {
+            throw DecodingError.keyNotFound(CodingKeys.request, .init(codingPath: decoder.codingPath, debugDescription: "a data task needs a request"))
+        }
+        if let description, description.count > 1000 {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")
+        }
+    }
+}
+
+/// The body of `PATCH /v1/tasks/{tid}`.
+public struct TaskUpdate: Decodable, Sendable {
+    public var priority: TaskPriority?
+    public var description: String??
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case priority, description }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        priority = try c.decodeIfPresent(TaskPriority.self, forKey: .priority)
+        if c.contains(.description) { description = .some(try c.decodeIfPresent(String.self, forKey: .description)) }
+    }
+}

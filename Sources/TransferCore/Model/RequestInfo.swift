@@ -1,0 +1,47 @@
+public import FoundationEssentials
+
+/// A task's request as it is sent (originalRequest / currentRequest): the client's request with
+/// the session's additional headers merged in. The body itself is stored apart; here only its length.
+public struct RequestInfo: Codable, Sendable, Equatable {
+    public var url: String
+    public var method: String
+    public var headers: [String: String]
+    public var bodyLength: Int?
+    public var cachePolicy: CachePolicy
+    public var timeoutInterval: Double
+    public var networkServiceType: NetworkServiceType
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url, forKey: .url)
+        try c.encode(method, forKey: .method)
+        try c.encode(headers, forKey: .headers)
+        try c.encode(bodyLength, forKey: .bodyLength)
+        try c.encode(cachePolicy, forKey: .cachePolicy)
+        try c.encode(timeoutInterval, forKey: .timeoutInterval)
+        try c.encode(networkServiceType, forKey: .networkServiceType)
+    }
+}
+
+extension RequestInfo {
+    /// Builds the request a task sends from what the client posted and its session's configuration.
+    init(spec: RequestSpec, configuration: SessionConfiguration) {
+        var headers = spec.headers
+        let given = Set(headers.keys.map { $0.lowercased() })
+        for (name, value) in configuration.httpAdditionalHeaders where !given.contains(name.lowercased()) {
+            headers[name] = value
+        }
+        if let implied = spec.body?.impliedContentType, !given.contains("content-type"), headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
+            headers["Content-Type"] = implied
+        }
+        self.init(
+            url: spec.url,
+            method: spec.method,
+            headers: headers,
+            bodyLength: spec.body.map { $0.data.count },
+            cachePolicy: spec.cachePolicy ?? configuration.requestCachePolicy,
+            timeoutInterval: spec.timeoutInterval ?? configuration.timeoutIntervalForRequest,
+            networkServiceType: spec.networkServiceType ?? configuration.networkServiceType
+        )
+    }
+}

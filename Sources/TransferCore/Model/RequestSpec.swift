@@ -1,0 +1,78 @@
+public import FoundationEssentials
+
+/// A URLRequest as a client posts it (`request` of a new task).
+public struct RequestSpec: Decodable, Sendable {
+    public var url: String
+    public var method: String
+    public var headers: [String: String]
+    public var body: RequestBody?
+    public var cachePolicy: CachePolicy?
+    public var timeoutInterval: Double?
+    public var networkServiceType: NetworkServiceType?
+
+    public init(url: String, method: String = "GET", headers: [String: String] = [:], body: RequestBody? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, method, headers, body, cachePolicy, timeoutInterval, networkServiceType
+        case allowsCellularAccess, httpShouldHandleCookies
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        url = try c.decode(String.self, forKey: .url)
+        method = try c.decodeIfPresent(String.self, forKey: .method) ?? "GET"
+        headers = try c.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]
+        body = try c.decodeIfPresent(RequestBody.self, forKey: .body)
+        cachePolicy = try c.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
+        timeoutInterval = try c.decodeIfPresent(Double.self, forKey: .timeoutInterval)
+        networkServiceType = try c.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
+        // Mobile-only and cookie switches: accepted (URLRequest has them), no effect yet.
+        _ = try c.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
+        _ = try c.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
+
+        guard Validate.isToken(method) else {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.method), message: "\"\(method)\" is not a valid HTTP method")
+        }
+        for name in headers.keys.sorted() {
+            try Validate.header(name: name, value: headers[name] ?? "", decoder.path(CodingKeys.headers))
+        }
+        if let timeoutInterval { try Validate.interval(timeoutInterval, decoder.path(CodingKeys.timeoutInterval)) }
+        try RequestURL.check(url, field: decoder.path(CodingKeys.url))
+    }
+}
+
+/// Checks of a request URL. A malformed URL is refused at creation (422 invalid_url); a
+/// well-formed URL of a scheme not served yet creates a task that fails with unsupportedURL, as
+/// URLSession does.
+public enum RequestURL {
+    public static let supportedSchemes: Set<String> = ["http", "https"]
+
+    /// Thrown for a URL that cannot be a request URL at all.
+    public struct Malformed: Error, Sendable, Equatable {
+        public let field: String
+        public let message: String
+    }
+
+    static func check(_ text: String, field: String) throws {
+        guard text.utf8.count <= 8192 else { throw Malformed(field: field, message: "is longer than 8192 bytes") }
+        guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }),
+              let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty else {
+            throw Malformed(field: field, message: "\"\(text.prefix(200))\" is not an absolute URL")
+        }
+        if supportedSchemes.contains(scheme.lowercased()), (url.host ?? "").isEmpty {
+            throw Malformed(field: field, message: "\"\(text.prefix(200))\" has no host")
+        }
+    }
+
+    /// Whether the engine can run this URL.
+    static func isSupported(_ text: String) -> Bool {
+        guard let scheme = URL(string: text)?.scheme?.lowercased() else { return false }
+        return supportedSchemes.contains(scheme)
+    }
+}

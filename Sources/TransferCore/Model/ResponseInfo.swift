@@ -1,0 +1,61 @@
+public import FoundationEssentials
+
+/// HTTPURLResponse as JSON. Repeated header fields are joined with ", ".
+public struct ResponseInfo: Codable, Sendable, Equatable {
+    public var statusCode: Int
+    public var headers: [String: String]
+    public var mimeType: String?
+    public var textEncodingName: String?
+    public var expectedContentLength: Int?
+    public var suggestedFilename: String?
+    public var url: String
+
+    public init(statusCode: Int, headers: [String: String], url: String) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.url = url
+        let contentType = Self.value(of: "Content-Type", in: headers)
+        let parts = contentType?.split(separator: ";").map { $0.trimmed() } ?? []
+        mimeType = parts.first.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+        textEncodingName = parts.dropFirst().first { $0.lowercased().hasPrefix("charset=") }
+            .map { $0.dropFirst("charset=".count).trimmed(["\"", " "]).lowercased() }
+        expectedContentLength = Self.value(of: "Content-Length", in: headers).flatMap { Int($0) }
+        suggestedFilename = Self.suggestedFilename(contentDisposition: Self.value(of: "Content-Disposition", in: headers), url: url)
+    }
+
+    /// A header's value by case-insensitive name.
+    public static func value(of name: String, in headers: [String: String]) -> String? {
+        headers.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    /// The filename from Content-Disposition, else the URL's last path component, else "Unknown"
+    /// (Apple's fallback). Full RFC 6266 handling (filename*) comes with downloads (issue 3).
+    static func suggestedFilename(contentDisposition: String?, url: String) -> String {
+        if let disposition = contentDisposition,
+           let parameter = disposition.split(separator: ";").map({ $0.trimmed() }).first(where: { $0.lowercased().hasPrefix("filename=") }) {
+            let name = parameter.dropFirst("filename=".count).trimmed(["\"", " "])
+            if let sanitised = sanitise(name) { return sanitised }
+        }
+        if let last = URL(string: url)?.lastPathComponent, last != "/", let sanitised = sanitise(last) {
+            return sanitised
+        }
+        return "Unknown"
+    }
+
+    private static func sanitise(_ name: String) -> String? {
+        let base = name.split(separator: "/").last.map(String.init) ?? ""
+        let cleaned = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\\" })
+        return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? nil : cleaned
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(statusCode, forKey: .statusCode)
+        try c.encode(headers, forKey: .headers)
+        try c.encode(mimeType, forKey: .mimeType)
+        try c.encode(textEncodingName, forKey: .textEncodingName)
+        try c.encode(expectedContentLength, forKey: .expectedContentLength)
+        try c.encode(suggestedFilename, forKey: .suggestedFilename)
+        try c.encode(url, forKey: .url)
+    }
+}

@@ -1,0 +1,76 @@
+/// URLSessionConfiguration as JSON. Every property is optional on input and takes Apple's default;
+/// the session stores its own copy (a session's configuration never changes after creation).
+/// Applied in this version: the two timeouts, httpAdditionalHeaders,
+/// httpMaximumConnectionsPerHost; the others are stored and reported for the issues that use them.
+public struct SessionConfiguration: Codable, Sendable, Equatable {
+    public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
+    /// Idle timeout: the longest wait for the next byte, in seconds.
+    public var timeoutIntervalForRequest: Double = 60
+    /// The longest a whole transfer may take, in seconds (7 days).
+    public var timeoutIntervalForResource: Double = 604_800
+    public var networkServiceType: NetworkServiceType = .default
+    public var allowsCellularAccess = true
+    public var allowsExpensiveNetworkAccess = true
+    public var allowsConstrainedNetworkAccess = true
+    public var isDiscretionary = false
+    public var sessionSendsLaunchEvents = true
+    public var waitsForConnectivity = false
+    public var connectionProxyDictionary: [String: JSONValue]? = nil
+    public var tlsMinimumSupportedProtocolVersion: TLSVersion = .TLSv12
+    public var tlsMaximumSupportedProtocolVersion: TLSVersion = .TLSv13
+    public var httpShouldUsePipelining = false
+    public var httpShouldSetCookies = true
+    public var httpCookieAcceptPolicy: CookieAcceptPolicy = .onlyFromMainDocumentDomain
+    public var httpAdditionalHeaders: [String: String] = [:]
+    public var httpMaximumConnectionsPerHost = 6
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case requestCachePolicy, timeoutIntervalForRequest, timeoutIntervalForResource, networkServiceType
+        case allowsCellularAccess, allowsExpensiveNetworkAccess, allowsConstrainedNetworkAccess
+        case isDiscretionary, sessionSendsLaunchEvents, waitsForConnectivity, connectionProxyDictionary
+        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion
+        case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
+        case httpAdditionalHeaders, httpMaximumConnectionsPerHost
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
+            try c.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        let defaults = SessionConfiguration()
+        requestCachePolicy = try value(.requestCachePolicy, defaults.requestCachePolicy)
+        timeoutIntervalForRequest = try value(.timeoutIntervalForRequest, defaults.timeoutIntervalForRequest)
+        timeoutIntervalForResource = try value(.timeoutIntervalForResource, defaults.timeoutIntervalForResource)
+        networkServiceType = try value(.networkServiceType, defaults.networkServiceType)
+        allowsCellularAccess = try value(.allowsCellularAccess, true)
+        allowsExpensiveNetworkAccess = try value(.allowsExpensiveNetworkAccess, true)
+        allowsConstrainedNetworkAccess = try value(.allowsConstrainedNetworkAccess, true)
+        isDiscretionary = try value(.isDiscretionary, false)
+        sessionSendsLaunchEvents = try value(.sessionSendsLaunchEvents, true)
+        waitsForConnectivity = try value(.waitsForConnectivity, false)
+        connectionProxyDictionary = try c.decodeIfPresent([String: JSONValue].self, forKey: .connectionProxyDictionary)
+        tlsMinimumSupportedProtocolVersion = try value(.tlsMinimumSupportedProtocolVersion, defaults.tlsMinimumSupportedProtocolVersion)
+        tlsMaximumSupportedProtocolVersion = try value(.tlsMaximumSupportedProtocolVersion, defaults.tlsMaximumSupportedProtocolVersion)
+        httpShouldUsePipelining = try value(.httpShouldUsePipelining, false)
+        httpShouldSetCookies = try value(.httpShouldSetCookies, true)
+        httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)
+        httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
+        httpMaximumConnectionsPerHost = try value(.httpMaximumConnectionsPerHost, 6)
+
+        try Validate.interval(timeoutIntervalForRequest, decoder.path(CodingKeys.timeoutIntervalForRequest))
+        try Validate.interval(timeoutIntervalForResource, decoder.path(CodingKeys.timeoutIntervalForResource))
+        guard (1...64).contains(httpMaximumConnectionsPerHost) else {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.httpMaximumConnectionsPerHost), message: "must be between 1 and 64")
+        }
+        if tlsMinimumSupportedProtocolVersion.rawValue > tlsMaximumSupportedProtocolVersion.rawValue {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.tlsMinimumSupportedProtocolVersion), message: "must not be above tlsMaximumSupportedProtocolVersion")
+        }
+        for name in httpAdditionalHeaders.keys.sorted() {
+            try Validate.header(name: name, value: httpAdditionalHeaders[name] ?? "", decoder.path(CodingKeys.httpAdditionalHeaders))
+        }
+    }
+}

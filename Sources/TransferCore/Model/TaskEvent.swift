@@ -1,0 +1,61 @@
+public import FoundationEssentials
+
+/// The delegate callbacks, as a feed.
+public enum EventType: String, Codable, Sendable, CaseIterable {
+    case didReceiveResponse, didReceiveData, didSendBodyData, willPerformHTTPRedirection
+    case didCompleteWithError, didBecomeInvalid
+}
+
+/// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the
+/// feed's cursor. The callback's own fields sit flat beside the common ones.
+public struct TaskEvent: Codable, Sendable, Equatable {
+    public var seq: Int
+    public var sessionId: String
+    public var taskId: Int?
+    public var type: EventType
+    public var time: Date
+    public var fields: [String: JSONValue]
+
+    public init(seq: Int, sessionId: String, taskId: Int?, type: EventType, time: Date, fields: [String: JSONValue]) {
+        self.seq = seq
+        self.sessionId = sessionId
+        self.taskId = taskId
+        self.type = type
+        self.time = time
+        self.fields = fields
+    }
+
+    private static let commonKeys: Set<String> = ["seq", "sessionId", "taskId", "type", "time"]
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyCodingKey.self)
+        seq = try c.decode(Int.self, forKey: AnyCodingKey(stringValue: "seq"))
+        sessionId = try c.decode(String.self, forKey: AnyCodingKey(stringValue: "sessionId"))
+        taskId = try c.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "taskId"))
+        type = try c.decode(EventType.self, forKey: AnyCodingKey(stringValue: "type"))
+        time = try c.decode(Date.self, forKey: AnyCodingKey(stringValue: "time"))
+        var fields: [String: JSONValue] = [:]
+        for key in c.allKeys where !Self.commonKeys.contains(key.stringValue) {
+            fields[key.stringValue] = try c.decode(JSONValue.self, forKey: key)
+        }
+        self.fields = fields
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyCodingKey.self)
+        try c.encode(seq, forKey: AnyCodingKey(stringValue: "seq"))
+        try c.encode(sessionId, forKey: AnyCodingKey(stringValue: "sessionId"))
+        try c.encode(taskId, forKey: AnyCodingKey(stringValue: "taskId"))
+        try c.encode(type, forKey: AnyCodingKey(stringValue: "type"))
+        try c.encode(time, forKey: AnyCodingKey(stringValue: "time"))
+        for (key, value) in fields where !Self.commonKeys.contains(key) {
+            try c.encode(value, forKey: AnyCodingKey(stringValue: key))
+        }
+    }
+}
+
+/// A page of a session's feed: events after the cursor, and the cursor to pass next.
+public struct EventPage: Codable, Sendable {
+    public var events: [TaskEvent]
+    public var next: Int
+}

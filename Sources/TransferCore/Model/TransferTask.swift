@@ -1,0 +1,131 @@
+public import FoundationEssentials
+
+/// One task as stored and served (URLSessionTask's properties). `TransferService` owns the live
+/// copy; everything else gets snapshots. `version` increases on every change (long-poll cursor).
+public struct TransferTask: Codable, Sendable, Equatable {
+    public var id: Int
+    public var sessionId: String
+    public var kind: TaskKind
+    public var state: TaskState
+    public var phase: TaskPhase
+    public var priority: TaskPriority
+    public var description: String?
+    public var originalRequest: RequestInfo
+    public var currentRequest: RequestInfo?
+    public var response: ResponseInfo?
+    public var progress: TaskProgress
+    public var error: TaskError?
+    public var location: String?
+    public var createdAt: Date
+    public var startedAt: Date?
+    public var completedAt: Date?
+    public var version: Int
+    /// The fingerprint of the token that created it; not served.
+    public var owner: String?
+
+    /// The effective service type (the request's, else the session's).
+    public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
+
+    enum CodingKeys: String, CodingKey {
+        case id, sessionId, kind, state, phase, priority, networkServiceType, description
+        case originalRequest, currentRequest, response, progress, error, location
+        case createdAt, startedAt, completedAt, version, owner
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int.self, forKey: .id)
+        sessionId = try c.decode(String.self, forKey: .sessionId)
+        kind = try c.decode(TaskKind.self, forKey: .kind)
+        state = try c.decode(TaskState.self, forKey: .state)
+        phase = try c.decode(TaskPhase.self, forKey: .phase)
+        priority = try c.decode(TaskPriority.self, forKey: .priority)
+        description = try c.decodeIfPresent(String.self, forKey: .description)
+        originalRequest = try c.decode(RequestInfo.self, forKey: .originalRequest)
+        currentRequest = try c.decodeIfPresent(RequestInfo.self, forKey: .currentRequest)
+        response = try c.decodeIfPresent(ResponseInfo.self, forKey: .response)
+        progress = try c.decode(TaskProgress.self, forKey: .progress)
+        error = try c.decodeIfPresent(TaskError.self, forKey: .error)
+        location = try c.decodeIfPresent(String.self, forKey: .location)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        startedAt = try c.decodeIfPresent(Date.self, forKey: .startedAt)
+        completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
+        version = try c.decode(Int.self, forKey: .version)
+        owner = try c.decodeIfPresent(String.self, forKey: .owner)
+    }
+
+    init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
+        self.id = id
+        self.sessionId = sessionId
+        self.kind = kind
+        self.state = state
+        self.phase = .queued
+        self.priority = priority
+        self.description = description
+        self.originalRequest = request
+        self.progress = TaskProgress()
+        self.progress.bytesExpectedToSend = request.bodyLength
+        self.createdAt = now
+        self.version = 1
+        self.owner = owner
+    }
+
+    /// The served JSON; the stored form (`encodeForStore`) adds the owner.
+    public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, includingOwner: false)
+    }
+
+    func encode(to encoder: any Encoder, includingOwner: Bool) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(sessionId, forKey: .sessionId)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(state, forKey: .state)
+        try c.encode(phase, forKey: .phase)
+        try c.encode(priority, forKey: .priority)
+        try c.encode(networkServiceType, forKey: .networkServiceType)
+        try c.encode(description, forKey: .description)
+        try c.encode(originalRequest, forKey: .originalRequest)
+        try c.encode(currentRequest, forKey: .currentRequest)
+        try c.encode(response, forKey: .response)
+        try c.encode(progress, forKey: .progress)
+        try c.encode(error, forKey: .error)
+        try c.encode(location, forKey: .location)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(startedAt, forKey: .startedAt)
+        try c.encode(completedAt, forKey: .completedAt)
+        try c.encode(version, forKey: .version)
+        if includingOwner { try c.encodeIfPresent(owner, forKey: .owner) }
+    }
+
+    public func isVisible(to requester: String?) -> Bool { owner == nil || owner == requester }
+}
+
+/// What `GET /v1/tasks/{tid}/progress` serves: the moving parts of a task and its version.
+public struct ProgressSnapshot: Codable, Sendable, Equatable {
+    public var taskId: Int
+    public var state: TaskState
+    public var phase: TaskPhase
+    public var progress: TaskProgress
+    public var error: TaskError?
+    public var version: Int
+
+    init(_ task: TransferTask) {
+        taskId = task.id
+        state = task.state
+        phase = task.phase
+        progress = task.progress
+        error = task.error
+        version = task.version
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(taskId, forKey: .taskId)
+        try c.encode(state, forKey: .state)
+        try c.encode(phase, forKey: .phase)
+        try c.encode(progress, forKey: .progress)
+        try c.encode(error, forKey: .error)
+        try c.encode(version, forKey: .version)
+    }
+}
