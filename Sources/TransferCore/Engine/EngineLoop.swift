@@ -1,0 +1,105 @@
+internal import Curl
+internal import Glibc
+internal import Synchronization
+
+/// The engine thread's own state and loop: the multi handle and every running `Transfer`.
+/// Not Sendable: it exists only on that thread (handed over once by `CurlEngine`).
+final class EngineLoop {
+    private let multi: MultiHandle
+    private let observer: any TransferObserver
+    private var transfers: [Int: Transfer] = [:]
+    private var taskIds: [ObjectIdentifier: Int] = [:]
+
+    init(multi: MultiHandle, observer: any TransferObserver) {
+        self.multi = multi
+        self.observer = observer
+    }
+
+    func run(inbox: borrowing Mutex<EngineInbox>) {
+        while true {
+            let (commands, stopping) = inbox.withLock { inbox in
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return (inbox.commands, inbox.stopping)
+            }
+            for command in commands { apply(command) }
+            if stopping { break }
+            multi.perform()
+            for (easy, code) in multi.completions() {
+                guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
+                transfer.reportProgress(now: Self.now(), force: true)
+                finish(taskId, transfer.outcome(code))
+            }
+            let pending = sweep(now: Self.now())
+            // While coalesced counts wait to be reported, wake soon enough to report them.
+            multi.poll(timeoutMilliseconds: pending ? Int(Transfer.reportInterval * 1000) : 1000)
+        }
+        for transfer in transfers.values { multi.remove(transfer.handle) }
+        transfers.removeAll()
+        taskIds.removeAll()
+        multi.close()
+    }
+
+    private func apply(_ command: EngineCommand) {
+        switch command {
+        case .start(let job):
+            guard transfers[job.taskId] == nil else { return }
+            let taskId = job.taskId
+            do {
+                let transfer = try Transfer(job: job) { [observer] update in observer.transfer(taskId, update) }
+                try multi.add(transfer.handle)
+                transfers[taskId] = transfer
+                taskIds[ObjectIdentifier(transfer.handle)] = taskId
+                observer.transfer(taskId, .connecting)
+                if job.startPaused { pause(transfer) }
+            } catch let code as CurlCode {
+                observer.transfer(taskId, .completed(.failure(URLErrorMapping.error(for: code, detail: nil))))
+            } catch {
+                observer.transfer(taskId, .completed(.failure(TaskError(.unknown, "the transfer could not be started: \(error)"))))
+            }
+        case .pause(let taskId):
+            if let transfer = transfers[taskId] { pause(transfer) }
+        case .resume(let taskId):
+            guard let transfer = transfers[taskId], transfer.pausedAt != nil else { return }
+            transfer.pausedAt = nil
+            transfer.resetSpeed()
+            try? transfer.handle.pause(false)
+        case .cancel(let taskId):
+            guard transfers[taskId] != nil else { return }
+            finish(taskId, .failure(TaskError(.cancelled, "cancelled")))
+        }
+    }
+
+    private func pause(_ transfer: Transfer) {
+        guard transfer.pausedAt == nil else { return }
+        transfer.pausedAt = Self.now()
+        try? transfer.handle.pause(true)
+    }
+
+    /// Reports coalesced progress and times out transfers suspended for longer than their idle
+    /// timeout (URLSession's rule). Returns whether progress is still waiting to be reported.
+    private func sweep(now: Double) -> Bool {
+        var pending = false
+        for (taskId, transfer) in transfers {
+            if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
+                finish(taskId, .failure(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
+                continue
+            }
+            if transfer.reportProgress(now: now) { pending = true }
+        }
+        return pending
+    }
+
+    private func finish(_ taskId: Int, _ outcome: TransferOutcome) {
+        guard let transfer = transfers.removeValue(forKey: taskId) else { return }
+        taskIds[ObjectIdentifier(transfer.handle)] = nil
+        multi.remove(transfer.handle)
+        observer.transfer(taskId, .completed(outcome))
+    }
+
+    /// Monotonic seconds (wall-clock changes must not distort speeds or timeouts).
+    static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,54 @@
+/// One complete response head: a status line and its header fields, in order.
+struct ResponseHead: Equatable {
+    var statusCode: Int
+    var fields: [(name: String, value: String)]
+
+    static func == (a: ResponseHead, b: ResponseHead) -> Bool {
+        a.statusCode == b.statusCode && a.fields.elementsEqual(b.fields) { $0 == $1 }
+    }
+
+    /// Fields by name; repeated fields joined with ", " (RFC 9110 5.3).
+    var joined: [String: String] {
+        var result: [String: String] = [:]
+        var canonical: [String: String] = [:]  // lowercased -> first spelling seen
+        for (name, value) in fields {
+            let key = canonical[name.lowercased(), default: name]
+            canonical[name.lowercased()] = key
+            result[key] = result[key].map { $0 + ", " + value } ?? value
+        }
+        return result
+    }
+
+    func value(_ name: String) -> String? {
+        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Assembles header lines from libcurl's header callback into response heads. A value type fed
+/// line by line, so it is tested without a network.
+struct ResponseHeadParser {
+    private var statusCode: Int?
+    private var fields: [(name: String, value: String)] = []
+
+    /// Feeds one line (without CRLF); returns the head when `line` is the blank line ending it.
+    mutating func consume(_ line: String) -> ResponseHead? {
+        if line.hasPrefix("HTTP/") {
+            let parts = line.split(separator: " ", maxSplits: 2)
+            statusCode = parts.count > 1 ? Int(parts[1]) : nil
+            fields = []
+            return nil
+        }
+        if line.isEmpty {
+            guard let statusCode else { return nil }
+            defer { self.statusCode = nil; fields = [] }
+            return ResponseHead(statusCode: statusCode, fields: fields)
+        }
+        if line.first == " " || line.first == "\t", !fields.isEmpty {
+            fields[fields.count - 1].value += " " + line.trimmed()  // obsolete line folding
+            return nil
+        }
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        fields.append((String(line[..<colon]), line[line.index(after: colon)...].trimmed()))
+        return nil
+    }
+}

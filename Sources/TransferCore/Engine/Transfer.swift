@@ -1,0 +1,154 @@
+public import FoundationEssentials
+internal import Curl
+
+/// One running transfer on the engine thread: its easy handle, the body received so far, and
+/// the bookkeeping that turns libcurl callbacks into `TransferUpdate`s. Not Sendable: created,
+/// driven and dropped by `EngineLoop` only.
+final class Transfer: EasyHandleDelegate {
+    /// Redirect statuses libcurl follows (RFC 9110 15.4); 304 and 305 are final.
+    static let redirectStatuses: Set<Int> = [300, 301, 302, 303, 307, 308]
+    static let maxRedirects = 16
+    /// How often coalesced didReceiveData / didSendBodyData updates are reported.
+    static let reportInterval = 0.1
+
+    let job: TransferJob
+    let handle: EasyHandle
+    private let report: (TransferUpdate) -> Void
+    private var parser = ResponseHeadParser()
+    private(set) var response: ResponseInfo?
+    private var body = Data()
+    private var redirects = 0
+    private var currentURL: String
+    private var currentMethod: String
+    /// Set when the transfer is failed by us rather than by curl (body too large).
+    private(set) var failure: TaskError?
+
+    private var received = 0
+    private var unreportedReceived = 0
+    private var sent = 0
+    private var unreportedSent = 0
+    private var lastReport = 0.0
+    private var speed = SpeedMeter()
+
+    /// When the client suspended it (monotonic seconds), nil while running.
+    var pausedAt: Double?
+
+    init(job: TransferJob, report: @escaping (TransferUpdate) -> Void) throws {
+        self.job = job
+        self.report = report
+        self.currentURL = job.request.url
+        self.currentMethod = job.request.method
+        handle = try EasyHandle()
+        handle.delegate = self
+        try configure()
+    }
+
+    private func configure() throws {
+        let request = job.request
+        try handle.set(.url(request.url))
+        try handle.set(.allowedProtocols("http,https"))
+        try handle.set(.allowedRedirectProtocols("http,https"))
+        try handle.set(.followRedirects(true))
+        try handle.set(.maxRedirects(Self.maxRedirects))
+        try handle.set(.acceptEncoding(""))  // like URLSession: ask for compression, hand back decoded bytes
+        try handle.set(.userAgent("transferd/0.1"))
+        // timeoutIntervalForRequest is an idle timeout: fail when no byte moves for that long.
+        let idle = max(1, Int(request.timeoutInterval.rounded(.up)))
+        try handle.set(.connectTimeoutMilliseconds(Int(request.timeoutInterval * 1000)))
+        try handle.set(.lowSpeed(bytesPerSecond: 1, seconds: idle))
+        try handle.set(.timeoutMilliseconds(max(1, Int(min(job.resourceTimeout, 315_360_000) * 1000))))
+
+        let method = request.method.uppercased()
+        if method == "HEAD" { try handle.set(.noBody(true)) }
+        if let body = job.body {
+            try handle.set(.body(body))
+        } else if method == "POST" || method == "PUT" || method == "PATCH" {
+            try handle.set(.body(Data()))
+        }
+        if method != "GET" && method != "HEAD" && !(method == "POST" && job.body != nil) {
+            try handle.set(.customRequest(request.method))
+        } else if method == "GET" && job.body != nil {
+            try handle.set(.customRequest("GET"))
+        }
+        var lines = request.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        let names = Set(request.headers.keys.map { $0.lowercased() })
+        // curl would add "Expect: 100-continue" to large bodies and wait a second for servers that
+        // never answer it; URLSession does not send it.
+        if !names.contains("expect") { lines.append("Expect:") }
+        try handle.set(.headers(lines))
+    }
+
+    // MARK: EasyHandleDelegate (engine thread, inside curl_multi_perform)
+
+    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
+        guard let head = parser.consume(line) else { return }
+        if (100..<200).contains(head.statusCode) { return }
+        if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
+           redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
+            redirects += 1
+            let from = currentURL
+            // As browsers and URLSession: 303 turns any method into GET, 301/302 turn POST into GET.
+            if head.statusCode == 303 && currentMethod != "HEAD" || (head.statusCode == 301 || head.statusCode == 302) && currentMethod == "POST" {
+                currentMethod = "GET"
+            }
+            currentURL = target
+            report(.redirect(statusCode: head.statusCode, from: from, to: target, method: currentMethod))
+            return
+        }
+        let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
+        response = info
+        report(.response(info))
+    }
+
+    func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
+        guard body.count + bytes.byteCount <= job.maxBodySize else {
+            failure = TaskError(.dataLengthExceedsMaximum, "the response body exceeds the \(job.maxBodySize)-byte limit for data tasks")
+            return .fail
+        }
+        bytes.withUnsafeBytes { body.append(contentsOf: $0) }
+        received += bytes.byteCount
+        unreportedReceived += bytes.byteCount
+        return .accept
+    }
+
+    func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {
+        if progress.uploaded > sent {
+            unreportedSent += progress.uploaded - sent
+            sent = progress.uploaded
+        }
+        return true
+    }
+
+    // MARK: reporting
+
+    /// Reports coalesced byte counts if any are pending and the interval passed (or `force`).
+    /// Returns true while counts remain unreported (the loop then polls briefly).
+    @discardableResult
+    func reportProgress(now: Double, force: Bool = false) -> Bool {
+        guard unreportedReceived > 0 || unreportedSent > 0 else { return false }
+        guard force || now - lastReport >= Self.reportInterval else { return true }
+        lastReport = now
+        if unreportedSent > 0 {
+            report(.sent(bytes: unreportedSent, total: sent, expected: job.body?.count))
+            unreportedSent = 0
+        }
+        if unreportedReceived > 0 {
+            speed.record(total: received, at: now)
+            let expected = response?.expectedContentLength
+            report(.received(bytes: unreportedReceived, total: received, expected: expected, bytesPerSecond: speed.bytesPerSecond))
+            unreportedReceived = 0
+        }
+        return false
+    }
+
+    /// The outcome once libcurl reported the transfer done with `code`.
+    func outcome(_ code: CurlCode) -> TransferOutcome {
+        if let failure { return .failure(failure) }
+        guard code.isOK else { return .failure(URLErrorMapping.error(for: code, detail: handle.errorMessage)) }
+        let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
+        return .success(body: body, response: info)
+    }
+
+    /// Starts the sample window afresh (after a pause the old samples would understate speed).
+    func resetSpeed() { speed.reset() }
+}

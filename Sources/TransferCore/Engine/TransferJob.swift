@@ -1,0 +1,44 @@
+public import FoundationEssentials
+
+/// Everything the engine needs to run one task's transfer, decided by the service beforehand.
+struct TransferJob: Sendable {
+    let taskId: Int
+    let request: RequestInfo
+    let body: Data?
+    /// Seconds left of timeoutIntervalForResource.
+    let resourceTimeout: Double
+    /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.
+    let maxBodySize: Int
+    let startPaused: Bool
+}
+
+/// What a transfer reports, in order, on the engine thread.
+enum TransferUpdate: Sendable {
+    /// The engine took the job and is connecting.
+    case connecting
+    case redirect(statusCode: Int, from: String, to: String, method: String)
+    case response(ResponseInfo)
+    /// Coalesced: bytes since the last report, totals, and the current speed.
+    case received(bytes: Int, total: Int, expected: Int?, bytesPerSecond: Double)
+    case sent(bytes: Int, total: Int, expected: Int?)
+    case completed(TransferOutcome)
+}
+
+/// How a transfer ended.
+enum TransferOutcome: Sendable {
+    case success(body: Data, response: ResponseInfo)
+    case failure(TaskError)
+}
+
+/// Hears every transfer's updates. Called on the engine thread: must not block.
+protocol TransferObserver: Sendable {
+    func transfer(_ taskId: Int, _ update: TransferUpdate)
+}
+
+/// Commands other threads post to the engine thread.
+enum EngineCommand: Sendable {
+    case start(TransferJob)
+    case pause(taskId: Int)
+    case resume(taskId: Int)
+    case cancel(taskId: Int)
+}

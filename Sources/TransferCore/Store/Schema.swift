@@ -1,0 +1,37 @@
+/// The database schema as an ordered list of migrations; `PRAGMA user_version` records how many
+/// have run. A migration is never edited once released: later changes append a new one.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: sessions, tasks (the served record as JSON plus the columns we query by), response
+        //    bodies, and the event feed.
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT,
+            identifier TEXT,
+            record TEXT NOT NULL,
+            version INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX sessions_by_identifier ON sessions(COALESCE(owner, ''), identifier) WHERE identifier IS NOT NULL;
+        CREATE TABLE tasks (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            state TEXT NOT NULL,
+            record TEXT NOT NULL,
+            request_body BLOB,
+            version INTEGER NOT NULL
+        );
+        CREATE INDEX tasks_by_session ON tasks(session_id, id);
+        CREATE TABLE task_bodies (
+            task_id INTEGER PRIMARY KEY REFERENCES tasks(id),
+            body BLOB NOT NULL
+        );
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            record TEXT NOT NULL
+        );
+        CREATE INDEX events_by_session ON events(session_id, seq);
+        """,
+    ]
+}

@@ -1,0 +1,13 @@
+public import FoundationEssentials
+
+/// One durable change, queued to the store's writer. Rows carry their version, and the writer
+/// never replaces a row with an older version, so the order in which two threads queue their
+/// snapshots cannot make the database go back in time.
+enum StoreOperation: Sendable {
+    case saveSession(Session)
+    case saveTask(TransferTask, requestBody: Data?)
+    case saveBody(taskId: Int, body: Data)
+    case appendEvent(TaskEvent)
+    /// Keep only the newest `keep` events of a session.
+    case pruneEvents(sessionId: String, keep: Int)
+}
