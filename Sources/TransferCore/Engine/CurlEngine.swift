@@ -8,22 +8,22 @@ internal import Synchronization
 final class CurlEngine: Sendable {
     private let inbox = Mutex(EngineInbox())
     private let waker: MultiWaker
-    private let loop: HandOff<EngineLoop>
+    private let multi: HandOff<MultiHandle>
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
 
-    init(observer: any TransferObserver, maxCachedConnections: Int = 256) throws {
+    init(maxCachedConnections: Int = 256) throws {
         let multi = try MultiHandle()
         try multi.setLimits(maxHostConnections: 0, maxTotalConnections: 0, maxCachedConnections: maxCachedConnections)
         waker = multi.waker
-        loop = HandOff(EngineLoop(multi: multi, observer: observer))
+        self.multi = HandOff(multi)
     }
 
-    /// Starts the engine thread. Call once.
-    func start() {
+    /// Starts the engine thread, reporting to `observer` until `stop`. Call once.
+    func start(observer: any TransferObserver) {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         DedicatedThread.start { [self] in
-            loop.take().run(inbox: inbox)
+            EngineLoop(multi: multi.take(), observer: observer).run(inbox: inbox)
             finished.signal()
         }
     }

@@ -1,0 +1,18 @@
+/// How the transfer service is set up; the daemon fills it from flags and environment.
+public struct ServiceConfiguration: Sendable {
+    /// The folder holding the SQLite database (and, later, downloads).
+    public var dataDirectory: String
+    /// The most transfers running at once, over all sessions.
+    public var maxConcurrentTransfers = 32
+    /// A data task's body is held in memory, so it is bounded (URLSession has no bound; a service
+    /// must). Larger responses fail with dataLengthExceedsMaximum.
+    public var maxDataTaskBodySize = 64 << 20
+    /// Events kept per session, in memory and in the store.
+    public var eventRetention = 10_000
+    /// How often running tasks' progress is written to the store, in seconds.
+    public var checkpointInterval = 1.0
+    /// The longest a long-poll is held, in seconds.
+    public var maxLongPollWait = 60.0
+
+    public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+}

@@ -1,0 +1,37 @@
+public import FoundationEssentials
+
+/// A task as the service holds it: the served record plus what only the service needs.
+struct TaskEntry: Sendable {
+    var task: TransferTask
+    /// The request body, kept to start (or restart) the transfer.
+    var requestBody: Data?
+    /// Whether the engine holds a transfer for it (running or paused).
+    var inEngine = false
+}
+
+/// Everything `TransferService` guards with its one lock.
+struct ServiceState: Sendable {
+    var sessions: [String: Session] = [:]
+    /// Session ids in creation order (the list order and its cursor).
+    var sessionOrder: [String] = []
+    var tasks: [Int: TaskEntry] = [:]
+    /// Task ids per session, ascending.
+    var tasksBySession: [String: [Int]] = [:]
+    var events: [String: EventLog] = [:]
+    var scheduler: Scheduler
+    var waiters = Waiters()
+    /// Tasks whose progress changed since the last checkpoint.
+    var dirty: Set<Int> = []
+    var nextTaskId = 1
+    var nextEventSeq = 1
+    var accepting = true
+}
+
+/// Work decided under the lock and carried out after releasing it (long-poll answers call into
+/// the HTTP server, which must never happen with the service locked).
+struct Deliveries: Sendable {
+    private var actions: [@Sendable () -> Void] = []
+    mutating func add(_ action: @escaping @Sendable () -> Void) { actions.append(action) }
+    mutating func add(_ other: Deliveries) { actions += other.actions }
+    func run() { for action in actions { action() } }
+}

@@ -1,0 +1,52 @@
+internal import Synchronization
+extension TransferService {
+    /// Applies one engine update (engine thread) to the task's record and feed.
+    func handle(_ id: Int, _ update: TransferUpdate) {
+        let deliveries = state.withLock { s in
+            var deliveries = Deliveries()
+            guard let entry = s.tasks[id], entry.task.state != .completed else { return deliveries }
+            let session = entry.task.sessionId
+            switch update {
+            case .connecting:
+                return deliveries
+            case .redirect(let statusCode, let from, let to, let method):
+                s.tasks[id]?.task.currentRequest?.url = to
+                s.tasks[id]?.task.currentRequest?.method = method
+                emit(&s, session: session, task: id, .willPerformHTTPRedirection,
+                     ["statusCode": .integer(Int64(statusCode)), "url": .string(from), "newURL": .string(to)], &deliveries)
+                changed(&s, task: id, persist: true, &deliveries)
+            case .response(let response):
+                s.tasks[id]?.task.response = response
+                s.tasks[id]?.task.phase = .transferring
+                s.tasks[id]?.task.currentRequest?.url = response.url
+                s.tasks[id]?.task.progress.bytesExpectedToReceive = response.expectedContentLength
+                emit(&s, session: session, task: id, .didReceiveResponse, ["response": JSONValue(encoding: response)], &deliveries)
+                changed(&s, task: id, persist: true, &deliveries)
+            case .received(let bytes, let total, let expected, let speed):
+                s.tasks[id]?.task.progress.bytesReceived = total
+                s.tasks[id]?.task.progress.bytesExpectedToReceive = expected
+                s.tasks[id]?.task.progress.bytesPerSecond = speed
+                emit(&s, session: session, task: id, .didReceiveData, [
+                    "bytesReceived": .integer(Int64(bytes)), "totalBytesReceived": .integer(Int64(total)),
+                    "totalBytesExpectedToReceive": expected.map { .integer(Int64($0)) } ?? .null,
+                ], &deliveries)
+                changed(&s, task: id, persist: false, &deliveries)
+            case .sent(let bytes, let total, let expected):
+                s.tasks[id]?.task.progress.bytesSent = total
+                emit(&s, session: session, task: id, .didSendBodyData, [
+                    "bytesSent": .integer(Int64(bytes)), "totalBytesSent": .integer(Int64(total)),
+                    "totalBytesExpectedToSend": expected.map { .integer(Int64($0)) } ?? .null,
+                ], &deliveries)
+                changed(&s, task: id, persist: false, &deliveries)
+            case .completed(.success(let body, let response)):
+                if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
+                s.tasks[id]?.task.progress.bytesReceived = body.count
+                complete(&s, task: id, error: nil, body: body, &deliveries)
+            case .completed(.failure(let error)):
+                complete(&s, task: id, error: error, body: nil, &deliveries)
+            }
+            return deliveries
+        }
+        deliveries.run()
+    }
+}

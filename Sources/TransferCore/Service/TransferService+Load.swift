@@ -1,0 +1,73 @@
+internal import Synchronization
+public import FoundationEssentials
+
+extension TransferService {
+    /// Loads sessions, tasks and recent events, and settles tasks a previous run left unfinished:
+    /// a data task that had reached the network when the daemon died completes with
+    /// networkConnectionLost (its bytes are gone and its request may not be repeatable); one still
+    /// queued had sent nothing and simply waits for admission again.
+    func load() throws {
+        let sessions = try store.loadSessions()
+        let tasks = try store.loadTasks()
+        let events = try store.loadRecentEvents(limit: configuration.eventRetention)
+        let maxSeq = try store.maxEventSeq()
+        state.withLock { s in
+            for session in sessions.sorted(by: { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }) {
+                s.sessions[session.id] = session
+                s.sessionOrder.append(session.id)
+            }
+            if s.sessions[Session.sharedID] == nil {
+                let shared = Session(id: Session.sharedID, kind: .default, state: .active, configuration: SessionConfiguration(), createdAt: Date(), version: 0)
+                saveSession(&s, shared)
+                s.sessionOrder.insert(Session.sharedID, at: 0)
+            }
+            for (task, body) in tasks {
+                s.tasks[task.id] = TaskEntry(task: task, requestBody: body)
+                s.tasksBySession[task.sessionId, default: []].append(task.id)
+                s.nextTaskId = max(s.nextTaskId, task.id + 1)
+            }
+            for event in events {
+                var log = s.events[event.sessionId] ?? EventLog(capacity: configuration.eventRetention)
+                _ = log.append(event)
+                s.events[event.sessionId] = log
+            }
+            s.nextEventSeq = maxSeq + 1
+            var deliveries = Deliveries()
+            for id in s.tasks.keys.sorted() {
+                recover(&s, task: id, &deliveries)
+            }
+            for id in s.sessionOrder { checkInvalidation(&s, session: id, &deliveries) }
+        }
+        store.flush()
+    }
+
+    private func recover(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id] else { return }
+        let task = entry.task
+        switch task.state {
+        case .completed:
+            return
+        case .suspended:
+            // A paused transfer's connection is gone; resuming starts it again from the beginning.
+            if task.phase != .queued { reset(&s, task: id) }
+        case .running where task.phase == .queued:
+            enqueue(&s, task: id)
+        case .running, .canceling:
+            let error = task.state == .canceling
+                ? TaskError(.cancelled, "cancelled")
+                : TaskError(.networkConnectionLost, "the daemon stopped while the task was running")
+            complete(&s, task: id, error: error, body: nil, &deliveries)
+        }
+    }
+
+    /// Clears what a started transfer had received, so it can start over.
+    func reset(_ s: inout ServiceState, task id: Int) {
+        guard var task = s.tasks[id]?.task else { return }
+        task.phase = .queued
+        task.response = nil
+        task.currentRequest = nil
+        task.progress = TaskProgress()
+        task.progress.bytesExpectedToSend = task.originalRequest.bodyLength
+        s.tasks[id]?.task = task
+    }
+}

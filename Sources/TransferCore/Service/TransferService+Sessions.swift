@@ -1,0 +1,91 @@
+internal import Synchronization
+public import FoundationEssentials
+
+extension TransferService {
+    /// Creates a session, or reattaches to the background session with the same identifier
+    /// (`created` is then false and the given configuration is ignored, as URLSession does).
+    public func createSession(_ request: SessionCreate, owner: String?) throws -> (session: Session, created: Bool) {
+        let session = try state.withLock { s throws -> (Session, Bool) in
+            guard s.accepting else { throw ServiceError.shuttingDown }
+            if request.kind == .background, let identifier = request.identifier,
+               let existing = s.sessions.values.first(where: { $0.kind == .background && $0.identifier == identifier && $0.owner == owner && $0.state != .invalidated }) {
+                return (existing, false)
+            }
+            let session = Session(
+                id: UUID().uuidString.lowercased(), kind: request.kind, identifier: request.identifier,
+                description: request.description, state: .active, configuration: request.configuration,
+                createdAt: Date(), version: 0, owner: owner)
+            saveSession(&s, session)
+            s.sessionOrder.append(session.id)
+            return (s.sessions[session.id] ?? session, true)
+        }
+        store.flush()
+        return session
+    }
+
+    public func session(_ id: String, owner: String?) throws -> Session {
+        try state.withLock { s in try visibleSession(s, id, owner) }
+    }
+
+    func visibleSession(_ s: ServiceState, _ id: String, _ owner: String?) throws -> Session {
+        guard let session = s.sessions[id], session.isVisible(to: owner) else {
+            throw ServiceError.notFound("no session \(id)")
+        }
+        return session
+    }
+
+    /// A page of the sessions this client sees, in creation order. The cursor is the last id seen.
+    public func listSessions(owner: String?, limit: Int, cursor: String?) throws -> (items: [Session], next: String?) {
+        try state.withLock { s in
+            var start = 0
+            if let cursor {
+                guard let index = s.sessionOrder.firstIndex(of: cursor) else { throw ServiceError.invalidQuery("unknown cursor") }
+                start = index + 1
+            }
+            var items: [Session] = []
+            var index = start
+            while index < s.sessionOrder.count, items.count < limit {
+                if let session = s.sessions[s.sessionOrder[index]], session.isVisible(to: owner) { items.append(session) }
+                index += 1
+            }
+            let more = s.sessionOrder[index...].contains { s.sessions[$0]?.isVisible(to: owner) == true }
+            return (items, more ? items.last?.id : nil)
+        }
+    }
+
+    /// finishTasksAndInvalidate (cancelTasks false) or invalidateAndCancel (true). The session
+    /// accepts no new tasks; once its last task ends it is invalidated and didBecomeInvalid is sent.
+    public func invalidate(session id: String, cancelTasks: Bool, owner: String?) throws -> Session {
+        let (session, deliveries) = try state.withLock { s throws -> (Session, Deliveries) in
+            var session = try visibleSession(s, id, owner)
+            guard session.id != Session.sharedID else {
+                throw ServiceError.conflict(code: "shared_session", message: "the shared session cannot be invalidated")
+            }
+            var deliveries = Deliveries()
+            if session.state == .active {
+                session.state = .invalidating
+                saveSession(&s, session)
+            }
+            if cancelTasks {
+                for taskId in s.tasksBySession[id] ?? [] where s.tasks[taskId]?.task.state != .completed {
+                    cancel(&s, task: taskId, &deliveries)
+                }
+            }
+            checkInvalidation(&s, session: id, &deliveries)
+            return (s.sessions[id] ?? session, deliveries)
+        }
+        deliveries.run()
+        return session
+    }
+
+    /// Invalidates an invalidating session whose tasks have all ended.
+    func checkInvalidation(_ s: inout ServiceState, session id: String, _ deliveries: inout Deliveries) {
+        guard var session = s.sessions[id], session.state == .invalidating else { return }
+        let open = (s.tasksBySession[id] ?? []).contains { s.tasks[$0]?.task.state != .completed }
+        guard !open else { return }
+        session.state = .invalidated
+        session.invalidatedAt = Date()
+        saveSession(&s, session)
+        emit(&s, session: id, task: nil, .didBecomeInvalid, ["error": .null], &deliveries)
+    }
+}

@@ -1,0 +1,216 @@
+internal import Synchronization
+public import FoundationEssentials
+
+extension TransferService {
+    /// Creates a task in a session. It runs (queued until admitted) unless created suspended.
+    /// Returns once the task is durably stored.
+    public func createTask(in sessionId: String, _ request: TaskCreate, owner: String?) throws -> TransferTask {
+        guard let spec = request.request else { throw InputError.invalidValue(field: "request", message: "is required") }
+        let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
+            guard s.accepting else { throw ServiceError.shuttingDown }
+            let session = try visibleSession(s, sessionId, owner)
+            guard session.state == .active else {
+                throw ServiceError.conflict(code: "session_invalidated", message: "session \(sessionId) is \(session.state.rawValue) and accepts no new tasks")
+            }
+            let id = s.nextTaskId
+            s.nextTaskId += 1
+            let info = RequestInfo(spec: spec, configuration: session.configuration)
+            let task = TransferTask(id: id, sessionId: sessionId, kind: request.kind, state: request.state,
+                                    priority: request.priority, description: request.description,
+                                    request: info, owner: owner, now: Date())
+            s.tasks[id] = TaskEntry(task: task, requestBody: spec.body?.data)
+            s.tasksBySession[sessionId, default: []].append(id)
+            store.enqueue(.saveTask(task, requestBody: spec.body?.data))
+            var deliveries = Deliveries()
+            if task.state == .running {
+                if RequestURL.isSupported(spec.url) {
+                    enqueue(&s, task: id)
+                    admit(&s, &deliveries)
+                } else {
+                    complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(spec.url.prefix(200))"), body: nil, &deliveries)
+                }
+            }
+            return (s.tasks[id]?.task ?? task, deliveries)
+        }
+        store.flush()
+        deliveries.run()
+        return task
+    }
+
+    public func task(_ id: Int, owner: String?) throws -> TransferTask {
+        try state.withLock { s in try visibleTask(s, id, owner).task }
+    }
+
+    func visibleTask(_ s: ServiceState, _ id: Int, _ owner: String?) throws -> TaskEntry {
+        guard let entry = s.tasks[id], entry.task.isVisible(to: owner),
+              s.sessions[entry.task.sessionId]?.isVisible(to: owner) == true else {
+            throw ServiceError.notFound("no task \(id)")
+        }
+        return entry
+    }
+
+    /// A page of a session's tasks in id order, optionally of one state.
+    public func listTasks(in sessionId: String, state filter: TaskState?, owner: String?, limit: Int, cursor: String?) throws -> (items: [TransferTask], next: String?) {
+        try state.withLock { s in
+            _ = try visibleSession(s, sessionId, owner)
+            var after = 0
+            if let cursor {
+                guard let value = Int(cursor), value >= 0 else { throw ServiceError.invalidQuery("unknown cursor") }
+                after = value
+            }
+            var items: [TransferTask] = []
+            for taskId in s.tasksBySession[sessionId] ?? [] where taskId > after {
+                guard let task = s.tasks[taskId]?.task, task.isVisible(to: owner), filter == nil || task.state == filter else { continue }
+                items.append(task)
+                if items.count > limit { break }
+            }
+            return (Array(items.prefix(limit)), items.count > limit ? items[limit - 1].id.description : nil)
+        }
+    }
+
+    /// PATCH: priority re-orders a queued task at once; description is replaced.
+    public func update(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
+        let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
+            _ = try visibleTask(s, id, owner)
+            if let priority = update.priority {
+                s.tasks[id]?.task.priority = priority
+                s.scheduler.reprioritise(taskId: id, priority: priority.value)
+            }
+            if let description = update.description { s.tasks[id]?.task.description = description }
+            var deliveries = Deliveries()
+            changed(&s, task: id, persist: true, &deliveries)
+            admit(&s, &deliveries)
+            return (s.tasks[id]!.task, deliveries)
+        }
+        deliveries.run()
+        return task
+    }
+
+    public func resume(task id: Int, owner: String?) throws -> TransferTask {
+        try act(on: id, owner: owner) { s, deliveries in
+            guard let entry = s.tasks[id], entry.task.state == .suspended else { return }
+            s.tasks[id]?.task.state = .running
+            if entry.inEngine {
+                engine.submit(.resume(taskId: id))
+            } else if RequestURL.isSupported(entry.task.originalRequest.url) {
+                enqueue(&s, task: id)
+            } else {
+                complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported"), body: nil, &deliveries)
+                return
+            }
+            changed(&s, task: id, persist: true, &deliveries)
+            admit(&s, &deliveries)
+        }
+    }
+
+    public func suspend(task id: Int, owner: String?) throws -> TransferTask {
+        try act(on: id, owner: owner) { s, deliveries in
+            guard let entry = s.tasks[id], entry.task.state == .running else { return }
+            s.tasks[id]?.task.state = .suspended
+            if entry.inEngine {
+                // The paused transfer keeps its connection and its slot (the origin still sees
+                // the connection); suspended longer than its timeout, it fails with timedOut.
+                engine.submit(.pause(taskId: id))
+            } else {
+                s.scheduler.remove(taskId: id)
+            }
+            changed(&s, task: id, persist: true, &deliveries)
+        }
+    }
+
+    public func cancel(task id: Int, owner: String?) throws -> TransferTask {
+        try act(on: id, owner: owner) { s, deliveries in cancel(&s, task: id, &deliveries) }
+    }
+
+    /// Runs a state change on a visible, not yet completed task and returns the task after it.
+    private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) -> Void) throws -> TransferTask {
+        let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
+            guard s.accepting else { throw ServiceError.shuttingDown }
+            let entry = try visibleTask(s, id, owner)
+            guard entry.task.state != .completed else {
+                throw ServiceError.conflict(code: "task_completed", message: "task \(id) has completed")
+            }
+            var deliveries = Deliveries()
+            body(&s, &deliveries)
+            return (s.tasks[id]!.task, deliveries)
+        }
+        deliveries.run()
+        return task
+    }
+
+    func cancel(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id], entry.task.state != .completed, entry.task.state != .canceling else { return }
+        if entry.inEngine {
+            s.tasks[id]?.task.state = .canceling
+            changed(&s, task: id, persist: true, &deliveries)
+            engine.submit(.cancel(taskId: id))
+        } else {
+            complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
+        }
+    }
+
+    /// The response body of a completed data task.
+    public func body(task id: Int, owner: String?) throws -> (body: Data, contentType: String?) {
+        let task = try state.withLock { s in try visibleTask(s, id, owner).task }
+        guard task.state == .completed else {
+            throw ServiceError.conflict(code: "task_not_completed", message: "task \(id) is \(task.state.rawValue); its body is ready when it completes")
+        }
+        if let error = task.error {
+            throw ServiceError.conflict(code: "no_body", message: "task \(id) failed (\(error.name)): \(error.message)")
+        }
+        store.flush()  // the body was queued with the completion; make sure it is committed
+        let body = try store.body(taskId: id) ?? Data()
+        return (body, task.response?.headers.first { $0.key.lowercased() == "content-type" }?.value)
+    }
+
+    // MARK: scheduling, under the lock
+
+    func enqueue(_ s: inout ServiceState, task id: Int) {
+        guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return }
+        s.tasks[id]?.task.phase = .queued
+        s.scheduler.enqueue(
+            taskId: id, priority: entry.task.priority.value,
+            host: Scheduler.hostKey(sessionId: session.id, url: entry.task.originalRequest.url),
+            hostLimit: session.configuration.httpMaximumConnectionsPerHost)
+    }
+
+    /// Hands every task the scheduler admits to the engine.
+    func admit(_ s: inout ServiceState, _ deliveries: inout Deliveries) {
+        guard s.accepting else { return }
+        for id in s.scheduler.admit() {
+            guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { continue }
+            if entry.task.startedAt != nil { reset(&s, task: id) }
+            let now = Date()
+            s.tasks[id]?.task.startedAt = now
+            s.tasks[id]?.task.phase = .connecting
+            s.tasks[id]?.task.currentRequest = entry.task.originalRequest
+            s.tasks[id]?.inEngine = true
+            let elapsed = now.timeIntervalSince(entry.task.createdAt)
+            engine.submit(.start(TransferJob(
+                taskId: id, request: entry.task.originalRequest, body: entry.requestBody,
+                resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
+                maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)))
+            changed(&s, task: id, persist: true, &deliveries)
+        }
+    }
+
+    /// Ends a task: records the outcome, stores the body, frees its slot, reports
+    /// didCompleteWithError, and lets the next queued tasks in.
+    func complete(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id], entry.task.state != .completed else { return }
+        s.scheduler.remove(taskId: id)
+        var task = entry.task
+        task.state = .completed
+        task.phase = .done
+        task.error = error
+        task.completedAt = Date()
+        task.progress.bytesPerSecond = 0
+        s.tasks[id]?.task = task
+        s.tasks[id]?.inEngine = false
+        if let body { store.enqueue(.saveBody(taskId: id, body: body)) }
+        changed(&s, task: id, persist: true, &deliveries)
+        emit(&s, session: task.sessionId, task: id, .didCompleteWithError, ["error": error.map { JSONValue(encoding: $0) } ?? .null], &deliveries)
+        checkInvalidation(&s, session: task.sessionId, &deliveries)
+        admit(&s, &deliveries)
+    }
+}

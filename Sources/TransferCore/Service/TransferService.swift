@@ -1,0 +1,163 @@
+public import FoundationEssentials
+internal import Dispatch
+public import Logging
+internal import Synchronization
+
+/// The heart of transferd: sessions and tasks in memory (authoritative while running), written
+/// through to the `Store`, run by the `CurlEngine`, and watched through long-polls.
+///
+/// Concurrency: one lock guards `ServiceState`. HTTP handler threads and the engine thread take it
+/// briefly; under it they change state, queue store writes and engine commands (both non-blocking,
+/// and queued under the lock so their order is the order of the changes); long-poll answers are
+/// collected as `Deliveries` and run after the lock is released.
+public final class TransferService: Sendable {
+    let state: Mutex<ServiceState>
+    let store: Store
+    let engine: CurlEngine
+    let configuration: ServiceConfiguration
+    let logger: Logger
+    private let checkpointTimer = HandOffTimer()
+
+    /// Opens the store, loads what it holds and settles what a previous run left unfinished.
+    public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        store = try Store(dataDirectory: configuration.dataDirectory)
+        engine = try CurlEngine()
+        state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
+        try load()
+    }
+
+    /// Starts the engine thread and the progress checkpoints; queued tasks begin.
+    public func start() {
+        engine.start(observer: EngineObserver(service: self))
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.checkpoint"))
+        timer.schedule(deadline: .now() + configuration.checkpointInterval, repeating: configuration.checkpointInterval)
+        timer.setEventHandler { [weak self] in self?.checkpoint() }
+        timer.resume()
+        checkpointTimer.set(timer)
+        let deliveries = state.withLock { s in
+            var deliveries = Deliveries()
+            admit(&s, &deliveries)
+            return deliveries
+        }
+        deliveries.run()
+    }
+
+    /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
+    /// progress and closes the database.
+    public func stop() {
+        let waiting = state.withLock { s in
+            s.accepting = false
+            return s.waiters.takeAll()
+        }
+        answer(waiting)
+        checkpointTimer.cancel()
+        if !engine.stop(timeout: 3) {
+            logger.warning("engine thread did not stop in time")
+        }
+        checkpoint()
+        store.close()
+    }
+
+    /// Whether the service takes requests (store open, engine running, not stopping).
+    public var isReady: Bool { state.withLock { $0.accepting } }
+
+    /// How many long-polls are held right now.
+    public var heldLongPolls: Int { state.withLock { $0.waiters.count } }
+
+    /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
+    func checkpoint() {
+        state.withLock { s in
+            guard !s.dirty.isEmpty else { return }
+            let operations = s.dirty.compactMap { id in s.tasks[id].map { StoreOperation.saveTask($0.task, requestBody: $0.requestBody) } }
+            s.dirty.removeAll()
+            store.enqueue(operations)
+        }
+    }
+
+    // MARK: helpers used under the lock
+
+    /// Bumps a task's version after a change, persists it (now, or at the next checkpoint for
+    /// mere progress) and answers the long-polls waiting for it.
+    func changed(_ s: inout ServiceState, task id: Int, persist: Bool, _ deliveries: inout Deliveries) {
+        guard var entry = s.tasks[id] else { return }
+        entry.task.version += 1
+        s.tasks[id] = entry
+        if persist {
+            s.dirty.remove(id)
+            store.enqueue(.saveTask(entry.task, requestBody: entry.requestBody))
+        } else {
+            s.dirty.insert(id)
+        }
+        let snapshot = ProgressSnapshot(entry.task)
+        for waiter in s.waiters.takeProgress(task: id, below: entry.task.version) {
+            deliveries.add { waiter.callback(snapshot) }
+        }
+    }
+
+    /// Appends a delegate event to the session's feed, persists it, and answers its long-polls.
+    func emit(_ s: inout ServiceState, session: String, task: Int?, _ type: EventType, _ fields: [String: JSONValue], _ deliveries: inout Deliveries) {
+        let event = TaskEvent(seq: s.nextEventSeq, sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
+        s.nextEventSeq += 1
+        var log = s.events[session] ?? EventLog(capacity: configuration.eventRetention)
+        let trimmed = log.append(event)
+        s.events[session] = log
+        store.enqueue(.appendEvent(event))
+        if trimmed { store.enqueue(.pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
+        for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
+            let page = EventPage(events: log.page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)
+            deliveries.add { waiter.callback(page) }
+        }
+    }
+
+    func saveSession(_ s: inout ServiceState, _ session: Session) {
+        var session = session
+        session.version += 1
+        s.sessions[session.id] = session
+        store.enqueue(.saveSession(session))
+    }
+
+    private func answer(_ waiting: (progress: [Int: [Waiters.ProgressWaiter]], events: [String: [Waiters.EventsWaiter]])) {
+        let (progress, events) = state.withLock { s in
+            (waiting.progress.compactMap { id, list in s.tasks[id].map { (ProgressSnapshot($0.task), list) } },
+             waiting.events.flatMap { session, list in
+                 list.map { w in (EventPage(events: s.events[session]?.page(after: w.after, limit: w.limit) ?? [], next: 0).withNext(after: w.after), w) }
+             })
+        }
+        for (snapshot, list) in progress { for waiter in list { waiter.callback(snapshot) } }
+        for (page, waiter) in events { waiter.callback(page) }
+    }
+}
+
+extension EventPage {
+    /// Sets `next` to the last event's seq, or keeps the client's cursor when there is none.
+    func withNext(after: Int) -> EventPage {
+        EventPage(events: events, next: events.last?.seq ?? after)
+    }
+}
+
+/// Forwards engine updates to the service. A separate small type so the engine thread holds the
+/// service only while it runs (the service stops the engine before it goes away).
+struct EngineObserver: TransferObserver {
+    let service: TransferService
+    func transfer(_ taskId: Int, _ update: TransferUpdate) { service.handle(taskId, update) }
+}
+
+/// The checkpoint timer, set at start and cancelled at stop.
+///
+/// `@unchecked Sendable`: the timer is only touched under `lock`, and DispatchSource's
+/// `cancel` is documented thread-safe.
+final class HandOffTimer: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var timer: (any DispatchSourceTimer)?
+
+    func set(_ timer: any DispatchSourceTimer) { lock.withLock { _ in self.timer = timer } }
+
+    func cancel() {
+        lock.withLock { _ in
+            timer?.cancel()
+            timer = nil
+        }
+    }
+}
