@@ -1,0 +1,130 @@
+import Foundation
+
+/// The shared state of one ``OriginServer``: the listener, the stop pipe, the handler and the
+/// counters, shared by the server object, its accept thread and its connection threads.
+///
+/// The threads retain this object, not the ``OriginServer``, so dropping the server runs its
+/// `deinit` (which stops everything) even while connections are open.
+///
+/// `@unchecked Sendable`: every `var` is read and written only while `condition` is locked;
+/// the descriptors are `let`s, the listener is closed only by the accept thread and the stop
+/// pipe only in `deinit`, when no thread can hold a reference any more.
+final class OriginState: @unchecked Sendable {
+    let handler: @Sendable (OriginRequest) -> OriginBehavior
+    let listenFD: Int32
+    let port: Int
+    let stopPipe: (read: Int32, write: Int32)
+    let condition = NSCondition()
+
+    private var requests: [OriginRequest] = []
+    private var connectionCount = 0
+    private var openConnections = 0
+    private var acceptLoopRunning = true
+    private var stopped = false
+
+    init(handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+        self.handler = handler
+        (listenFD, port) = try SocketFactory.listenOnLoopback()
+        do {
+            stopPipe = try SocketFactory.makePipe()
+        } catch {
+            _ = close(listenFD)
+            throw error
+        }
+    }
+
+    deinit {
+        _ = close(stopPipe.read)
+        _ = close(stopPipe.write)
+    }
+
+    // MARK: Reading the counters
+
+    /// Runs `body` with the condition locked.
+    func locked<T>(_ body: (OriginState) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(self)
+    }
+
+    var snapshot: (requests: [OriginRequest], connectionCount: Int, openConnections: Int) {
+        locked { ($0.requests, $0.connectionCount, $0.openConnections) }
+    }
+
+    /// Blocks until `predicate` holds for the counters or `timeout` passes; returns whether it holds.
+    func wait(
+        timeout: Duration,
+        until predicate: (_ requests: Int, _ openConnections: Int) -> Bool
+    ) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(requests.count, openConnections) {
+            if !condition.wait(until: deadline) {
+                return predicate(requests.count, openConnections)
+            }
+        }
+        return true
+    }
+
+    // MARK: Transitions
+
+    /// Counts a newly accepted connection; returns its index, or nil if the server has stopped
+    /// (the caller then closes it at once).
+    func connectionAccepted() -> Int? {
+        locked { state in
+            guard !state.stopped else { return nil }
+            defer { state.connectionCount += 1 }
+            state.openConnections += 1
+            state.condition.broadcast()
+            return state.connectionCount
+        }
+    }
+
+    /// Called by a connection thread after it closed its socket.
+    func connectionClosed() {
+        locked { state in
+            state.openConnections -= 1
+            state.condition.broadcast()
+        }
+    }
+
+    /// Records a fully received request, giving it the next index.
+    func record(_ makeRequest: (_ index: Int) -> OriginRequest) -> OriginRequest {
+        locked { state in
+            let request = makeRequest(state.requests.count)
+            state.requests.append(request)
+            state.condition.broadcast()
+            return request
+        }
+    }
+
+    /// Called by the accept thread after it closed the listener.
+    func acceptLoopEnded() {
+        locked { state in
+            state.acceptLoopRunning = false
+            state.condition.broadcast()
+        }
+    }
+
+    /// Signals every thread to finish, then waits (at most `timeout`) until all have.
+    /// Returns false if some thread was still running at the deadline (for example when called
+    /// from a handler, whose own connection cannot end while it waits).
+    @discardableResult
+    func stop(timeout: Duration = .seconds(5)) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if !stopped {
+            stopped = true
+            var byte: UInt8 = 1
+            _ = write(stopPipe.write, &byte, 1)
+        }
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
+        while acceptLoopRunning || openConnections > 0 {
+            if !condition.wait(until: deadline) {
+                return !(acceptLoopRunning || openConnections > 0)
+            }
+        }
+        return true
+    }
+}
