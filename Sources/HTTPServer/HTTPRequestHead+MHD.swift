@@ -1,0 +1,60 @@
+internal import CMicroHTTPD
+
+/// Collects (key, value) pairs from MHD_get_connection_values into the array `cls` points
+/// to. A file-scope C callback: it only appends, never throws or blocks.
+private let appendPair: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let pairs = cls.assumingMemoryBound(to: [(String, String)].self)
+    pairs.pointee.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    return .YES
+}
+
+extension HTTPRequestHead {
+    /// Reads the head of the request libmicrohttpd has just parsed on `connection`.
+    /// Connection thread only (inside the access handler).
+    ///
+    /// `url` is already percent-decoded and stripped of its query by libmicrohttpd; the
+    /// query arguments come decoded from MHD_GET_ARGUMENT_KIND, in the order sent.
+    init(id: UInt64, connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?) {
+        let headers = Self.values(of: .HEADER_KIND, on: connection)
+        var query: [String: String] = [:]
+        for (name, value) in Self.values(of: .GET_ARGUMENT_KIND, on: connection) {
+            query[name] = value
+        }
+        var remote: String?
+        if let info = mhd_get_connection_info(connection, .CONNECTION_INFO_CLIENT_ADDRESS),
+           let address = info.pointee.client_addr {
+            remote = SocketAddress.describe(address)
+        }
+        self.init(
+            id: id,
+            method: method.map { String(cString: $0) } ?? "",
+            path: url.map { String(cString: $0) } ?? "/",
+            query: query,
+            headers: HTTPHeaders(headers),
+            remoteAddress: remote
+        )
+    }
+
+    private static func values(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [(String, String)] {
+        var pairs: [(String, String)] = []
+        withUnsafeMutablePointer(to: &pairs) { pointer in
+            _ = MHD_get_connection_values(connection, kind, appendPair, pointer)
+        }
+        return pairs
+    }
+
+    /// The declared body length, if the client sent a valid Content-Length.
+    var contentLength: Int? {
+        headers["Content-Length"].flatMap { value in
+            let fields = value.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            return fields.count == 1 ? Int(fields[0]) : nil
+        }
+    }
+
+    /// Whether a body follows the head (a positive Content-Length or any Transfer-Encoding,
+    /// which for a request can only end in chunked).
+    var declaresBody: Bool {
+        (contentLength ?? 0) > 0 || headers["Transfer-Encoding"] != nil
+    }
+}

@@ -1,0 +1,48 @@
+internal import Glibc
+internal import Synchronization
+
+/// The steps of `HTTPServer.stop()`: quiesce, answer the held requests, wait for them to
+/// flush, stop the daemon. A value made and used once by the thread running stop().
+///
+/// The order matters in 0.9.75: MHD_stop_daemon with a connection still suspended aborts
+/// the process ("it is an API violation to call MHD_stop_daemon while having suspended
+/// connections"), so every responder is answered (which resumes its connection) and the
+/// server waits until the pool threads have queued those answers.
+/// - SeeAlso: https://www.gnu.org/software/libmicrohttpd/manual/html_node/microhttpd_002dflow.html
+struct ShutdownDrain {
+    let core: ServerCore
+    /// How long answers in progress get to reach their clients before connections close.
+    var flushGrace: Duration = .seconds(2)
+    /// How long to wait, at most, for resumed connections to leave the suspended state.
+    var resumeLimit: Duration = .seconds(10)
+
+    func run(_ daemon: Daemon) {
+        let listenSocket = daemon.quiesce()
+        let answer = core.shuttingDownResponse
+        for responder in core.beginStopping() {
+            responder.respond(answer)
+        }
+        _ = wait(upTo: flushGrace) {
+            core.unansweredCount == 0 && core.inFlightCount.load(ordering: .relaxed) == 0
+        }
+        guard wait(upTo: resumeLimit, until: { core.suspendedCount.load(ordering: .relaxed) == 0 }) else {
+            // A connection that never came back from resuming: stopping now would abort the
+            // whole process, so the daemon is left running (quiesced) instead.
+            return
+        }
+        daemon.stop(closing: listenSocket)
+    }
+
+    /// Polls `condition` every millisecond until it holds (true) or `limit` passes (false).
+    /// Only stop() waits here, so a short poll is simpler than a condition variable fed
+    /// from every pool thread.
+    private func wait(upTo limit: Duration, until condition: () -> Bool) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: limit)
+        while !condition() {
+            if clock.now >= deadline { return false }
+            usleep(1_000)
+        }
+        return true
+    }
+}
