@@ -21,8 +21,10 @@ let curlHeaderCallback: curl_write_callback = { data, size, count, userdata in
     let length = size * count
     guard let userdata, let data else { return length }
     let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    var line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-    while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
+    // Trim CR/LF as bytes: Swift treats "\r\n" as one Character, so String suffix checks miss it.
+    var bytes = UnsafeRawBufferPointer(start: data, count: length)
+    while let last = bytes.last, last == 10 || last == 13 { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+    let line = String(decoding: bytes, as: UTF8.self)
     handle.delegate?.easyHandle(handle, didReceiveHeaderLine: line)
     return length
 }

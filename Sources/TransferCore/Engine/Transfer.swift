@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 internal import Curl
 
 /// One running transfer on the engine thread: its easy handle, the body received so far, and

@@ -1,5 +1,5 @@
 internal import Synchronization
-public import FoundationEssentials
+internal import FoundationEssentials
 
 extension TransferService {
     /// Loads sessions, tasks and recent events, and settles tasks a previous run left unfinished:

@@ -1,5 +1,5 @@
 internal import Synchronization
-public import FoundationEssentials
+internal import FoundationEssentials
 
 extension TransferService {
     /// Creates a session, or reattaches to the background session with the same identifier

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 internal import Dispatch
 public import Logging
 internal import Synchronization
@@ -12,7 +12,7 @@ internal import Synchronization
 /// collected as `Deliveries` and run after the lock is released.
 public final class TransferService: Sendable {
     let state: Mutex<ServiceState>
-    let store: Store
+    public let store: Store
     let engine: CurlEngine
     let configuration: ServiceConfiguration
     let logger: Logger
@@ -44,14 +44,20 @@ public final class TransferService: Sendable {
         deliveries.run()
     }
 
-    /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
-    /// progress and closes the database.
-    public func stop() {
+    /// First half of a clean stop: refuses new work and answers every held long-poll with the
+    /// current state. Transfers go on until `stop()`. Idempotent.
+    public func beginShutdown() {
         let waiting = state.withLock { s in
             s.accepting = false
             return s.waiters.takeAll()
         }
         answer(waiting)
+    }
+
+    /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
+    /// progress and closes the database. Idempotent.
+    public func stop() {
+        beginShutdown()
         checkpointTimer.cancel()
         if !engine.stop(timeout: 3) {
             logger.warning("engine thread did not stop in time")

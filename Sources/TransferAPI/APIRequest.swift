@@ -1,0 +1,67 @@
+internal import FoundationEssentials
+public import HTTPServer
+internal import TransferCore
+
+/// A request as route handlers see it: the HTTP request, its path parameters, and the identity
+/// of the client (the token fingerprint that owns what it creates).
+public struct APIRequest: Sendable {
+    public let http: HTTPRequest
+    public let parameters: [String: String]
+    public let owner: String?
+
+    public init(http: HTTPRequest, parameters: [String: String] = [:], owner: String? = nil) {
+        self.http = http
+        self.parameters = parameters
+        self.owner = owner
+    }
+
+    /// Decodes the JSON body. An empty body decodes as `{}` (every field optional).
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let contentType = http.headers["Content-Type"]?.split(separator: ";").first?.trimmingSpaces.lowercased()
+        if !http.body.isEmpty, contentType != "application/json" {
+            throw APIError(415, "unsupported_media_type", "send the body as application/json")
+        }
+        return try JSONCoding.decoder.decode(T.self, from: http.body.isEmpty ? Data("{}".utf8) : http.body)
+    }
+
+    func parameter(_ name: String) -> String { parameters[name] ?? "" }
+
+    /// The integer path parameter `name` (a task id); anything else is an unknown task.
+    func taskId() throws -> Int {
+        guard let id = Int(parameter("tid")), id > 0 else { throw APIError.notFound("no task \(parameter("tid"))") }
+        return id
+    }
+
+    /// `limit` (1...1000, default 100).
+    func limit() throws -> Int {
+        guard let text = http.query["limit"] else { return 100 }
+        guard let value = Int(text), (1...1000).contains(value) else {
+            throw APIError(400, "invalid_query", "limit must be an integer from 1 to 1000", field: "limit")
+        }
+        return value
+    }
+
+    /// `after` (an integer >= 0, default 0).
+    func after() throws -> Int {
+        guard let text = http.query["after"] else { return 0 }
+        guard let value = Int(text), value >= 0 else {
+            throw APIError(400, "invalid_query", "after must be an integer of 0 or more", field: "after")
+        }
+        return value
+    }
+
+    /// `wait` in seconds (>= 0, default 0; the service caps it).
+    func wait() throws -> Double {
+        guard let text = http.query["wait"] else { return 0 }
+        guard let value = Double(text), value.isFinite, value >= 0 else {
+            throw APIError(400, "invalid_query", "wait must be a number of seconds of 0 or more", field: "wait")
+        }
+        return value
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}

@@ -1,0 +1,53 @@
+public import TransferCore
+
+/// Everything the daemon is started with (flags and environment, resolved by the executable).
+public struct DaemonConfiguration: Sendable {
+    public var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
+    public var service: ServiceConfiguration
+    public var tokens: [String] = []
+    /// Serving a non-loopback address without tokens must be asked for explicitly.
+    public var allowUnauthenticated = false
+    public var maxRequestBodySize = 16 << 20
+    public var httpThreads = 4
+
+    public init(dataDirectory: String) { service = ServiceConfiguration(dataDirectory: dataDirectory) }
+
+    /// Why this configuration must not start, or nil.
+    public var refusal: String? {
+        if tokens.isEmpty && !listen.isLoopback && !allowUnauthenticated {
+            return "refusing to serve \(listen) without a token: set --token/TRANSFERD_TOKENS, or --allow-unauthenticated/TRANSFERD_ALLOW_UNAUTHENTICATED=1 if the network is trusted"
+        }
+        return nil
+    }
+}
+
+/// A host and port to listen on: "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:80".
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses "host:port" or "[v6]:port"; nil when malformed.
+    public init?(_ text: String) {
+        let host: Substring, portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
+        self.init(host: String(host), port: port)
+    }
+
+    public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

@@ -1,0 +1,55 @@
+internal import HTTPServer
+public import Logging
+public import TransferCore
+
+/// The whole daemon: the transfer service and the HTTP server in front of it, started and stopped
+/// in dependency order. The executable runs one; API tests start one on port 0.
+public final class TransferDaemon: Sendable {
+    public let service: TransferService
+    private let server: HTTPServer
+    private let logger: Logger
+
+    public init(configuration: DaemonConfiguration, logger: Logger = Logger(label: "transferd")) throws {
+        if let refusal = configuration.refusal { throw DaemonError.refused(refusal) }
+        self.logger = logger
+        service = try TransferService(configuration: configuration.service, logger: logger)
+        var http = HTTPServerConfiguration()
+        http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
+        http.port = configuration.listen.port
+        http.threadCount = configuration.httpThreads
+        http.maxBodySize = configuration.maxRequestBodySize
+        let handler = APIHandler(service: service, authenticator: Authenticator(tokens: configuration.tokens), logger: logger)
+        server = HTTPServer(configuration: http, handler: handler)
+    }
+
+    /// Starts transfers, then the HTTP server. On failure nothing is left running.
+    public func start() throws {
+        service.start()
+        do {
+            try server.start()
+        } catch {
+            service.stop()
+            throw error
+        }
+        logger.info("transferd listening", metadata: ["http.port": "\(server.port)", "store.path": "\(service.store.path)"])
+    }
+
+    /// The port the server is bound to (useful when 0 was asked).
+    public var port: Int { server.port }
+
+    /// Stops accepting, answers held long-polls, stops the server, stops transfers, checkpoints
+    /// and closes the database.
+    public func stop() {
+        service.beginShutdown()
+        server.stop()
+        service.stop()
+        logger.info("transferd stopped")
+    }
+}
+
+public enum DaemonError: Error, CustomStringConvertible {
+    case refused(String)
+    public var description: String {
+        switch self { case .refused(let reason): return reason }
+    }
+}

@@ -1,0 +1,38 @@
+internal import FoundationEssentials
+public import HTTPServer
+internal import TransferCore
+
+/// What a route handler gives back: a response now, or a long-poll that answers later through
+/// the function it is handed (called exactly once, from any thread).
+public enum RouteResult: Sendable {
+    case now(HTTPResponse)
+    case later(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) throws -> Void)
+
+    /// A JSON response of an Encodable value.
+    static func json(_ value: some Encodable, status: Int = 200) -> RouteResult {
+        .now(.json(value, status: status))
+    }
+}
+
+extension HTTPResponse {
+    static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+        guard let body = try? JSONCoding.encoder.encode(value) else {
+            return APIError(500, "internal_error", "the response could not be encoded").response
+        }
+        return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
+    }
+}
+
+/// A page of a list: `{"items": [...], "next": cursor|null}`.
+struct Page<Item: Encodable>: Encodable {
+    let items: [Item]
+    let next: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(items, forKey: .items)
+        try c.encode(next, forKey: .next)
+    }
+
+    enum CodingKeys: String, CodingKey { case items, next }
+}

@@ -1,0 +1,51 @@
+/// Matches a method and path to a route handler. Paths are patterns of literal segments and
+/// `{name}` parameters. A path that matches with another method is 405 (with Allow), none is 404.
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (APIRequest) throws -> RouteResult
+
+    private struct Route: Sendable {
+        let method: String
+        let segments: [Substring]
+        let handler: Handler
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        routes.append(Route(method: method, segments: pattern.split(separator: "/"), handler: handler))
+    }
+
+    public enum Match {
+        case found(Handler, [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    public func match(method: String, path: String) -> Match {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = Self.bind(route.segments, to: segments) else { continue }
+            if route.method == method || (method == "HEAD" && route.method == "GET") {
+                return .found(route.handler, parameters)
+            }
+            allowed.append(route.method)
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+
+    private static func bind(_ pattern: [Substring], to path: [Substring]) -> [String: String]? {
+        guard pattern.count == path.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (expected, actual) in zip(pattern, path) {
+            if expected.first == "{" && expected.last == "}" {
+                parameters[String(expected.dropFirst().dropLast())] = String(actual)
+            } else if expected != actual {
+                return nil
+            }
+        }
+        return parameters
+    }
+}

@@ -1,0 +1,61 @@
+internal import HTTPServer
+internal import TransferCore
+
+/// /v1/sessions and what hangs off a session.
+enum SessionRoutes {
+    static func register(_ router: inout Router, service: TransferService) {
+        router.add("POST", "/v1/sessions") { request in
+            let body = try request.decode(SessionCreate.self)
+            let (session, created) = try service.createSession(body, owner: request.owner)
+            return .json(session, status: created ? 201 : 200)
+        }
+        router.add("GET", "/v1/sessions") { request in
+            let page = try service.listSessions(owner: request.owner, limit: try request.limit(), cursor: request.http.query["cursor"])
+            return .json(Page(items: page.items, next: page.next))
+        }
+        router.add("GET", "/v1/sessions/{sid}") { request in
+            .json(try service.session(request.parameter("sid"), owner: request.owner))
+        }
+        router.add("POST", "/v1/sessions/{sid}/invalidate") { request in
+            let body = try request.decode(InvalidateRequest.self)
+            return .json(try service.invalidate(session: request.parameter("sid"), cancelTasks: body.cancelTasks, owner: request.owner))
+        }
+        router.add("GET", "/v1/sessions/{sid}/events") { request in
+            let (after, wait, limit) = (try request.after(), try request.wait(), try request.limit())
+            let session = request.parameter("sid")
+            // Look the session up now so an unknown id is a 404, not a held request.
+            _ = try service.session(session, owner: request.owner)
+            return .later { respond in
+                try service.events(session: session, after: after, limit: limit, wait: wait, owner: request.owner) { page in
+                    respond(.json(page))
+                }
+            }
+        }
+        router.add("POST", "/v1/sessions/{sid}/tasks") { request in
+            let body = try request.decode(TaskCreate.self)
+            return .json(try service.createTask(in: request.parameter("sid"), body, owner: request.owner), status: 201)
+        }
+        router.add("GET", "/v1/sessions/{sid}/tasks") { request in
+            var state: TaskState?
+            if let text = request.http.query["state"] {
+                guard let value = TaskState(rawValue: text) else {
+                    throw APIError(400, "invalid_query", "state must be one of suspended, running, canceling, completed", field: "state")
+                }
+                state = value
+            }
+            let page = try service.listTasks(in: request.parameter("sid"), state: state, owner: request.owner,
+                                             limit: try request.limit(), cursor: request.http.query["cursor"])
+            return .json(Page(items: page.items, next: page.next))
+        }
+    }
+}
+
+/// The body of POST /v1/sessions/{sid}/invalidate.
+struct InvalidateRequest: Decodable {
+    var cancelTasks = false
+    enum CodingKeys: String, CodingKey, CaseIterable { case cancelTasks }
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        cancelTasks = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .cancelTasks) ?? false
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import TransferAPI
+import TransferCore
+import UnixSignals
+
+/// `transferd`: parses flags (each also read from a TRANSFERD_* environment variable), builds
+/// the daemon and runs it until SIGTERM or SIGINT.
+@main
+struct TransferdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transferd",
+        abstract: "URLSession as a service: sessions and transfer tasks over a REST/JSON API.",
+        discussion: "Every option can also be set with the environment variable named in its help; a flag wins over the variable.")
+
+    @Option(help: "Address to listen on, HOST:PORT or [V6]:PORT. Env TRANSFERD_LISTEN. Default 127.0.0.1:8080.")
+    var listen: String?
+
+    @Option(name: .customLong("data-dir"), help: "Folder for the database and files. Env TRANSFERD_DATA_DIR. Default ./data.")
+    var dataDir: String?
+
+    @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable). Env TRANSFERD_TOKENS, comma-separated.")
+    var tokens: [String] = []
+
+    @Flag(name: .customLong("allow-unauthenticated"), help: "Allow a non-loopback address without tokens. Env TRANSFERD_ALLOW_UNAUTHENTICATED=1.")
+    var allowUnauthenticated = false
+
+    @Option(name: .customLong("max-transfers"), help: "Most transfers running at once. Env TRANSFERD_MAX_TRANSFERS. Default 32.")
+    var maxTransfers: Int?
+
+    @Option(name: .customLong("max-body-size"), help: "Largest data task response body kept, in bytes. Env TRANSFERD_MAX_BODY_SIZE. Default 67108864.")
+    var maxBodySize: Int?
+
+    @Option(name: .customLong("max-request-size"), help: "Largest API request body, in bytes. Env TRANSFERD_MAX_REQUEST_SIZE. Default 16777216.")
+    var maxRequestSize: Int?
+
+    @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
+    var httpThreads: Int?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env TRANSFERD_LOG_LEVEL. Default info.")
+    var logLevel: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let level = Logger.Level(rawValue: logLevel ?? environment["TRANSFERD_LOG_LEVEL"] ?? "info") ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "transferd")
+        let configuration = try resolve(environment)
+        let daemon = try TransferDaemon(configuration: configuration, logger: logger)
+        let group = ServiceGroup(
+            services: [DaemonService(daemon: daemon)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        try await group.run()
+    }
+
+    /// Flags first, then environment, then defaults.
+    func resolve(_ environment: [String: String]) throws -> DaemonConfiguration {
+        var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
+        let listenText = listen ?? environment["TRANSFERD_LISTEN"] ?? "127.0.0.1:8080"
+        guard let address = ListenAddress(listenText) else {
+            throw ValidationError("--listen must be HOST:PORT or [V6]:PORT, got \(listenText)")
+        }
+        configuration.listen = address
+        configuration.tokens = tokens.isEmpty
+            ? (environment["TRANSFERD_TOKENS"] ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            : tokens
+        configuration.allowUnauthenticated = allowUnauthenticated || ["1", "true", "yes"].contains(environment["TRANSFERD_ALLOW_UNAUTHENTICATED"]?.lowercased() ?? "")
+        if let value = try integer(maxTransfers, environment, "TRANSFERD_MAX_TRANSFERS", 1...100_000) { configuration.service.maxConcurrentTransfers = value }
+        if let value = try integer(maxBodySize, environment, "TRANSFERD_MAX_BODY_SIZE", 0...(1 << 40)) { configuration.service.maxDataTaskBodySize = value }
+        if let value = try integer(maxRequestSize, environment, "TRANSFERD_MAX_REQUEST_SIZE", 1024...(1 << 34)) { configuration.maxRequestBodySize = value }
+        if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
+        return configuration
+    }
+
+    private func integer(_ flag: Int?, _ environment: [String: String], _ name: String, _ range: ClosedRange<Int>) throws -> Int? {
+        guard let value = flag ?? environment[name].flatMap({ Int($0) }) else {
+            if let text = environment[name] { throw ValidationError("\(name) must be an integer, got \(text)") }
+            return nil
+        }
+        guard range.contains(value) else { throw ValidationError("\(name) must be within \(range.lowerBound)...\(range.upperBound)") }
+        return value
+    }
+}
+
+/// Runs the daemon as a lifecycle service: start, wait for graceful shutdown, stop in order.
+struct DaemonService: Service {
+    let daemon: TransferDaemon
+
+    func run() async throws {
+        try daemon.start()
+        try? await gracefulShutdown()
+        daemon.stop()
+    }
+}
