@@ -49,12 +49,10 @@ USER transferd
 WORKDIR /data
 
 # Listen on all interfaces so the published port reaches the daemon; keep state in the volume.
-# The daemon refuses to listen beyond loopback without API tokens unless
-# TRANSFERD_ALLOW_UNAUTHENTICATED=1: it is set here so that a plain 'docker run' works for a try.
-# In production set TRANSFERD_TOKENS instead and set TRANSFERD_ALLOW_UNAUTHENTICATED=0.
+# The daemon refuses to listen beyond loopback without API tokens: pass TRANSFERD_TOKENS
+# (or, on a trusted network only, TRANSFERD_ALLOW_UNAUTHENTICATED=1). Secure by default.
 ENV TRANSFERD_LISTEN=0.0.0.0:8080 \
-    TRANSFERD_DATA_DIR=/data \
-    TRANSFERD_ALLOW_UNAUTHENTICATED=1
+    TRANSFERD_DATA_DIR=/data
 
 VOLUME /data
 EXPOSE 8080

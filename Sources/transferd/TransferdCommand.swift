@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import TransferAPI
@@ -69,7 +69,7 @@ struct TransferdCommand: AsyncParsableCommand {
         }
         configuration.listen = address
         configuration.tokens = tokens.isEmpty
-            ? (environment["TRANSFERD_TOKENS"] ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            ? (environment["TRANSFERD_TOKENS"] ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
             : tokens
         configuration.allowUnauthenticated = allowUnauthenticated || ["1", "true", "yes"].contains(environment["TRANSFERD_ALLOW_UNAUTHENTICATED"]?.lowercased() ?? "")
         if let value = try integer(maxTransfers, environment, "TRANSFERD_MAX_TRANSFERS", 1...100_000) { configuration.service.maxConcurrentTransfers = value }
