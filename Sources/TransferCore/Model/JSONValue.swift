@@ -45,18 +45,19 @@ public enum JSONValue: Codable, Sendable, Equatable {
     }
 }
 
-/// The encoder and decoder every JSON surface uses: RFC 3339 dates, stable key order.
+/// The encoder and decoder every JSON surface uses: RFC 3339 dates, stable key order. Shared
+/// instances: both types are Sendable and are never reconfigured after this.
 public enum JSONCoding {
-    public static var encoder: JSONEncoder {
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }
+    }()
 
-    public static var decoder: JSONDecoder {
+    public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
-    }
+    }()
 }

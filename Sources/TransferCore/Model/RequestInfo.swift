@@ -31,7 +31,8 @@ extension RequestInfo {
         for (name, value) in configuration.httpAdditionalHeaders where !given.contains(name.lowercased()) {
             headers[name] = value
         }
-        if let implied = spec.body?.impliedContentType, !given.contains("content-type"), headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
+        // After the merge, so a session-wide Content-Type also counts as set.
+        if let implied = spec.body?.impliedContentType, headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
             headers["Content-Type"] = implied
         }
         self.init(

@@ -82,11 +82,14 @@ public final class Store: Sendable {
     private func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
         switch operation {
         case .saveSession(let session):
+            // An invalidated session gives its identifier up (unique index), so a new background
+            // session may take it; the record keeps it for display.
+            let identifier = session.state == .invalidated ? nil : session.identifier
             try tx.run("""
                 INSERT INTO sessions(id, owner, identifier, record, version) VALUES(?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET record = excluded.record, version = excluded.version
+                ON CONFLICT(id) DO UPDATE SET identifier = excluded.identifier, record = excluded.record, version = excluded.version
                 WHERE excluded.version > sessions.version
-                """, session.id, session.owner, session.identifier, try Self.json(session, withOwner: true), session.version)
+                """, session.id, session.owner, identifier, try Self.json(session), session.version)
         case .saveTask(let task, let body):
             try tx.run("""
                 INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
@@ -107,15 +110,13 @@ public final class Store: Sendable {
 
     // MARK: reading
 
-    static func json(_ session: Session, withOwner: Bool) throws -> String {
-        var object = try JSONCoding.decoder.decode([String: JSONValue].self, from: JSONCoding.encoder.encode(session))
-        if withOwner, let owner = session.owner { object["owner"] = .string(owner) }
-        return String(decoding: try JSONCoding.encoder.encode(object), as: UTF8.self)
+    /// The owner is kept in its own column, so the record is the served JSON.
+    static func json(_ session: Session) throws -> String {
+        String(decoding: try JSONCoding.encoder.encode(session), as: UTF8.self)
     }
 
     static func json(_ task: TransferTask) throws -> String {
-        let encoder = JSONCoding.encoder
-        return String(decoding: try encoder.encode(StoredTask(task: task)), as: UTF8.self)
+        String(decoding: try JSONCoding.encoder.encode(StoredTask(task: task)), as: UTF8.self)
     }
 
     static func json(_ event: TaskEvent) throws -> String {
