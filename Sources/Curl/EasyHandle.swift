@@ -1,5 +1,5 @@
 internal import CCurl
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// One libcurl easy handle and everything it references (header list, error buffer, callbacks).
 /// Not Sendable: it is created, configured and driven by the one thread that owns its multi
