@@ -1,3 +1,4 @@
+internal import CMicroHTTPD
 internal import Glibc
 
 /// An IPv4 or IPv6 socket address parsed from a literal, stored in a `sockaddr_storage`.
