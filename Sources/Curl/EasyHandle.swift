@@ -60,6 +60,9 @@ public final class EasyHandle {
             if let headerList { curl_slist_free_all(headerList) }
             headerList = list
         case .followRedirects(let on): try setLong(CURLOPT_FOLLOWLOCATION, on ? 1 : 0)
+        case .keepBodyOnRedirect(let keep301, let keep302, let keep303):
+            try setLong(CURLOPT_POSTREDIR, (keep301 ? Int(CURL_REDIR_POST_301) : 0)
+                | (keep302 ? Int(CURL_REDIR_POST_302) : 0) | (keep303 ? Int(CURL_REDIR_POST_303) : 0))
         case .maxRedirects(let n): try setLong(CURLOPT_MAXREDIRS, n)
         case .allowedProtocols(let list): try setString(CURLOPT_PROTOCOLS_STR, list)
         case .allowedRedirectProtocols(let list): try setString(CURLOPT_REDIR_PROTOCOLS_STR, list)

@@ -13,6 +13,9 @@ public enum EasyOption {
     /// Header lines "Name: value"; "Name:" removes a header curl would add.
     case headers([String])
     case followRedirects(Bool)
+    /// Redirects after which a request with a body keeps its method and body instead of
+    /// switching to GET (CURLOPT_POSTREDIR). By default 301, 302 and 303 switch.
+    case keepBodyOnRedirect(status301: Bool, status302: Bool, status303: Bool)
     case maxRedirects(Int)
     case allowedProtocols(String)
     case allowedRedirectProtocols(String)

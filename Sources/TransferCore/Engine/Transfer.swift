@@ -20,6 +20,9 @@ final class Transfer: EasyHandleDelegate {
     private var redirects = 0
     private var currentURL: String
     private var currentMethod: String
+    /// Whether the method goes out through CURLOPT_CUSTOMREQUEST, which curl keeps across
+    /// redirects even where it switches the request to GET.
+    private var sendsCustomMethod = false
     /// Set when the transfer is failed by us rather than by curl (body too large).
     private(set) var failure: TaskError?
 
@@ -32,6 +35,11 @@ final class Transfer: EasyHandleDelegate {
 
     /// When the client suspended it (monotonic seconds), nil while running.
     var pausedAt: Double?
+    /// When a byte last moved (or the transfer started or resumed), monotonic seconds.
+    /// timeoutInterval is an idle timeout and `EngineLoop` enforces it from this: curl's
+    /// low-speed limit alone is not one, as it averages over a window of about 5 s, so bytes
+    /// received just before a stall delay it (a 1 s timeout fired after 7 s).
+    var lastActivity = EngineLoop.now()
 
     init(job: TransferJob, report: @escaping (TransferUpdate) -> Void) throws {
         self.job = job
@@ -67,8 +75,15 @@ final class Transfer: EasyHandleDelegate {
         }
         if method != "GET" && method != "HEAD" && !(method == "POST" && job.body != nil) {
             try handle.set(.customRequest(request.method))
+            sendsCustomMethod = true
         } else if method == "GET" && job.body != nil {
             try handle.set(.customRequest("GET"))
+            sendsCustomMethod = true
+        }
+        // curl sends every body as a POST and would drop it on 301/302 while the custom method
+        // stays; only a real POST turns into GET there (as URLSession), a PUT keeps its body.
+        if job.body != nil && method != "POST" {
+            try handle.set(.keepBodyOnRedirect(status301: true, status302: true, status303: false))
         }
         var lines = request.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         let names = Set(request.headers.keys.map { $0.lowercased() })
@@ -81,6 +96,7 @@ final class Transfer: EasyHandleDelegate {
     // MARK: EasyHandleDelegate (engine thread, inside curl_multi_perform)
 
     func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
+        lastActivity = EngineLoop.now()
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) { return }
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
@@ -90,6 +106,12 @@ final class Transfer: EasyHandleDelegate {
             // As browsers and URLSession: 303 turns any method into GET, 301/302 turn POST into GET.
             if head.statusCode == 303 && currentMethod != "HEAD" || (head.statusCode == 301 || head.statusCode == 302) && currentMethod == "POST" {
                 currentMethod = "GET"
+                // curl switches to GET for the next request but would still send the custom
+                // method's name: clear it (curl reads it when it builds that request).
+                if sendsCustomMethod {
+                    try? handle.set(.customRequest(nil))
+                    sendsCustomMethod = false
+                }
             }
             currentURL = target
             report(.redirect(statusCode: head.statusCode, from: from, to: target, method: currentMethod))
@@ -107,12 +129,14 @@ final class Transfer: EasyHandleDelegate {
         }
         bytes.withUnsafeBytes { body.append(contentsOf: $0) }
         received += bytes.byteCount
+        lastActivity = EngineLoop.now()
         unreportedReceived += bytes.byteCount
         return .accept
     }
 
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {
         if progress.uploaded > sent {
+            lastActivity = EngineLoop.now()
             unreportedSent += progress.uploaded - sent
             sent = progress.uploaded
         }
