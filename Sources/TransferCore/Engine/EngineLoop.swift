@@ -61,6 +61,7 @@ final class EngineLoop {
         case .resume(let taskId):
             guard let transfer = transfers[taskId], transfer.pausedAt != nil else { return }
             transfer.pausedAt = nil
+            transfer.lastActivity = Self.now()
             transfer.resetSpeed()
             try? transfer.handle.pause(false)
         case .cancel(let taskId):
@@ -82,6 +83,10 @@ final class EngineLoop {
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
                 finish(taskId, .failure(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
+                continue
+            }
+            if transfer.pausedAt == nil, now - transfer.lastActivity > transfer.job.request.timeoutInterval {
+                finish(taskId, .failure(TaskError(.timedOut, "no data moved for longer than the request's timeoutInterval")))
                 continue
             }
             if transfer.reportProgress(now: now) { pending = true }
