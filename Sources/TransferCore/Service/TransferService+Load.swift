@@ -49,7 +49,10 @@ extension TransferService {
             return
         case .suspended:
             // A paused transfer's connection is gone; resuming starts it again from the beginning.
-            if task.phase != .queued { reset(&s, task: id) }
+            if task.phase != .queued {
+                reset(&s, task: id)
+                changed(&s, task: id, persist: true, &deliveries)  // a new version: its served state changed
+            }
         case .running where task.phase == .queued:
             enqueue(&s, task: id)
         case .running, .canceling:
