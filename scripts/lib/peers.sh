@@ -32,11 +32,16 @@ ensure_python() {
 # Creates .build-peers/venv with the pinned packages of scripts/peers-requirements.txt, unless it
 # already holds exactly those (a stamp records the requirements' hash and the Python used).
 ensure_peer_venv() {
-    local stamp="$PEERS_VENV/.transferd-stamp" wanted
+    local stamp="$PEERS_VENV/.transferd-stamp" wanted lock_fd
+    # Two runs in one checkout (two terminals) must not build the venv at the same time.
+    mkdir -p "$PEERS_DIR"
+    exec {lock_fd}>"$PEERS_DIR/.venv.lock"
+    flock "$lock_fd"
     wanted="$(sha256sum "$PEERS_REQUIREMENTS" | cut -d' ' -f1) $PYTHON $("$PYTHON" -c 'import platform; print(platform.python_version())')"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] \
         && "$PEERS_VENV/bin/python" -c 'import httpbin, gunicorn' >/dev/null 2>&1; then
         log "peer venv up to date: $PEERS_VENV"
+        exec {lock_fd}>&-
         return 0
     fi
     log "creating peer venv $PEERS_VENV with $PYTHON and scripts/peers-requirements.txt"
@@ -46,6 +51,7 @@ ensure_peer_venv() {
     "$PEERS_VENV/bin/pip" install --disable-pip-version-check --no-input -q -r "$PEERS_REQUIREMENTS" \
         || die "pip install -r scripts/peers-requirements.txt failed"
     printf '%s\n' "$wanted" >"$stamp"
+    exec {lock_fd}>&-
 }
 
 # Prints a TCP port that is free on 127.0.0.1 right now (the kernel's pick).
@@ -103,6 +109,7 @@ stop_peers() {
     done
     PEER_PIDS=()
     PEER_NAMES=()
+    rm -f "$PEERS_DIR/nginx/nginx-$$.conf"
 }
 
 # Starts httpbin under gunicorn (gthread workers, so slow endpoints like /delay and /drip do not
@@ -133,22 +140,31 @@ start_httpbin() {
     die "httpbin did not start; see $log_file"
 }
 
-# Writes the files nginx serves, once: small text and random binaries of known sizes.
+# Writes the files nginx serves, once: small text and random binaries of known sizes. Each is
+# written under a temporary name and renamed, so a concurrent run never serves half a file.
 prepare_nginx_files() {
     local root="$1"
     mkdir -p "$root"
-    [ -f "$root/hello.txt" ] || printf 'hello from nginx\n' >"$root/hello.txt"
-    [ -f "$root/1MiB.bin" ] || head -c 1048576 /dev/urandom >"$root/1MiB.bin"
-    [ -f "$root/16MiB.bin" ] || head -c 16777216 /dev/urandom >"$root/16MiB.bin"
+    if [ ! -f "$root/hello.txt" ]; then
+        printf 'hello from nginx\n' >"$root/hello.txt.$$" && mv "$root/hello.txt.$$" "$root/hello.txt"
+    fi
+    if [ ! -f "$root/1MiB.bin" ]; then
+        head -c 1048576 /dev/urandom >"$root/1MiB.bin.$$" && mv "$root/1MiB.bin.$$" "$root/1MiB.bin"
+    fi
+    if [ ! -f "$root/16MiB.bin" ]; then
+        head -c 16777216 /dev/urandom >"$root/16MiB.bin.$$" && mv "$root/16MiB.bin.$$" "$root/16MiB.bin"
+    fi
 }
 
 # Starts nginx serving .build-peers/www as /files/ (full speed) and /slow/ (256 KiB/s), with
 # /healthz answering 200, and exports TRANSFERD_TEST_NGINX and TRANSFERD_TEST_NGINX_ROOT.
 start_nginx() {
     local attempt port pid prefix="$PEERS_DIR/nginx" root="$PEERS_DIR/www"
-    local conf="$PEERS_DIR/nginx/nginx.conf" error_log="$PEERS_LOG_DIR/nginx-error.log" user_line=""
+    local conf error_log="$PEERS_LOG_DIR/nginx-error.log" user_line=""
     mkdir -p "$PEERS_LOG_DIR" "$prefix/tmp"
     prepare_nginx_files "$root"
+    # Each run gets its own config and pid file: two runs in one checkout must not share them.
+    conf="$prefix/nginx-$$.conf"
     # As root, nginx would run its workers as 'nobody', who may not read a checkout under /root.
     [ "$(id -u)" -eq 0 ] && user_line="user root;"
     for attempt in 1 2 3; do
@@ -157,7 +173,7 @@ start_nginx() {
 # Written by scripts/lib/peers.sh for the tests; rewritten on every run.
 $user_line
 worker_processes 1;
-pid $prefix/nginx.pid;
+pid $prefix/nginx-$$.pid;
 error_log $error_log warn;
 events { worker_connections 512; }
 http {
