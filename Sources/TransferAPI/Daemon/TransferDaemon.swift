@@ -18,6 +18,10 @@ public final class TransferDaemon: Sendable {
         http.port = configuration.listen.port
         http.threadCount = configuration.httpThreads
         http.maxBodySize = configuration.maxRequestBodySize
+        // The server's own 413 says body_too_large; the API's code for it is payload_too_large.
+        http.errorResponse = { status, code, message in
+            HTTPServerConfiguration.jsonErrorResponse(status: status, code: code == "body_too_large" ? "payload_too_large" : code, message: message)
+        }
         let handler = APIHandler(service: service, authenticator: Authenticator(tokens: configuration.tokens), logger: logger)
         server = HTTPServer(configuration: http, handler: handler)
     }
@@ -40,10 +44,13 @@ public final class TransferDaemon: Sendable {
     /// Stops accepting, answers held long-polls, stops the server, stops transfers, checkpoints
     /// and closes the database.
     public func stop() {
-        service.beginShutdown()
-        server.stop()
-        service.stop()
-        logger.info("transferd stopped")
+        let clock = ContinuousClock()
+        let polls = clock.measure { service.beginShutdown() }
+        let http = clock.measure { server.stop() }
+        let transfers = clock.measure { service.stop() }
+        logger.info("transferd stopped", metadata: [
+            "shutdown.long_polls": "\(polls)", "shutdown.http": "\(http)", "shutdown.service": "\(transfers)",
+        ])
     }
 }
 
