@@ -41,7 +41,9 @@ extension RequestBody: Decodable {
         case .text: self = .text(try c.decode(String.self, forKey: .text))
         case .base64:
             let encoded = try c.decode(String.self, forKey: .base64)
-            guard let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters) else {
+            // Standard base64; line breaks and spaces (wrapped output) are the only extras allowed.
+            // (.ignoreUnknownCharacters accepted anything, e.g. "@@@@" as an empty body.)
+            guard let data = Data(base64Encoded: String(encoded.filter { !" \t\r\n".contains($0) })) else {
                 throw InputError.invalidValue(field: decoder.path(key), message: "is not valid base64")
             }
             self = .base64(data)
