@@ -46,7 +46,8 @@ public struct APIError: Error, Sendable, Equatable {
             switch error {
             case .notFound(let message): return .notFound(message)
             case .conflict(let code, let message): return APIError(409, code, message)
-            case .invalidQuery(let message): return APIError(400, "invalid_query", message)
+            // The service raises it only for a list's cursor (filters are checked by the routes).
+            case .invalidQuery(let message): return APIError(400, "invalid_query", message, field: "cursor")
             case .shuttingDown: return APIError(503, "shutting_down", "the daemon is shutting down; retry against the next instance")
             }
         case let error as InputError:
