@@ -21,7 +21,30 @@ public struct APIRequest: Sendable {
         if !http.body.isEmpty, contentType != "application/json" {
             throw APIError(415, "unsupported_media_type", "send the body as application/json")
         }
+        if Self.hasTrailingComma(http.body) {
+            throw APIError(400, "malformed_json", "the body is not valid JSON: a comma before } or ]")
+        }
         return try JSONCoding.decoder.decode(T.self, from: http.body.isEmpty ? Data("{}".utf8) : http.body)
+    }
+
+    /// Whether a comma is followed by `}` or `]` outside strings: JSON forbids it, but
+    /// FoundationEssentials' JSONDecoder accepts it.
+    static func hasTrailingComma(_ body: Data) -> Bool {
+        var inString = false, escaped = false, previous: UInt8 = 0
+        for byte in body {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): continue
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): if previous == UInt8(ascii: ",") { return true }
+            default: break
+            }
+            previous = byte
+        }
+        return false
     }
 
     func parameter(_ name: String) -> String { parameters[name] ?? "" }
