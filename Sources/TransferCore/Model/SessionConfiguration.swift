@@ -59,7 +59,16 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpShouldSetCookies = try value(.httpShouldSetCookies, true)
         httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)
         httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
-        httpMaximumConnectionsPerHost = try value(.httpMaximumConnectionsPerHost, 6)
+        // Decoded as a number first: JSONDecoder reports 2.5 for an Int as "not valid JSON"
+        // with no field, which would answer malformed_json.
+        if let number = try c.decodeIfPresent(Double.self, forKey: .httpMaximumConnectionsPerHost) {
+            guard number.rounded() == number, abs(number) < 1e9 else {
+                throw DecodingError.typeMismatch(Int.self, .init(codingPath: c.codingPath + [CodingKeys.httpMaximumConnectionsPerHost], debugDescription: "must be an integer"))
+            }
+            httpMaximumConnectionsPerHost = Int(number)
+        } else {
+            httpMaximumConnectionsPerHost = 6
+        }
 
         try Validate.interval(timeoutIntervalForRequest, decoder.path(CodingKeys.timeoutIntervalForRequest))
         try Validate.interval(timeoutIntervalForResource, decoder.path(CodingKeys.timeoutIntervalForResource))
