@@ -18,18 +18,49 @@ extension TransferService {
     }
 
     /// Answers with the session's events after `after` at once when there are any, otherwise
-    /// holds until one arrives or `wait` seconds pass.
+    /// holds until one arrives or `wait` seconds pass. Events of tasks the client may not see
+    /// (other tokens' tasks in the shared session) are skipped, and do not end the wait.
     public func events(session id: String, after: Int, limit: Int, wait: Double, owner: String?, answer: @escaping @Sendable (EventPage) -> Void) throws {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
         let immediate = try state.withLock { s throws -> EventPage? in
             _ = try visibleSession(s, id, owner)
-            let page = EventPage(events: s.events[id]?.page(after: after, limit: limit) ?? [], next: 0).withNext(after: after)
+            let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner)
             if !page.events.isEmpty || wait == 0 || !s.accepting { return page }
-            let waiter = s.waiters.add(session: id, after: after, limit: limit, callback: answer)
+            // Woken by a new event (or the deadline, or shutdown): read again from the cursor with
+            // the time left, which answers at once unless every new event is invisible to this client.
+            let waiter = s.waiters.add(session: id, after: page.next, limit: limit) { [weak self] woken in
+                guard let self else { return answer(woken) }
+                let left = deadline - ContinuousClock.now
+                let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                do {
+                    try events(session: id, after: page.next, limit: limit, wait: seconds, owner: owner, answer: answer)
+                } catch {
+                    answer(EventPage(events: [], next: page.next))
+                }
+            }
             expire(waiter, after: wait)
             return nil
         }
         if let immediate { answer(immediate) }
+    }
+
+    /// Up to `limit` events after `after` that `owner` may see; `next` is the last one answered,
+    /// or past the invisible ones read, or `after`.
+    private func visibleEvents(_ s: ServiceState, session: String, after: Int, limit: Int, owner: String?) -> EventPage {
+        guard let log = s.events[session] else { return EventPage(events: [], next: after) }
+        var events: [TaskEvent] = []
+        var next = after
+        for event in log.page(after: after, limit: log.events.count) {
+            if let task = event.taskId, s.tasks[task]?.task.isVisible(to: owner) == false {
+                next = event.seq
+                continue
+            }
+            guard events.count < limit else { break }
+            events.append(event)
+            next = event.seq
+        }
+        return EventPage(events: events, next: next)
     }
 
     /// At the deadline, answers the waiter with the current state if nothing answered it first.
