@@ -1,0 +1,255 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The real `transferd` executable: crash safety under `kill -9`, a clean SIGTERM, and the CLI.
+@Suite struct DaemonProcessTests {
+    // MARK: HTTP helpers
+
+    private static let json = ["Content-Type": "application/json"]
+
+    private func object(_ response: TestHTTPResponse, _ status: Int, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        #expect(response.status == status, "\(response)", sourceLocation: sourceLocation)
+        return try response.jsonObject()
+    }
+
+    private func createTask(_ client: TestHTTPClient, session: String, url: String, state: String = "running") async throws -> (id: Int, version: Int) {
+        let body = #"{"kind": "data", "state": "\#(state)", "request": {"url": "\#(url)"}}"#
+        let task = try object(try await client.sendAsync("POST", "/v1/sessions/\(session)/tasks", headers: Self.json, body: Data(body.utf8)), 201)
+        return (try #require(task["id"] as? Int), try #require(task["version"] as? Int))
+    }
+
+    /// Long-polls `/v1/tasks/{id}/progress` until `condition` holds for its JSON.
+    @discardableResult
+    private func poll(_ client: TestHTTPClient, task id: Int, timeout: Double = 20, until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
+        let start = ContinuousClock.now
+        var version = 0
+        while true {
+            let snapshot = try object(try await client.sendAsync("GET", "/v1/tasks/\(id)/progress?after=\(version)&wait=5"), 200)
+            if condition(snapshot) { return snapshot }
+            guard seconds(since: start) < timeout else { throw DaemonFailure("task \(id) never met the condition; last \(snapshot)") }
+            version = snapshot["version"] as? Int ?? version
+        }
+    }
+
+    private func errorCode(_ task: [String: Any]) -> Int? {
+        (task["error"] as? [String: Any])?["code"] as? Int
+    }
+
+    // MARK: crash safety
+
+    @Test func killNineLosesNothingCommittedAndSettlesWhatWasRunning() async throws {
+        let bodies = (0..<3).map { _ in randomBytes(50_000) }
+        let laterBody = randomBytes(30_000)
+        let slowBody = randomBytes(40 * 1_024)
+        let origin = try OriginServer { request in
+            if request.path == "/stall" || request.path.hasPrefix("/stall?") {
+                return .stallAfterHeaders(contentLength: 1_000_000, bodyPrefix: Data(repeating: 7, count: 1_000))
+            }
+            if request.path == "/slow" { return .slowBody(body: slowBody, bytesPerWrite: 1_024, interval: .milliseconds(50)) }
+            if request.path == "/later" { return .respond(headers: ["Content-Type": "application/x-later"], body: laterBody) }
+            if request.path.hasPrefix("/ok/"), let index = Int(request.path.dropFirst(4)), bodies.indices.contains(index) {
+                return .respond(headers: ["Content-Type": "application/octet-stream"], body: bodies[index])
+            }
+            return .respond(status: 404)
+        }
+        defer { origin.stop() }
+        let folder = try TempDirectory(prefix: "transferd-coretests-crash")
+        defer { folder.remove() }
+
+        // First life: some tasks complete, two are mid-transfer, one waits suspended.
+        let first = try await DaemonProcess.start(dataDirectory: folder.path)
+        let client = TestHTTPClient(port: first.port)
+        let session = try #require(try object(try await client.sendAsync("POST", "/v1/sessions", headers: Self.json, body: Data("{}".utf8)), 201)["id"] as? String)
+        var completed: [Int: Data] = [:]
+        for (index, body) in bodies.enumerated() {
+            let task = try await createTask(client, session: session, url: origin.url("/ok/\(index)"))
+            let final = try await poll(client, task: task.id) { $0["state"] as? String == "completed" }
+            #expect(errorCode(final) == nil)
+            let served = try await client.sendAsync("GET", "/v1/tasks/\(task.id)/body")
+            #expect(served.status == 200)
+            #expect(served.body == body)
+            completed[task.id] = body
+        }
+        var stalled: [Int] = []
+        for index in 0..<2 {
+            let task = try await createTask(client, session: session, url: origin.url("/stall?\(index)"))
+            try await poll(client, task: task.id) { ($0["phase"] as? String) == "transferring" && (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
+            stalled.append(task.id)
+        }
+        let suspended = try await createTask(client, session: session, url: origin.url("/later"), state: "suspended")
+        // And one suspended mid-transfer: its connection dies with the process.
+        let paused = try await createTask(client, session: session, url: origin.url("/slow"))
+        try await poll(client, task: paused.id) { (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
+        _ = try object(try await client.sendAsync("POST", "/v1/tasks/\(paused.id)/suspend", headers: Self.json, body: Data("{}".utf8)), 200)
+        #expect(origin.requests.filter { $0.path.hasPrefix("/stall") }.count == 2)
+
+        first.kill(SIGKILL)
+        let killedStatus = await first.waitForExit(timeout: 10)
+        #expect(killedStatus == SIGKILL)
+        #expect(first.process.terminationReason == .uncaughtSignal)
+        client.close()
+
+        // Second life on the same folder.
+        let second = try await DaemonProcess.start(dataDirectory: folder.path)
+        let after = TestHTTPClient(port: second.port)
+        let list = try object(try await after.sendAsync("GET", "/v1/sessions/\(session)/tasks?limit=100"), 200)
+        let items = try #require(list["items"] as? [[String: Any]])
+        #expect(items.compactMap { $0["id"] as? Int }.sorted() == (Array(completed.keys) + stalled + [suspended.id, paused.id]).sorted())
+
+        for (id, body) in completed {
+            let task = try object(try await after.sendAsync("GET", "/v1/tasks/\(id)"), 200)
+            #expect(task["state"] as? String == "completed")
+            #expect(task["error"] is NSNull)
+            #expect((task["response"] as? [String: Any])?["statusCode"] as? Int == 200)
+            let served = try await after.sendAsync("GET", "/v1/tasks/\(id)/body")
+            #expect(served.status == 200)
+            #expect(served.body == body, "task \(id)'s body changed across kill -9")
+            #expect(served.header("Content-Type") == "application/octet-stream")
+        }
+        for id in stalled {
+            let task = try object(try await after.sendAsync("GET", "/v1/tasks/\(id)"), 200)
+            #expect(task["state"] as? String == "completed")
+            #expect(errorCode(task) == -1005)
+            #expect((task["error"] as? [String: Any])?["name"] as? String == "networkConnectionLost")
+            #expect(try await after.sendAsync("GET", "/v1/tasks/\(id)/body").status == 409)
+        }
+        let waiting = try object(try await after.sendAsync("GET", "/v1/tasks/\(suspended.id)"), 200)
+        #expect(waiting["state"] as? String == "suspended")
+        #expect(origin.requests.filter { $0.path == "/later" }.isEmpty)
+        _ = try object(try await after.sendAsync("POST", "/v1/tasks/\(suspended.id)/resume", headers: Self.json, body: Data("{}".utf8)), 200)
+        let resumed = try await poll(after, task: suspended.id) { $0["state"] as? String == "completed" }
+        #expect(errorCode(resumed) == nil)
+        let laterServed = try await after.sendAsync("GET", "/v1/tasks/\(suspended.id)/body")
+        #expect(laterServed.body == laterBody)
+        #expect(laterServed.header("Content-Type") == "application/x-later")
+
+        // The one paused mid-transfer starts over when resumed, and arrives whole.
+        let pausedTask = try object(try await after.sendAsync("GET", "/v1/tasks/\(paused.id)"), 200)
+        #expect(pausedTask["state"] as? String == "suspended")
+        #expect((pausedTask["progress"] as? [String: Any])?["bytesReceived"] as? Int == 0)
+        _ = try object(try await after.sendAsync("POST", "/v1/tasks/\(paused.id)/resume", headers: Self.json, body: Data("{}".utf8)), 200)
+        let pausedDone = try await poll(after, task: paused.id) { $0["state"] as? String == "completed" }
+        #expect(errorCode(pausedDone) == nil)
+        #expect(try await after.sendAsync("GET", "/v1/tasks/\(paused.id)/body").body == slowBody)
+        #expect(origin.requests.filter { $0.path == "/slow" }.count == 2)
+
+        second.kill(SIGTERM)
+        #expect(await second.waitForExit(timeout: 10) == 0)
+    }
+
+    @Test func sigtermAnswersAHeldLongPollAndExitsCleanly() async throws {
+        let folder = try TempDirectory(prefix: "transferd-coretests-sigterm")
+        defer { folder.remove() }
+        let daemon = try await DaemonProcess.start(dataDirectory: folder.path)
+        let client = TestHTTPClient(port: daemon.port)
+        let session = try #require(try object(try await client.sendAsync("POST", "/v1/sessions", headers: Self.json, body: Data("{}".utf8)), 201)["id"] as? String)
+        let task = try await createTask(client, session: session, url: "http://127.0.0.1:9/never", state: "suspended")
+
+        let poller = TestHTTPClient(port: daemon.port)
+        let held = Task { try await poller.sendAsync("GET", "/v1/tasks/\(task.id)/progress?after=\(task.version)&wait=30", timeout: 40) }
+        // Nothing outside the daemon tells when a poll is held; give the request time to arrive
+        // (a poll that arrived is answered at once by SIGTERM, so this is no race on the answer).
+        try await Task.sleep(for: .seconds(1))
+
+        let signalled = ContinuousClock.now
+        daemon.kill(SIGTERM)
+        let answer = try await held.value
+        let answeredMilliseconds = milliseconds(since: signalled)
+        #expect(answer.status == 200, "\(answer)")
+        let snapshot = try answer.jsonObject()
+        #expect(snapshot["taskId"] as? Int == task.id)
+        #expect(snapshot["state"] as? String == "suspended")
+        #expect(answeredMilliseconds < 5_000)
+
+        let status = await daemon.waitForExit(timeout: 5)
+        let stopMilliseconds = milliseconds(since: signalled)
+        #expect(status == 0, "stderr:\n\(daemon.output.stderr)")
+        #expect(daemon.process.terminationReason == .exit)
+        #expect(stopMilliseconds < 5_000)
+        #expect(daemon.output.stderr.contains("transferd stopped"))
+        print(String(format: "daemon start: %.0f ms, stop: %.0f ms (SIGTERM to exit, held long-poll answered after %.0f ms)", daemon.startMilliseconds, stopMilliseconds, answeredMilliseconds))
+
+        // The state it stopped with is intact for the next start.
+        let again = try await DaemonProcess.start(dataDirectory: folder.path)
+        let reloaded = try object(try await TestHTTPClient(port: again.port).sendAsync("GET", "/v1/tasks/\(task.id)"), 200)
+        #expect(reloaded["state"] as? String == "suspended")
+        again.kill(SIGTERM)
+        #expect(await again.waitForExit(timeout: 10) == 0)
+    }
+
+    // MARK: command line
+
+    @Test func helpListsEveryFlagAndItsEnvironmentVariable() async throws {
+        let result = try await DaemonProcess.run(["--help"])
+        #expect(result.status == 0 && result.exited)
+        for flag in ["--listen", "--data-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--http-threads", "--log-level"] {
+            #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
+        }
+        for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",
+                     "TRANSFERD_MAX_BODY_SIZE", "TRANSFERD_MAX_REQUEST_SIZE", "TRANSFERD_HTTP_THREADS", "TRANSFERD_LOG_LEVEL"] {
+            #expect(result.stdout.contains(name), "--help does not mention \(name)")
+        }
+    }
+
+    @Test func nonLoopbackWithoutTokenRefusesToStart() async throws {
+        let folder = try TempDirectory(prefix: "transferd-coretests-refuse")
+        defer { folder.remove() }
+        let dataDirectory = folder.path + "/never-created"
+        let start = ContinuousClock.now
+        let result = try await DaemonProcess.run(["--listen", "0.0.0.0:0", "--data-dir", dataDirectory])
+        #expect(result.exited && result.status != 0)
+        #expect(result.stderr.contains("TRANSFERD_TOKENS"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("0.0.0.0"))
+        #expect(seconds(since: start) < 10)
+        // Refused before touching anything.
+        #expect(!FileManager.default.fileExists(atPath: dataDirectory))
+    }
+
+    @Test func nonLoopbackWithATokenFromTheEnvironmentStartsAndRequiresIt() async throws {
+        let folder = try TempDirectory(prefix: "transferd-coretests-token")
+        defer { folder.remove() }
+        let daemon = try await DaemonProcess.start(dataDirectory: folder.path, arguments: ["--listen", "0.0.0.0:0"], environment: ["TRANSFERD_TOKENS": "s3cret, other"])
+        let client = TestHTTPClient(port: daemon.port)
+        #expect(try await client.sendAsync("GET", "/v1/sessions").status == 401)
+        #expect(try await client.sendAsync("GET", "/v1/sessions", headers: ["Authorization": "Bearer wrong"]).status == 401)
+        #expect(try await client.sendAsync("GET", "/v1/sessions", headers: ["Authorization": "Bearer s3cret"]).status == 200)
+        #expect(try await client.sendAsync("GET", "/v1/sessions", headers: ["Authorization": "Bearer other"]).status == 200)
+        daemon.kill(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: 10) == 0)
+    }
+
+    @Test(arguments: [
+        (["--listen", "garbage"], "garbage"),
+        (["--listen", "127.0.0.1"], "--listen"),
+        (["--listen", "127.0.0.1:70000"], "--listen"),
+        (["--listen", "[::1"], "--listen"),
+        (["--max-transfers", "0"], "TRANSFERD_MAX_TRANSFERS"),
+        (["--log-level", "info", "--bogus-flag"], "--bogus-flag"),
+    ])
+    func badArgumentsFailClearly(arguments: [String], mention: String) async throws {
+        let folder = try TempDirectory(prefix: "transferd-coretests-args")
+        defer { folder.remove() }
+        let result = try await DaemonProcess.run(arguments + ["--data-dir", folder.path + "/data"])
+        #expect(result.exited && result.status != 0)
+        #expect(result.stderr.contains(mention), "stderr: \(result.stderr)")
+        #expect(result.stderr.lowercased().contains("error"))
+    }
+
+    @Test func badEnvironmentFailsClearly() async throws {
+        let result = try await DaemonProcess.run(["--listen", "127.0.0.1:0", "--data-dir", "/nonexistent-never"], environment: ["TRANSFERD_MAX_TRANSFERS": "many"])
+        #expect(result.exited && result.status != 0)
+        #expect(result.stderr.contains("TRANSFERD_MAX_TRANSFERS"), "stderr: \(result.stderr)")
+    }
+
+    @Test func aPortInUseFailsInsteadOfHanging() async throws {
+        let occupied = try OriginServer { _ in .closeWithoutResponse }
+        defer { occupied.stop() }
+        let folder = try TempDirectory(prefix: "transferd-coretests-busy")
+        defer { folder.remove() }
+        let result = try await DaemonProcess.run(["--listen", "127.0.0.1:\(occupied.port)", "--data-dir", folder.path], timeout: 15)
+        #expect(result.exited && result.status != 0)
+        #expect(result.stderr.contains(String(occupied.port)), "stderr: \(result.stderr)")
+    }
+}
