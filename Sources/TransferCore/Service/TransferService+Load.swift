@@ -12,7 +12,9 @@ extension TransferService {
         let events = try store.loadRecentEvents(limit: configuration.eventRetention)
         let maxSeq = try store.maxEventSeq()
         state.withLock { s in
-            for session in sessions.sorted(by: { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }) {
+            // In the store's creation order: createdAt has whole seconds, so sorting by it (and
+            // the random id) reordered sessions made within one second, and the list with them.
+            for session in sessions {
                 s.sessions[session.id] = session
                 s.sessionOrder.append(session.id)
             }

@@ -123,9 +123,9 @@ public final class Store: Sendable {
         String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self)
     }
 
-    /// Every stored session.
+    /// Every stored session, in creation order (an upsert keeps a row's rowid).
     func loadSessions() throws -> [Session] {
-        try database.run("SELECT record, owner FROM sessions").map { row in
+        try database.run("SELECT record, owner FROM sessions ORDER BY rowid").map { row in
             var session = try JSONCoding.decoder.decode(Session.self, from: row.data(0) ?? Data())
             session.owner = row.string(1)
             return session
