@@ -47,6 +47,12 @@ extension TransferService {
             }
             return deliveries
         }
-        deliveries.run()
+        // A completion is answered only once it is durable: a client told "completed" must
+        // never find the task lost to a crash a moment later.
+        if case .completed = update {
+            store.afterCommit { deliveries.run() }
+        } else {
+            deliveries.run()
+        }
     }
 }

@@ -14,7 +14,10 @@ extension TransferService {
             expire(waiter, after: wait)
             return nil
         }
-        if let immediate { answer(immediate) }
+        if let immediate {
+            if immediate.state == .completed { store.flush() }  // a completion is reported once durable
+            answer(immediate)
+        }
     }
 
     /// Answers with the session's events after `after` at once when there are any, otherwise

@@ -74,6 +74,7 @@ extension TransferService {
             checkInvalidation(&s, session: id, &deliveries)
             return (s.sessions[id] ?? session, deliveries)
         }
+        store.flush()
         deliveries.run()
         return session
     }

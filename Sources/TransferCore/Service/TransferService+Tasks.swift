@@ -38,7 +38,9 @@ extension TransferService {
     }
 
     public func task(_ id: Int, owner: String?) throws -> TransferTask {
-        try state.withLock { s in try visibleTask(s, id, owner).task }
+        let task = try state.withLock { s in try visibleTask(s, id, owner).task }
+        if task.state == .completed { store.flush() }  // report a completion only once it is durable
+        return task
     }
 
     func visibleTask(_ s: ServiceState, _ id: Int, _ owner: String?) throws -> TaskEntry {
@@ -51,7 +53,7 @@ extension TransferService {
 
     /// A page of a session's tasks in id order, optionally of one state.
     public func listTasks(in sessionId: String, state filter: TaskState?, owner: String?, limit: Int, cursor: String?) throws -> (items: [TransferTask], next: String?) {
-        try state.withLock { s in
+        let page = try state.withLock { s throws -> (items: [TransferTask], next: String?) in
             _ = try visibleSession(s, sessionId, owner)
             var after = 0
             if let cursor {
@@ -66,6 +68,8 @@ extension TransferService {
             }
             return (Array(items.prefix(limit)), items.count > limit ? items[limit - 1].id.description : nil)
         }
+        if page.items.contains(where: { $0.state == .completed }) { store.flush() }  // completions once durable
+        return page
     }
 
     /// PATCH: priority re-orders a queued task at once; description is replaced.
@@ -82,6 +86,7 @@ extension TransferService {
             admit(&s, &deliveries)
             return (s.tasks[id]!.task, deliveries)
         }
+        store.flush()
         deliveries.run()
         return task
     }
@@ -134,6 +139,7 @@ extension TransferService {
             body(&s, &deliveries)
             return (s.tasks[id]!.task, deliveries)
         }
+        store.flush()  // what the client is told has happened is on disk first
         deliveries.run()
         return task
     }

@@ -59,6 +59,14 @@ public final class Store: Sendable {
         writer.sync { drain() }
     }
 
+    /// Runs `action` (off the writer) once every operation queued before this call is committed.
+    func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        writer.async { [self] in
+            drain()
+            DispatchQueue.global().async(execute: action)
+        }
+    }
+
     /// Commits everything pending in one transaction. Runs only on `writer`.
     private func drain() {
         let batch = pending.withLock { operations in
