@@ -41,7 +41,9 @@ final class CurlEngine: Sendable {
         guard started.load(ordering: .relaxed) else { return true }
         inbox.withLock { $0.stopping = true }
         waker.wakeup()
-        return finished.wait(timeout: .now() + timeout) == .success
+        guard finished.wait(timeout: .now() + timeout) == .success else { return false }
+        finished.signal()  // stays signalled: a later stop returns at once instead of timing out
+        return true
     }
 }
 
