@@ -26,13 +26,5 @@ extension HTTPResponse {
 /// A page of a list: `{"items": [...], "next": cursor|null}`.
 struct Page<Item: Encodable>: Encodable {
     let items: [Item]
-    let next: String?
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(items, forKey: .items)
-        try c.encode(next, forKey: .next)
-    }
-
-    enum CodingKeys: String, CodingKey { case items, next }
+    @NullEncoded var next: String?
 }

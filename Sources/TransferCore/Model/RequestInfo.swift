@@ -6,21 +6,10 @@ public struct RequestInfo: Codable, Sendable, Equatable {
     public var url: String
     public var method: String
     public var headers: [String: String]
-    public var bodyLength: Int?
+    @NullEncoded public var bodyLength: Int?
     public var cachePolicy: CachePolicy
     public var timeoutInterval: Double
     public var networkServiceType: NetworkServiceType
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(url, forKey: .url)
-        try c.encode(method, forKey: .method)
-        try c.encode(headers, forKey: .headers)
-        try c.encode(bodyLength, forKey: .bodyLength)
-        try c.encode(cachePolicy, forKey: .cachePolicy)
-        try c.encode(timeoutInterval, forKey: .timeoutInterval)
-        try c.encode(networkServiceType, forKey: .networkServiceType)
-    }
 }
 
 extension RequestInfo {

@@ -4,10 +4,10 @@ public import FoundationEssentials
 public struct ResponseInfo: Codable, Sendable, Equatable {
     public var statusCode: Int
     public var headers: [String: String]
-    public var mimeType: String?
-    public var textEncodingName: String?
-    public var expectedContentLength: Int?
-    public var suggestedFilename: String?
+    @NullEncoded public var mimeType: String?
+    @NullEncoded public var textEncodingName: String?
+    @NullEncoded public var expectedContentLength: Int?
+    @NullEncoded public var suggestedFilename: String?
     public var url: String
 
     public init(statusCode: Int, headers: [String: String], url: String) {
@@ -46,16 +46,5 @@ public struct ResponseInfo: Codable, Sendable, Equatable {
         let base = name.split(separator: "/").last.map(String.init) ?? ""
         let cleaned = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\\" })
         return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? nil : cleaned
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(statusCode, forKey: .statusCode)
-        try c.encode(headers, forKey: .headers)
-        try c.encode(mimeType, forKey: .mimeType)
-        try c.encode(textEncodingName, forKey: .textEncodingName)
-        try c.encode(expectedContentLength, forKey: .expectedContentLength)
-        try c.encode(suggestedFilename, forKey: .suggestedFilename)
-        try c.encode(url, forKey: .url)
     }
 }

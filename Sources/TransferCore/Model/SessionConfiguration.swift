@@ -15,7 +15,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var isDiscretionary = false
     public var sessionSendsLaunchEvents = true
     public var waitsForConnectivity = false
-    public var connectionProxyDictionary: [String: JSONValue]? = nil
+    @NullEncoded public var connectionProxyDictionary: [String: JSONValue]? = nil
     public var tlsMinimumSupportedProtocolVersion: TLSVersion = .TLSv12
     public var tlsMaximumSupportedProtocolVersion: TLSVersion = .TLSv13
     public var httpShouldUsePipelining = false
@@ -81,29 +81,5 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         for name in httpAdditionalHeaders.keys.sorted() {
             try Validate.header(name: name, value: httpAdditionalHeaders[name] ?? "", decoder.path(CodingKeys.httpAdditionalHeaders))
         }
-    }
-
-    /// Every property is served, a nil proxy dictionary as an explicit null (the synthesized
-    /// encoder would leave it out; openapi.yaml requires it).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(requestCachePolicy, forKey: .requestCachePolicy)
-        try c.encode(timeoutIntervalForRequest, forKey: .timeoutIntervalForRequest)
-        try c.encode(timeoutIntervalForResource, forKey: .timeoutIntervalForResource)
-        try c.encode(networkServiceType, forKey: .networkServiceType)
-        try c.encode(allowsCellularAccess, forKey: .allowsCellularAccess)
-        try c.encode(allowsExpensiveNetworkAccess, forKey: .allowsExpensiveNetworkAccess)
-        try c.encode(allowsConstrainedNetworkAccess, forKey: .allowsConstrainedNetworkAccess)
-        try c.encode(isDiscretionary, forKey: .isDiscretionary)
-        try c.encode(sessionSendsLaunchEvents, forKey: .sessionSendsLaunchEvents)
-        try c.encode(waitsForConnectivity, forKey: .waitsForConnectivity)
-        try c.encode(connectionProxyDictionary, forKey: .connectionProxyDictionary)
-        try c.encode(tlsMinimumSupportedProtocolVersion, forKey: .tlsMinimumSupportedProtocolVersion)
-        try c.encode(tlsMaximumSupportedProtocolVersion, forKey: .tlsMaximumSupportedProtocolVersion)
-        try c.encode(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
-        try c.encode(httpShouldSetCookies, forKey: .httpShouldSetCookies)
-        try c.encode(httpCookieAcceptPolicy, forKey: .httpCookieAcceptPolicy)
-        try c.encode(httpAdditionalHeaders, forKey: .httpAdditionalHeaders)
-        try c.encode(httpMaximumConnectionsPerHost, forKey: .httpMaximumConnectionsPerHost)
     }
 }

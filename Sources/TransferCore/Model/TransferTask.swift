@@ -107,7 +107,7 @@ public struct ProgressSnapshot: Codable, Sendable, Equatable {
     public var state: TaskState
     public var phase: TaskPhase
     public var progress: TaskProgress
-    public var error: TaskError?
+    @NullEncoded public var error: TaskError?
     public var version: Int
 
     init(_ task: TransferTask) {
@@ -117,15 +117,5 @@ public struct ProgressSnapshot: Codable, Sendable, Equatable {
         progress = task.progress
         error = task.error
         version = task.version
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(taskId, forKey: .taskId)
-        try c.encode(state, forKey: .state)
-        try c.encode(phase, forKey: .phase)
-        try c.encode(progress, forKey: .progress)
-        try c.encode(error, forKey: .error)
-        try c.encode(version, forKey: .version)
     }
 }

@@ -36,19 +36,11 @@ public struct TaskError: Codable, Sendable, Equatable, Error {
     public var code: Int
     public var name: String
     public var message: String
-    public var resumeData: String?
+    @NullEncoded public var resumeData: String?
 
     public init(_ code: URLErrorCode, _ message: String) {
         self.code = code.rawValue
         self.name = code.name
         self.message = message
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(code, forKey: .code)
-        try c.encode(name, forKey: .name)
-        try c.encode(message, forKey: .message)
-        try c.encode(resumeData, forKey: .resumeData)
     }
 }
