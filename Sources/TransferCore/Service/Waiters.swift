@@ -5,8 +5,8 @@ struct Waiters: Sendable {
     typealias ProgressCallback = @Sendable (ProgressSnapshot) -> Void
     typealias EventsCallback = @Sendable (EventPage) -> Void
 
-    struct ProgressWaiter: Sendable { let id: Int; let after: Int; let callback: ProgressCallback }
-    struct EventsWaiter: Sendable { let id: Int; let after: Int; let limit: Int; let callback: EventsCallback }
+    struct ProgressWaiter: HeldPoll { let id: Int; let after: Int; let callback: ProgressCallback }
+    struct EventsWaiter: HeldPoll { let id: Int; let after: Int; let limit: Int; let callback: EventsCallback }
 
     enum Key: Sendable, Hashable { case task(Int), session(String) }
 
@@ -33,23 +33,21 @@ struct Waiters: Sendable {
 
     /// Removes and returns the task's waiters whose cursor is below `version`.
     mutating func takeProgress(task: Int, below version: Int) -> [ProgressWaiter] {
-        guard let list = progress[task] else { return [] }
-        let ready = list.filter { $0.after < version }
-        guard !ready.isEmpty else { return [] }
-        let rest = list.filter { $0.after >= version }
-        progress[task] = rest.isEmpty ? nil : rest
-        for waiter in ready { keys[waiter.id] = nil }
-        return ready
+        Self.take(from: &progress, key: task, below: version, ids: &keys)
     }
 
     /// Removes and returns the session's waiters whose cursor is below `seq`.
     mutating func takeEvents(session: String, below seq: Int) -> [EventsWaiter] {
-        guard let list = events[session] else { return [] }
-        let ready = list.filter { $0.after < seq }
+        Self.take(from: &events, key: session, below: seq, ids: &keys)
+    }
+
+    private static func take<Key: Hashable, Waiter: HeldPoll>(from table: inout [Key: [Waiter]], key: Key, below cursor: Int, ids: inout [Int: Waiters.Key]) -> [Waiter] {
+        guard let list = table[key] else { return [] }
+        let ready = list.filter { $0.after < cursor }
         guard !ready.isEmpty else { return [] }
-        let rest = list.filter { $0.after >= seq }
-        events[session] = rest.isEmpty ? nil : rest
-        for waiter in ready { keys[waiter.id] = nil }
+        let rest = list.filter { $0.after >= cursor }
+        table[key] = rest.isEmpty ? nil : rest
+        for waiter in ready { ids[waiter.id] = nil }
         return ready
     }
 
@@ -81,4 +79,10 @@ struct Waiters: Sendable {
         defer { progress = [:]; events = [:]; keys = [:] }
         return (progress, events)
     }
+}
+
+/// A held long-poll: its id and the cursor it waits to pass.
+protocol HeldPoll: Sendable {
+    var id: Int { get }
+    var after: Int { get }
 }
