@@ -5,6 +5,7 @@ internal import TransferCore
 /// /v1/tasks/{tid} and its actions.
 enum TaskRoutes {
     static func register(_ router: inout Router, service: TransferService) {
+        let snapshots = EncodedSnapshots()
         router.add("GET", "/v1/tasks/{tid}") { request in
             .json(try service.task(try request.taskId(), owner: request.owner))
         }
@@ -34,7 +35,7 @@ enum TaskRoutes {
             _ = try service.task(id, owner: request.owner)
             return .later { respond in
                 try service.progress(task: id, after: after, wait: wait, owner: request.owner) { snapshot in
-                    respond(.json(snapshot))
+                    respond(snapshots.response(for: snapshot))
                 }
             }
         }

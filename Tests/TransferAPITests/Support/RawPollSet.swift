@@ -66,6 +66,8 @@ final class RawPollSet: @unchecked Sendable {
             let order = Array(pending)
             var polls = order.map { pollfd(fd: fds[$0], events: Int16(POLLIN), revents: 0) }
             let ready = poll(&polls, nfds_t(polls.count), 100)
+            // When poll saw the bytes: the arrival time, before any parsing work of ours.
+            let seen = ContinuousClock.now
             if ready <= 0 { continue }
             for (slot, entry) in polls.enumerated() where entry.revents != 0 {
                 let index = order[slot]
@@ -79,7 +81,7 @@ final class RawPollSet: @unchecked Sendable {
                     break
                 }
                 if let (status, body) = Self.parse(buffers[index]) {
-                    answers[index] = Answer(status: status, body: body, arrival: .now)
+                    answers[index] = Answer(status: status, body: body, arrival: seen)
                     pending.remove(index)
                 }
             }
@@ -90,7 +92,11 @@ final class RawPollSet: @unchecked Sendable {
     /// A complete response in `bytes`: its status and body, or nil if incomplete.
     static func parse(_ bytes: [UInt8]) -> (Int, Data)? {
         let separator: [UInt8] = [13, 10, 13, 10]
-        guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == separator }) else { return nil }
+        // A plain byte scan: this runs for every answer, and an allocating search in a debug build
+        // delayed later answers enough to distort the latency being measured.
+        guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: {
+            bytes[$0] == separator[0] && bytes[$0 + 1] == separator[1] && bytes[$0 + 2] == separator[2] && bytes[$0 + 3] == separator[3]
+        }) else { return nil }
         let head = String(decoding: bytes[0..<end], as: UTF8.self)
         let lines = head.components(separatedBy: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
