@@ -249,7 +249,7 @@ import Testing
         configuration.httpAdditionalHeaders = ["X-Session": "s", "x-request": "from session"]
         configuration.timeoutIntervalForRequest = 7
         let spec = try decode(RequestSpec.self, #"{"url": "http://h/", "method": "POST", "headers": {"X-Request": "mine"}, "body": {"json": {"a": 1}}}"#)
-        let info = RequestInfo(spec: spec, configuration: configuration)
+        let info = RequestInfo(spec: spec, bodyLength: spec.body?.data.count, configuration: configuration)
         #expect(info.headers == ["X-Request": "mine", "X-Session": "s", "Content-Type": "application/json"])
         #expect(info.bodyLength == 7)  // {"a":1}
         #expect(info.timeoutInterval == 7)

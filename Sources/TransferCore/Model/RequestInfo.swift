@@ -14,7 +14,7 @@ public struct RequestInfo: Codable, Sendable, Equatable {
 
 extension RequestInfo {
     /// Builds the request a task sends from what the client posted and its session's configuration.
-    init(spec: RequestSpec, configuration: SessionConfiguration) {
+    init(spec: RequestSpec, bodyLength: Int?, configuration: SessionConfiguration) {
         var headers = spec.headers
         let given = Set(headers.keys.map { $0.lowercased() })
         for (name, value) in configuration.httpAdditionalHeaders where !given.contains(name.lowercased()) {
@@ -28,7 +28,7 @@ extension RequestInfo {
             url: spec.url,
             method: spec.method,
             headers: headers,
-            bodyLength: spec.body.map { $0.data.count },
+            bodyLength: bodyLength,
             cachePolicy: spec.cachePolicy ?? configuration.requestCachePolicy,
             timeoutInterval: spec.timeoutInterval ?? configuration.timeoutIntervalForRequest,
             networkServiceType: spec.networkServiceType ?? configuration.networkServiceType

@@ -24,7 +24,7 @@ extension TransferService {
                 s.sessionOrder.insert(Session.sharedID, at: 0)
             }
             for (task, body) in tasks {
-                s.tasks[task.id] = TaskEntry(task: task, requestBody: body)
+                s.tasks[task.id] = TaskEntry(task: task, requestBody: task.state == .completed ? nil : body)
                 s.tasksBySession[task.sessionId, default: []].append(task.id)
                 s.nextTaskId = max(s.nextTaskId, task.id + 1)
             }

@@ -6,6 +6,7 @@ extension TransferService {
     /// Returns once the task is durably stored.
     public func createTask(in sessionId: String, _ request: TaskCreate, owner: String?) throws -> TransferTask {
         guard let spec = request.request else { throw InputError.invalidValue(field: "request", message: "is required") }
+        let body = spec.body?.data  // encoded once, outside the lock
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let session = try visibleSession(s, sessionId, owner)
@@ -14,13 +15,13 @@ extension TransferService {
             }
             let id = s.nextTaskId
             s.nextTaskId += 1
-            let info = RequestInfo(spec: spec, configuration: session.configuration)
+            let info = RequestInfo(spec: spec, bodyLength: body?.count, configuration: session.configuration)
             let task = TransferTask(id: id, sessionId: sessionId, kind: request.kind, state: request.state,
                                     priority: request.priority, description: request.description,
                                     request: info, owner: owner, now: Date())
-            s.tasks[id] = TaskEntry(task: task, requestBody: spec.body?.data)
+            s.tasks[id] = TaskEntry(task: task, requestBody: body)
             s.tasksBySession[sessionId, default: []].append(id)
-            store.enqueue(.saveTask(task, requestBody: spec.body?.data))
+            store.enqueue(.saveTask(task, requestBody: body))
             var deliveries = Deliveries()
             if task.state == .running {
                 if RequestURL.isSupported(spec.url) {
@@ -213,6 +214,7 @@ extension TransferService {
         task.progress.bytesPerSecond = 0
         s.tasks[id]?.task = task
         s.tasks[id]?.inEngine = false
+        s.tasks[id]?.requestBody = nil  // a completed task never sends again; the store keeps its copy
         if let body { store.enqueue(.saveBody(taskId: id, body: body)) }
         changed(&s, task: id, persist: true, &deliveries)
         emit(&s, session: task.sessionId, task: id, .didCompleteWithError, ["error": error.map { JSONValue(encoding: $0) } ?? .null], &deliveries)
