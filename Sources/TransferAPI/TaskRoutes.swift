@@ -39,6 +39,24 @@ enum TaskRoutes {
                 }
             }
         }
+        router.add("GET", "/v1/tasks/{tid}/file") { request in
+            let file = try service.downloadedFile(task: try request.taskId(), owner: request.owner)
+            var headers = HTTPHeaders([("Content-Type", file.mimeType ?? "application/octet-stream"), ("Accept-Ranges", "bytes")])
+            if let filename = file.filename {
+                headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(filename: filename))
+            }
+            switch ByteRange.parse(request.http.headers["Range"], size: file.size) {
+            case .whole:
+                return .now(HTTPResponse(status: 200, headers: headers, body: .file(path: file.path, offset: 0, length: file.size)))
+            case .part(let first, let last):
+                headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(file.size)")
+                return .now(HTTPResponse(status: 206, headers: headers, body: .file(path: file.path, offset: first, length: last - first + 1)))
+            case .unsatisfiable:
+                var error = APIError(416, "range_not_satisfiable", "the file has \(file.size) bytes")
+                error.headers = [("Content-Range", "bytes */\(file.size)")]
+                return .now(error.response)
+            }
+        }
         router.add("GET", "/v1/tasks/{tid}/body") { request in
             let (body, contentType) = try service.body(task: try request.taskId(), owner: request.owner)
             let headers = HTTPHeaders([("Content-Type", contentType ?? "application/octet-stream")])

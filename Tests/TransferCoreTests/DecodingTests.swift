@@ -187,9 +187,17 @@ import Testing
     }
 
     @Test func taskCreateNotImplementedKinds() {
-        #expect(notImplementedField(TaskCreate.self, #"{"kind": "download", "request": {"url": "http://h/"}}"#) == "kind")
+        #expect(notImplementedField(TaskCreate.self, #"{"kind": "upload", "request": {"url": "http://h/"}}"#) == "kind")
+        #expect(notImplementedField(TaskCreate.self, #"{"kind": "stream", "request": {"url": "http://h/"}}"#) == "kind")
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "resumeData")
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"file": "/etc/passwd"}}}"#) == "request.body.file")
+    }
+
+    @Test func downloadTasksDecodeWithADestination() throws {
+        let create = try JSONDecoder().decode(TaskCreate.self, from: Data(#"{"kind": "download", "destination": "a/b.bin", "request": {"url": "http://h/f"}}"#.utf8))
+        #expect(create.kind == .download)
+        #expect(create.destination == "a/b.bin")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "data", "destination": "a.bin", "request": {"url": "http://h/"}}"#) == "destination")
     }
 
     @Test func taskCreateMissingFields() {

@@ -51,6 +51,8 @@ final class EngineLoop {
                 taskIds[ObjectIdentifier(transfer.handle)] = taskId
                 observer.transfer(taskId, .connecting)
                 if job.startPaused { pause(transfer) }
+            } catch let error as TaskError {
+                observer.transfer(taskId, .completed(.failure(error)))
             } catch let code as CurlCode {
                 observer.transfer(taskId, .completed(.failure(URLErrorMapping.error(for: code, detail: nil))))
             } catch {
@@ -98,6 +100,7 @@ final class EngineLoop {
         guard let transfer = transfers.removeValue(forKey: taskId) else { return }
         taskIds[ObjectIdentifier(transfer.handle)] = nil
         multi.remove(transfer.handle)
+        if case .failure = outcome { transfer.discardPartialFile() }
         observer.transfer(taskId, .completed(outcome))
     }
 

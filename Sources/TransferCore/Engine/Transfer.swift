@@ -17,6 +17,8 @@ final class Transfer: EasyHandleDelegate {
     private var parser = ResponseHeadParser()
     private(set) var response: ResponseInfo?
     private var body = Data()
+    /// The partial file of a download (nil for data tasks, whose body is `body`).
+    private let file: DownloadFile?
     private var redirects = 0
     private var currentURL: String
     private var currentMethod: String
@@ -46,6 +48,7 @@ final class Transfer: EasyHandleDelegate {
         self.report = report
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
+        file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target) }
         handle = try EasyHandle()
         handle.delegate = self
         try configure()
@@ -119,15 +122,26 @@ final class Transfer: EasyHandleDelegate {
         }
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
+        if file != nil, head.statusCode >= 400 {
+            // URLSession turns a download's error status into an error, and keeps no file.
+            failure = Self.downloadError(status: head.statusCode)
+        }
         report(.response(info))
     }
 
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
-        guard body.count + bytes.byteCount <= job.maxBodySize else {
+        if failure != nil { return .fail }
+        if let file {
+            guard file.write(bytes) else {
+                failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
+                return .fail
+            }
+        } else if body.count + bytes.byteCount <= job.maxBodySize {
+            bytes.withUnsafeBytes { body.append(contentsOf: $0) }
+        } else {
             failure = TaskError(.dataLengthExceedsMaximum, "the response body exceeds the \(job.maxBodySize)-byte limit for data tasks")
             return .fail
         }
-        bytes.withUnsafeBytes { body.append(contentsOf: $0) }
         received += bytes.byteCount
         lastActivity = EngineLoop.now()
         unreportedReceived += bytes.byteCount
@@ -167,10 +181,30 @@ final class Transfer: EasyHandleDelegate {
 
     /// The outcome once libcurl reported the transfer done with `code`.
     func outcome(_ code: CurlCode) -> TransferOutcome {
-        if let failure { return .failure(failure) }
-        guard code.isOK else { return .failure(URLErrorMapping.error(for: code, detail: handle.errorMessage)) }
+        let error = failure ?? (code.isOK ? nil : URLErrorMapping.error(for: code, detail: handle.errorMessage))
+        if let error {
+            file?.discard()
+            return .failure(error)
+        }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
-        return .success(body: body, response: info)
+        guard let file else { return .success(body: body, response: info, location: nil) }
+        do {
+            return .success(body: Data(), response: info, location: try file.finish(suggestedFilename: info.suggestedFilename))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Deletes a download's partial file (the transfer was cancelled or timed out).
+    func discardPartialFile() { file?.discard() }
+
+    /// URLSession's mapping of a download's HTTP error status to a URLError.
+    static func downloadError(status: Int) -> TaskError {
+        switch status {
+        case 401, 407: return TaskError(.userAuthenticationRequired, "the server answered \(status): authentication is required")
+        case 403: return TaskError(.noPermissionsToReadFile, "the server answered 403: access is forbidden")
+        default: return TaskError(.fileDoesNotExist, "the server answered \(status)")
+        }
     }
 
     /// Starts the sample window afresh (after a pause the old samples would understate speed).

@@ -10,6 +10,8 @@ struct TransferJob: Sendable {
     /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.
     let maxBodySize: Int
     let startPaused: Bool
+    /// Set for download tasks: the body goes to this file, never into memory.
+    var download: DownloadTarget? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -26,7 +28,8 @@ enum TransferUpdate: Sendable {
 
 /// How a transfer ended.
 enum TransferOutcome: Sendable {
-    case success(body: Data, response: ResponseInfo)
+    /// `body` is empty for downloads, whose bytes are in the file at `location`.
+    case success(body: Data, response: ResponseInfo, location: String?)
     case failure(TaskError)
 }
 

@@ -44,6 +44,8 @@ public struct TaskCreate: Decodable, Sendable {
     public var priority: TaskPriority = .default
     public var description: String?
     public var state: TaskState = .running
+    /// Downloads only: a path relative to the downloads root.
+    public var destination: String?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -69,14 +71,18 @@ public struct TaskCreate: Decodable, Sendable {
         guard state == .running || state == .suspended else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.state), message: "a new task is running or suspended")
         }
-        for key in [CodingKeys.resumeData, .destination, .host, .port] where c.contains(key) {
-            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to download and stream tasks, which are not available in this version")
+        destination = try c.decodeIfPresent(String.self, forKey: .destination)
+        for key in [CodingKeys.resumeData, .host, .port] where c.contains(key) {
+            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to resumed downloads and stream tasks, which are not available in this version")
         }
-        guard kind == .data else {
-            throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "\(kind.rawValue) tasks are not available in this version; use data")
+        guard kind == .data || kind == .download else {
+            throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "\(kind.rawValue) tasks are not available in this version; use data or download")
+        }
+        if destination != nil, kind != .download {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")
         }
         guard request != nil else {
-            throw DecodingError.keyNotFound(CodingKeys.request, .init(codingPath: decoder.codingPath, debugDescription: "a data task needs a request"))
+            throw DecodingError.keyNotFound(CodingKeys.request, .init(codingPath: decoder.codingPath, debugDescription: "a \(kind.rawValue) task needs a request"))
         }
         if let description, description.count > 1000 {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")

@@ -7,6 +7,8 @@ public enum InputError: Error, Sendable, Equatable {
     case invalidValue(field: String, message: String)
     /// Designed but not built yet: 422.
     case notImplemented(field: String?, message: String)
+    /// Refused outright, e.g. a destination that leaves the downloads root: 400 with `code`.
+    case refused(field: String, code: String, message: String)
 }
 
 /// A coding key for any name, used to see every key a JSON object really has.

@@ -28,13 +28,12 @@ public struct ResponseInfo: Codable, Sendable, Equatable {
         headers.first { $0.key.lowercased() == name.lowercased() }?.value
     }
 
-    /// The filename from Content-Disposition, else the URL's last path component, else "Unknown"
-    /// (Apple's fallback). Full RFC 6266 handling (filename*) comes with downloads (issue 3).
+    /// The filename from Content-Disposition (RFC 6266, `filename*` first), else the URL's
+    /// last path component, else "Unknown" (Apple's fallback); always a plain file name.
     static func suggestedFilename(contentDisposition: String?, url: String) -> String {
-        if let disposition = contentDisposition,
-           let parameter = disposition.split(separator: ";").map({ $0.trimmed() }).first(where: { $0.lowercased().hasPrefix("filename=") }) {
-            let name = parameter.dropFirst("filename=".count).trimmed(["\"", " "])
-            if let sanitised = sanitise(name) { return sanitised }
+        if let disposition = contentDisposition, let name = ContentDisposition.filename(in: disposition),
+           let sanitised = sanitise(name) {
+            return sanitised
         }
         if let last = URL(string: url)?.lastPathComponent, last != "/", let sanitised = sanitise(last) {
             return sanitised
@@ -42,9 +41,12 @@ public struct ResponseInfo: Codable, Sendable, Equatable {
         return "Unknown"
     }
 
+    /// The last component only (no folders, either slash), no control characters, not hidden,
+    /// at most 255 UTF-8 bytes.
     private static func sanitise(_ name: String) -> String? {
-        let base = name.split(separator: "/").last.map(String.init) ?? ""
-        let cleaned = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\\" })
-        return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? nil : cleaned
+        let base = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var cleaned = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }).trimmed([" ", "."])
+        while cleaned.utf8.count > 255 { cleaned.removeLast() }
+        return cleaned.isEmpty ? nil : cleaned
     }
 }

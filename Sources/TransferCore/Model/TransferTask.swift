@@ -15,7 +15,10 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var response: ResponseInfo?
     public var progress: TaskProgress
     public var error: TaskError?
+    /// A completed download's file: its absolute path on the daemon's host.
     public var location: String?
+    /// A download's destination as the client gave it, relative to the downloads root.
+    public var destination: String?
     public var createdAt: Date
     public var startedAt: Date?
     public var completedAt: Date?
@@ -28,7 +31,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
-        case originalRequest, currentRequest, response, progress, error, location
+        case originalRequest, currentRequest, response, progress, error, location, destination
         case createdAt, startedAt, completedAt, version, owner
     }
 
@@ -47,6 +50,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         progress = try c.decode(TaskProgress.self, forKey: .progress)
         error = try c.decodeIfPresent(TaskError.self, forKey: .error)
         location = try c.decodeIfPresent(String.self, forKey: .location)
+        destination = try c.decodeIfPresent(String.self, forKey: .destination)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
         startedAt = try c.decodeIfPresent(Date.self, forKey: .startedAt)
         completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
@@ -70,7 +74,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         self.owner = owner
     }
 
-    /// The served JSON; the stored form (`encodeForStore`) adds the owner.
+    /// The served JSON; the stored form (`StoredTask`) adds the owner.
     public func encode(to encoder: any Encoder) throws {
         try encode(to: encoder, includingOwner: false)
     }
@@ -91,6 +95,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(progress, forKey: .progress)
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)
+        try c.encode(destination, forKey: .destination)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

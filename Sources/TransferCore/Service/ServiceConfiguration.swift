@@ -13,6 +13,11 @@ public struct ServiceConfiguration: Sendable {
     public var checkpointInterval = 1.0
     /// The longest a long-poll is held, in seconds.
     public var maxLongPollWait = 60.0
+    /// The root under which download tasks may name a `destination`; default `<data>/downloads`.
+    public var downloadsDirectory: String?
+
+    /// The downloads root in effect.
+    public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 }

@@ -26,10 +26,17 @@ extension TransferService {
                 s.tasks[id]?.task.progress.bytesReceived = total
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = expected
                 s.tasks[id]?.task.progress.bytesPerSecond = speed
-                emit(&s, session: session, task: id, .didReceiveData, [
-                    "bytesReceived": .integer(Int64(bytes)), "totalBytesReceived": .integer(Int64(total)),
-                    "totalBytesExpectedToReceive": expected.map { .integer(Int64($0)) } ?? .null,
-                ], &deliveries)
+                if entry.task.kind == .download {
+                    emit(&s, session: session, task: id, .didWriteData, [
+                        "bytesWritten": .integer(Int64(bytes)), "totalBytesWritten": .integer(Int64(total)),
+                        "totalBytesExpectedToWrite": expected.map { .integer(Int64($0)) } ?? .null,
+                    ], &deliveries)
+                } else {
+                    emit(&s, session: session, task: id, .didReceiveData, [
+                        "bytesReceived": .integer(Int64(bytes)), "totalBytesReceived": .integer(Int64(total)),
+                        "totalBytesExpectedToReceive": expected.map { .integer(Int64($0)) } ?? .null,
+                    ], &deliveries)
+                }
                 changed(&s, task: id, persist: false, &deliveries)
             case .sent(let bytes, let total, let expected):
                 s.tasks[id]?.task.progress.bytesSent = total
@@ -38,10 +45,17 @@ extension TransferService {
                     "totalBytesExpectedToSend": expected.map { .integer(Int64($0)) } ?? .null,
                 ], &deliveries)
                 changed(&s, task: id, persist: false, &deliveries)
-            case .completed(.success(let body, let response)):
+            case .completed(.success(let body, let response, let location)):
                 if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
-                s.tasks[id]?.task.progress.bytesReceived = body.count
-                complete(&s, task: id, error: nil, body: body, &deliveries)
+                if let location {
+                    // The file is in place: tell the client where before the task completes.
+                    s.tasks[id]?.task.location = location
+                    emit(&s, session: session, task: id, .didFinishDownloadingTo, ["location": .string(location)], &deliveries)
+                    complete(&s, task: id, error: nil, body: nil, &deliveries)
+                } else {
+                    s.tasks[id]?.task.progress.bytesReceived = body.count
+                    complete(&s, task: id, error: nil, body: body, &deliveries)
+                }
             case .completed(.failure(let error)):
                 complete(&s, task: id, error: error, body: nil, &deliveries)
             }

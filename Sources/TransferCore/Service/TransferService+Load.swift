@@ -1,3 +1,4 @@
+internal import Glibc
 internal import Synchronization
 internal import FoundationEssentials
 
@@ -53,11 +54,15 @@ extension TransferService {
             // A paused transfer's connection is gone; resuming starts it again from the beginning.
             if task.phase != .queued {
                 reset(&s, task: id)
+                if task.kind == .download { unlink(partialPath(of: id)) }
                 changed(&s, task: id, persist: true, &deliveries)  // a new version: its served state changed
             }
         case .running where task.phase == .queued:
             enqueue(&s, task: id)
         case .running, .canceling:
+            // Resume data from the partial file comes with issue 3's checkpoints; until then a
+            // cut-off download starts over, so its partial file is removed.
+            if task.kind == .download { unlink(partialPath(of: id)) }
             let error = task.state == .canceling
                 ? TaskError(.cancelled, "cancelled")
                 : TaskError(.networkConnectionLost, "the daemon stopped while the task was running")

@@ -7,6 +7,9 @@ extension TransferService {
     public func createTask(in sessionId: String, _ request: TaskCreate, owner: String?) throws -> TransferTask {
         guard let spec = request.request else { throw InputError.invalidValue(field: "request", message: "is required") }
         let body = spec.body?.data  // encoded once, outside the lock
+        if let destination = request.destination {
+            _ = try DownloadDestination.resolve(destination, root: configuration.downloadsRoot, field: "destination")
+        }
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let session = try visibleSession(s, sessionId, owner)
@@ -16,9 +19,10 @@ extension TransferService {
             let id = s.nextTaskId
             s.nextTaskId += 1
             let info = RequestInfo(spec: spec, bodyLength: body?.count, configuration: session.configuration)
-            let task = TransferTask(id: id, sessionId: sessionId, kind: request.kind, state: request.state,
+            var task = TransferTask(id: id, sessionId: sessionId, kind: request.kind, state: request.state,
                                     priority: request.priority, description: request.description,
                                     request: info, owner: owner, now: Date())
+            task.destination = request.destination
             s.tasks[id] = TaskEntry(task: task, requestBody: body)
             s.tasksBySession[sessionId, default: []].append(id)
             store.enqueue(.saveTask(task, requestBody: body))
@@ -165,9 +169,31 @@ extension TransferService {
         if let error = task.error {
             throw ServiceError.conflict(code: "no_body", message: "task \(id) failed (\(error.name)): \(error.message)")
         }
+        guard task.kind != .download else {
+            throw ServiceError.conflict(code: "no_body", message: "task \(id) is a download: its body is a file, at GET /v1/tasks/\(id)/file")
+        }
         store.flush()  // the body was queued with the completion; make sure it is committed
         let body = try store.body(taskId: id) ?? Data()
         return (body, task.response?.headers.first { $0.key.lowercased() == "content-type" }?.value)
+    }
+
+    /// A completed download's file: its path, size, media type and suggested filename.
+    public func downloadedFile(task id: Int, owner: String?) throws -> (path: String, size: Int, mimeType: String?, filename: String?) {
+        let task = try state.withLock { s in try visibleTask(s, id, owner).task }
+        guard task.kind == .download else {
+            throw ServiceError.conflict(code: "not_a_download", message: "task \(id) is a \(task.kind.rawValue) task; its response is at GET /v1/tasks/\(id)/body")
+        }
+        guard task.state == .completed else {
+            throw ServiceError.conflict(code: "task_not_completed", message: "task \(id) is \(task.state.rawValue); its file is ready when it completes")
+        }
+        if let error = task.error {
+            throw ServiceError.conflict(code: "no_body", message: "task \(id) failed (\(error.name)): \(error.message)")
+        }
+        store.flush()
+        guard let path = task.location, let size = FileSystem.size(of: path) else {
+            throw ServiceError.notFound("the file of task \(id) is no longer there (moved or deleted on the host)")
+        }
+        return (path, size, task.response?.mimeType, task.response?.suggestedFilename)
     }
 
     // MARK: scheduling, under the lock
@@ -193,13 +219,24 @@ extension TransferService {
             s.tasks[id]?.task.currentRequest = entry.task.originalRequest
             s.tasks[id]?.inEngine = true
             let elapsed = now.timeIntervalSince(entry.task.createdAt)
-            engine.submit(.start(TransferJob(
+            var job = TransferJob(
                 taskId: id, request: entry.task.originalRequest, body: entry.requestBody,
                 resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
-                maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)))
+                maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
+            if entry.task.kind == .download {
+                job.download = DownloadTarget(
+                    partialPath: partialPath(of: id),
+                    destinationPath: entry.task.destination.map { configuration.downloadsRoot + "/" + $0 },
+                    defaultDirectory: configuration.dataDirectory + "/files/\(id)",
+                    root: configuration.downloadsRoot)
+            }
+            engine.submit(.start(job))
             changed(&s, task: id, persist: true, &deliveries)
         }
     }
+
+    /// Where a running download's bytes are written until it succeeds.
+    func partialPath(of id: Int) -> String { configuration.dataDirectory + "/partial/\(id).part" }
 
     /// Ends a task: records the outcome, stores the body, frees its slot, reports
     /// didCompleteWithError, and lets the next queued tasks in.

@@ -13,6 +13,8 @@ internal import Synchronization
 public final class TransferService: Sendable {
     let state: Mutex<ServiceState>
     public let store: Store
+    /// Upload bodies sent ahead of their tasks (`POST /v1/blobs`), under `<dataDirectory>/blobs`.
+    public let blobs: BlobStore
     let engine: CurlEngine
     let configuration: ServiceConfiguration
     let logger: Logger
@@ -23,8 +25,10 @@ public final class TransferService: Sendable {
         self.configuration = configuration
         self.logger = logger
         store = try Store(dataDirectory: configuration.dataDirectory)
+        try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         engine = try CurlEngine()
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
+        blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         try load()
     }
 

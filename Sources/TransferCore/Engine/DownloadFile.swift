@@ -1,0 +1,88 @@
+internal import FoundationEssentials
+internal import Glibc
+
+/// Where a download's bytes go: a partial file under the data folder while it runs, moved to
+/// its final path only once the transfer succeeded, so no partial file ever appears there.
+struct DownloadTarget: Sendable {
+    /// `<data>/partial/<task id>.part`.
+    let partialPath: String
+    /// The client's destination, already resolved under the downloads root; nil for the default.
+    let destinationPath: String?
+    /// Where a download without a destination lands: `<data>/files/<task id>/`, plus the
+    /// response's suggested filename.
+    let defaultDirectory: String
+    /// The downloads root; the final path's folder must resolve (symlinks followed) inside it.
+    let root: String
+}
+
+/// The open partial file of one running download. Engine thread only (not Sendable): plain
+/// POSIX writes, which land in the page cache at memory speed, so they do not hold up other
+/// transfers.
+final class DownloadFile {
+    private var descriptor: Int32
+    let target: DownloadTarget
+    private(set) var written = 0
+
+    init(target: DownloadTarget) throws(TaskError) {
+        self.target = target
+        try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
+        descriptor = open(target.partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)  // the umask applies, as for curl -o
+        guard descriptor >= 0 else {
+            throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
+        }
+    }
+
+    /// Appends bytes; false when the disk refused them (full, I/O error).
+    func write(_ bytes: RawSpan) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let result = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += result
+            }
+            written += buffer.count
+            return true
+        }
+    }
+
+    /// Closes the file and moves it to its final path; returns that path.
+    func finish(suggestedFilename: String?) throws(TaskError) -> String {
+        close()
+        let finalPath = target.destinationPath
+            ?? target.defaultDirectory + "/" + (suggestedFilename ?? "download")
+        let folder = FileSystem.parent(of: finalPath)
+        do {
+            try FileSystem.makeDirectories(folder)
+            // Checked again now: a symlink planted after the task was created must not lead
+            // the file out of the downloads root.
+            guard target.destinationPath == nil || FileSystem.isInside(folder, root: target.root) else {
+                throw TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
+            }
+            try FileSystem.move(target.partialPath, to: finalPath)
+        } catch let error as TaskError {
+            discard()
+            throw error
+        } catch {
+            discard()
+            throw TaskError(.cannotWriteToFile, "cannot move the download to \(finalPath): \(error)")
+        }
+        return finalPath
+    }
+
+    /// Closes and deletes the partial file.
+    func discard() {
+        close()
+        unlink(target.partialPath)
+    }
+
+    private func close() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,22 @@
+/// A download's `destination`: a relative path under the downloads root. Anything that could
+/// leave the root (absolute paths, "..", symlinks pointing out) is refused (400).
+enum DownloadDestination {
+    static func resolve(_ relative: String, root: String, field: String) throws -> String {
+        func refuse(_ message: String) -> InputError {
+            InputError.refused(field: field, code: "invalid_destination", message: "\(field) \(message)")
+        }
+        guard !relative.isEmpty, relative.utf8.count <= 1024 else { throw refuse("must be a relative path of 1 to 1024 bytes") }
+        guard !relative.hasPrefix("/") else { throw refuse("must be relative to the downloads root, not absolute") }
+        guard !relative.hasSuffix("/") else { throw refuse("must name a file, not a folder") }
+        guard !relative.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw refuse("must not contain control characters")
+        }
+        let components = relative.split(separator: "/", omittingEmptySubsequences: true)
+        guard !components.contains(where: { $0 == ".." || $0 == "." }) else { throw refuse("must not contain . or .. components") }
+        let path = root + "/" + components.joined(separator: "/")
+        guard FileSystem.isInside(FileSystem.parent(of: path), root: root) else {
+            throw refuse("leads outside the downloads root through a symbolic link")
+        }
+        return path
+    }
+}
