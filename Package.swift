@@ -38,6 +38,8 @@ let package = Package(
             dependencies: [
                 "Curl", "SQLite",
                 .product(name: "Logging", package: "swift-log"),
+                // SHA-256 of blobs, computed while they stream to disk (BlobWriter).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -26,8 +26,16 @@ enum TaskRoutes {
         }
         router.add("POST", "/v1/tasks/{tid}/cancel") { request in
             let id = try request.taskId()
-            _ = try request.decode(CancelRequest.self)
-            return .json(try service.cancel(task: id, owner: request.owner))
+            let body = try request.decode(CancelRequest.self)
+            let task = try service.cancel(task: id, produceResumeData: body.produceResumeData, owner: request.owner)
+            guard body.produceResumeData, task.state != .completed else { return .json(task) }
+            // The engine hands resume data back once it has stopped the transfer: answer then
+            // (a held request, no thread), with the completed task and its error.resumeData.
+            return .later { respond in
+                try whenCompleted(service, task: id, after: task.version, owner: request.owner, deadline: .now + .seconds(10)) { task in
+                    respond(task.map { .json($0) } ?? APIError.notFound("no task \(id)").response)
+                }
+            }
         }
         router.add("GET", "/v1/tasks/{tid}/progress") { request in
             let id = try request.taskId()
@@ -65,14 +73,33 @@ enum TaskRoutes {
     }
 }
 
+/// Calls `answer` exactly once with the task once it has completed (or at the deadline, as it
+/// is then; nil if it vanished), waiting through the progress long-poll.
+private func whenCompleted(_ service: TransferService, task id: Int, after version: Int, owner: String?,
+                           deadline: ContinuousClock.Instant, answer: @escaping @Sendable (TransferTask?) -> Void) throws {
+    let left = deadline - .now
+    let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+    try service.progress(task: id, after: version, wait: seconds, owner: owner) { snapshot in
+        if snapshot.state == .completed || ContinuousClock.now >= deadline || snapshot.version <= version {
+            answer(try? service.task(id, owner: owner))
+            return
+        }
+        do {
+            try whenCompleted(service, task: id, after: snapshot.version, owner: owner, deadline: deadline, answer: answer)
+        } catch {
+            answer(try? service.task(id, owner: owner))
+        }
+    }
+}
+
 /// A body that must be empty or `{}`.
 struct EmptyRequest: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case none }
     init(from decoder: any Decoder) throws { try decoder.rejectUnknownKeys(CodingKeys.self) }
 }
 
-/// The body of POST /v1/tasks/{tid}/cancel. Resume data is for downloads (issue 3); a data task
-/// has none, so the flag is accepted and the answer is the cancelled task.
+/// The body of POST /v1/tasks/{tid}/cancel. `produceResumeData` matters for downloads only: the
+/// answer then waits for the transfer to stop and its error carries the resume data.
 struct CancelRequest: Decodable {
     var produceResumeData = false
     enum CodingKeys: String, CodingKey, CaseIterable { case produceResumeData }

@@ -189,7 +189,8 @@ import Testing
     @Test func taskCreateNotImplementedKinds() {
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "upload", "request": {"url": "http://h/"}}"#) == "kind")
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "stream", "request": {"url": "http://h/"}}"#) == "kind")
-        #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "resumeData")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "data", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "resumeData")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "download", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "request")
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"file": "/etc/passwd"}}}"#) == "request.body.file")
     }
 

@@ -23,13 +23,26 @@ final class DownloadFile {
     let target: DownloadTarget
     private(set) var written = 0
 
-    init(target: DownloadTarget) throws(TaskError) {
+    /// Opens the partial file: empty, or kept up to `resumeAt` bytes. A file shorter than that
+    /// (data lost since the offset was recorded) is detected: `written` says what is really there.
+    init(target: DownloadTarget, resumeAt offset: Int = 0) throws(TaskError) {
         self.target = target
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
-        descriptor = open(target.partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)  // the umask applies, as for curl -o
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
+        descriptor = open(target.partialPath, flags, 0o666)  // the umask applies, as for curl -o
         guard descriptor >= 0 else {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
         }
+        if offset > 0 {
+            truncate(to: min(offset, FileSystem.size(of: target.partialPath) ?? 0))
+        }
+    }
+
+    /// Cuts the file to `length` bytes and writes on from there.
+    func truncate(to length: Int) {
+        ftruncate(descriptor, off_t(length))
+        lseek(descriptor, off_t(length), SEEK_SET)
+        written = length
     }
 
     /// Appends bytes; false when the disk refused them (full, I/O error).

@@ -26,6 +26,10 @@ final class EngineLoop {
             multi.perform()
             for (easy, code) in multi.completions() {
                 guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
+                if transfer.needsRestartFromZero {
+                    restartFromZero(taskId, transfer)
+                    continue
+                }
                 transfer.reportProgress(now: Self.now(), force: true)
                 finish(taskId, transfer.outcome(code))
             }
@@ -66,10 +70,24 @@ final class EngineLoop {
             transfer.lastActivity = Self.now()
             transfer.resetSpeed()
             try? transfer.handle.pause(false)
-        case .cancel(let taskId):
-            guard transfers[taskId] != nil else { return }
-            finish(taskId, .failure(TaskError(.cancelled, "cancelled")))
+        case .cancel(let taskId, let keepPartial):
+            guard let transfer = transfers[taskId] else { return }
+            let error = TaskError(.cancelled, "cancelled")
+            transfer.reportProgress(now: Self.now(), force: true)
+            finish(taskId, keepPartial ? transfer.interrupted(error) : .failure(error))
         }
+    }
+
+    /// A resumed download whose range the server could not serve (416) and whose partial file
+    /// is not whole: the same job again, without the partial file, from byte 0.
+    private func restartFromZero(_ taskId: Int, _ transfer: Transfer) {
+        transfers[taskId] = nil
+        taskIds[ObjectIdentifier(transfer.handle)] = nil
+        multi.remove(transfer.handle)
+        var job = transfer.job
+        job.resume = nil
+        apply(.start(job))
+        observer.transfer(taskId, .resumed(offset: 0, expectedTotal: nil))
     }
 
     private func pause(_ transfer: Transfer) {
@@ -84,11 +102,11 @@ final class EngineLoop {
         var pending = false
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
-                finish(taskId, .failure(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
+                finish(taskId, transfer.interrupted(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
                 continue
             }
             if transfer.pausedAt == nil, now - transfer.lastActivity > transfer.job.request.timeoutInterval {
-                finish(taskId, .failure(TaskError(.timedOut, "no data moved for longer than the request's timeoutInterval")))
+                finish(taskId, transfer.interrupted(TaskError(.timedOut, "no data moved for longer than the request's timeoutInterval")))
                 continue
             }
             if transfer.reportProgress(now: now) { pending = true }

@@ -19,6 +19,14 @@ final class Transfer: EasyHandleDelegate {
     private var body = Data()
     /// The partial file of a download (nil for data tasks, whose body is `body`).
     private let file: DownloadFile?
+    /// Where this transfer's bytes start in the file: a resumed download's offset, else 0.
+    private var base = 0
+    /// The size of the whole resource, when the server said (Content-Length or Content-Range).
+    private var expectedTotal: Int?
+    /// A 416 to a resumed request showed the partial file is already the whole resource.
+    private var alreadyComplete = false
+    /// A 416 for a partial file that is not whole: `EngineLoop` starts the download over.
+    private(set) var needsRestartFromZero = false
     private var redirects = 0
     private var currentURL: String
     private var currentMethod: String
@@ -48,7 +56,9 @@ final class Transfer: EasyHandleDelegate {
         self.report = report
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
-        file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target) }
+        let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
+        self.file = file
+        base = file?.written ?? 0
         handle = try EasyHandle()
         handle.delegate = self
         try configure()
@@ -93,6 +103,12 @@ final class Transfer: EasyHandleDelegate {
         // curl would add "Expect: 100-continue" to large bodies and wait a second for servers that
         // never answer it; URLSession does not send it.
         if !names.contains("expect") { lines.append("Expect:") }
+        if base > 0 {
+            // Continue where the partial file ends; If-Range makes a changed resource come back
+            // whole (200) rather than as a range of the new one (RFC 9110 13.1.5).
+            lines.append("Range: bytes=\(base)-")
+            if let validator = job.resume?.ifRange { lines.append("If-Range: \(validator)") }
+        }
         try handle.set(.headers(lines))
     }
 
@@ -122,15 +138,56 @@ final class Transfer: EasyHandleDelegate {
         }
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
-        if file != nil, head.statusCode >= 400 {
-            // URLSession turns a download's error status into an error, and keeps no file.
-            failure = Self.downloadError(status: head.statusCode)
+        if let file {
+            if base > 0 {
+                continueResumed(head, file: file)
+            } else if head.statusCode >= 400 {
+                // URLSession turns a download's error status into an error, and keeps no file.
+                failure = Self.downloadError(status: head.statusCode)
+            } else {
+                expectedTotal = info.expectedContentLength
+            }
         }
         report(.response(info))
     }
 
+    /// Decides how a resumed download goes on from the server's answer to its ranged request.
+    private func continueResumed(_ head: ResponseHead, file: DownloadFile) {
+        switch head.statusCode {
+        case 206:
+            guard let range = ContentRange(head.value("Content-Range")), range.first <= base else {
+                failure = TaskError(.badServerResponse, "the server answered the range request for byte \(base) with \(head.value("Content-Range") ?? "no Content-Range")")
+                return
+            }
+            // A range that starts early re-writes a few bytes; one that starts late cannot be used.
+            if range.first < base { file.truncate(to: range.first) }
+            base = range.first
+            expectedTotal = range.total
+            report(.resumed(offset: base, expectedTotal: range.total))
+        case 416:
+            let total = ContentRange(head.value("Content-Range"))?.total
+            if total == base {
+                alreadyComplete = true
+                expectedTotal = total
+                report(.resumed(offset: base, expectedTotal: total))
+            } else {
+                needsRestartFromZero = true
+            }
+        case 400...:
+            failure = Self.downloadError(status: head.statusCode)
+        default:
+            // Range ignored, or the resource changed (If-Range failed): the whole resource
+            // follows, so start the file again.
+            file.truncate(to: 0)
+            base = 0
+            expectedTotal = response?.expectedContentLength
+            report(.resumed(offset: 0, expectedTotal: expectedTotal))
+        }
+    }
+
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
         if failure != nil { return .fail }
+        if needsRestartFromZero || alreadyComplete { return .accept }  // a 416's own body is not the file
         if let file {
             guard file.write(bytes) else {
                 failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
@@ -172,8 +229,8 @@ final class Transfer: EasyHandleDelegate {
         }
         if unreportedReceived > 0 {
             speed.record(total: received, at: now)
-            let expected = response?.expectedContentLength
-            report(.received(bytes: unreportedReceived, total: received, expected: expected, bytesPerSecond: speed.bytesPerSecond))
+            let expected = file == nil ? response?.expectedContentLength : expectedTotal
+            report(.received(bytes: unreportedReceived, total: base + received, expected: expected, bytesPerSecond: speed.bytesPerSecond))
             unreportedReceived = 0
         }
         return false
@@ -181,11 +238,11 @@ final class Transfer: EasyHandleDelegate {
 
     /// The outcome once libcurl reported the transfer done with `code`.
     func outcome(_ code: CurlCode) -> TransferOutcome {
-        let error = failure ?? (code.isOK ? nil : URLErrorMapping.error(for: code, detail: handle.errorMessage))
-        if let error {
+        if let failure {
             file?.discard()
-            return .failure(error)
+            return .failure(failure)
         }
+        guard code.isOK else { return interrupted(URLErrorMapping.error(for: code, detail: handle.errorMessage)) }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
         guard let file else { return .success(body: body, response: info, location: nil) }
         do {
@@ -197,6 +254,27 @@ final class Transfer: EasyHandleDelegate {
 
     /// Deletes a download's partial file (the transfer was cancelled or timed out).
     func discardPartialFile() { file?.discard() }
+
+    /// How a transfer cut short by `error` ends: a download that can continue keeps its partial
+    /// file and says where it stands; anything else is a plain failure.
+    func interrupted(_ error: TaskError) -> TransferOutcome {
+        guard let state = resumeState() else {
+            file?.discard()
+            return .failure(error)
+        }
+        return .interrupted(error, state)
+    }
+
+    /// Where a download stands, if it can be resumed: it needs a validator (a strong ETag or
+    /// Last-Modified) so that a later ranged request can tell whether the resource changed.
+    func resumeState() -> ResumeState? {
+        guard let file, let response, failure == nil, !needsRestartFromZero, response.statusCode < 300 else { return nil }
+        let headers = response.headers
+        let etag = ResponseInfo.value(of: "ETag", in: headers) ?? (base > 0 ? job.resume?.etag : nil)
+        let lastModified = ResponseInfo.value(of: "Last-Modified", in: headers) ?? (base > 0 ? job.resume?.lastModified : nil)
+        let state = ResumeState(offset: file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
+        return state.ifRange == nil ? nil : state
+    }
 
     /// URLSession's mapping of a download's HTTP error status to a URLError.
     static func downloadError(status: Int) -> TaskError {

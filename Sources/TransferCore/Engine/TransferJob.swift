@@ -12,6 +12,8 @@ struct TransferJob: Sendable {
     let startPaused: Bool
     /// Set for download tasks: the body goes to this file, never into memory.
     var download: DownloadTarget? = nil
+    /// Set to continue a download from its partial file with a ranged request.
+    var resume: ResumeState? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -23,6 +25,8 @@ enum TransferUpdate: Sendable {
     /// Coalesced: bytes since the last report, totals, and the current speed.
     case received(bytes: Int, total: Int, expected: Int?, bytesPerSecond: Double)
     case sent(bytes: Int, total: Int, expected: Int?)
+    /// A resumed download continues at `offset` (0 when the server sent the whole resource).
+    case resumed(offset: Int, expectedTotal: Int?)
     case completed(TransferOutcome)
 }
 
@@ -31,6 +35,8 @@ enum TransferOutcome: Sendable {
     /// `body` is empty for downloads, whose bytes are in the file at `location`.
     case success(body: Data, response: ResponseInfo, location: String?)
     case failure(TaskError)
+    /// A download that stopped part-way and can continue: its partial file is kept.
+    case interrupted(TaskError, ResumeState)
 }
 
 /// Hears every transfer's updates. Called on the engine thread: must not block.
@@ -43,5 +49,6 @@ enum EngineCommand: Sendable {
     case start(TransferJob)
     case pause(taskId: Int)
     case resume(taskId: Int)
-    case cancel(taskId: Int)
+    /// With `keepPartial`, a download keeps its partial file and reports resume data.
+    case cancel(taskId: Int, keepPartial: Bool)
 }

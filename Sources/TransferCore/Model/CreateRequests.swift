@@ -46,6 +46,8 @@ public struct TaskCreate: Decodable, Sendable {
     public var state: TaskState = .running
     /// Downloads only: a path relative to the downloads root.
     public var destination: String?
+    /// Downloads only: resume data from a cancelled or failed download, to continue it.
+    public var resumeData: String?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -72,8 +74,15 @@ public struct TaskCreate: Decodable, Sendable {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.state), message: "a new task is running or suspended")
         }
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
-        for key in [CodingKeys.resumeData, .host, .port] where c.contains(key) {
-            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to resumed downloads and stream tasks, which are not available in this version")
+        resumeData = try c.decodeIfPresent(String.self, forKey: .resumeData)
+        for key in [CodingKeys.host, .port] where c.contains(key) {
+            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to stream tasks, which are not available in this version")
+        }
+        if resumeData != nil, kind != .download {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.resumeData), message: "is for download tasks only")
+        }
+        if resumeData != nil, request != nil {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.request), message: "must be left out when resumeData is given: the resume data holds the request")
         }
         guard kind == .data || kind == .download else {
             throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "\(kind.rawValue) tasks are not available in this version; use data or download")
@@ -81,7 +90,7 @@ public struct TaskCreate: Decodable, Sendable {
         if destination != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")
         }
-        guard request != nil else {
+        guard request != nil || resumeData != nil else {
             throw DecodingError.keyNotFound(CodingKeys.request, .init(codingPath: decoder.codingPath, debugDescription: "a \(kind.rawValue) task needs a request"))
         }
         if let description, description.count > 1000 {

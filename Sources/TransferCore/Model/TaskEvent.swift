@@ -3,7 +3,7 @@ public import FoundationEssentials
 /// The delegate callbacks, as a feed.
 public enum EventType: String, Codable, Sendable, CaseIterable {
     case didReceiveResponse, didReceiveData, didSendBodyData, willPerformHTTPRedirection
-    case didWriteData, didFinishDownloadingTo
+    case didWriteData, didResumeAtOffset, didFinishDownloadingTo
     case didCompleteWithError, didBecomeInvalid
 }
 

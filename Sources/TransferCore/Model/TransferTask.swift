@@ -25,6 +25,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var version: Int
     /// The fingerprint of the token that created it; not served.
     public var owner: String?
+    /// Where a download continues from (its partial file's offset and validators); stored, not served.
+    public var resume: ResumeState?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -32,7 +34,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
         case originalRequest, currentRequest, response, progress, error, location, destination
-        case createdAt, startedAt, completedAt, version, owner
+        case createdAt, startedAt, completedAt, version, owner, resume
     }
 
     public init(from decoder: any Decoder) throws {
@@ -56,6 +58,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
         version = try c.decode(Int.self, forKey: .version)
         owner = try c.decodeIfPresent(String.self, forKey: .owner)
+        resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -76,10 +79,11 @@ public struct TransferTask: Codable, Sendable, Equatable {
 
     /// The served JSON; the stored form (`StoredTask`) adds the owner.
     public func encode(to encoder: any Encoder) throws {
-        try encode(to: encoder, includingOwner: false)
+        try encode(to: encoder, stored: false)
     }
 
-    func encode(to encoder: any Encoder, includingOwner: Bool) throws {
+    /// `stored` adds what only the store keeps: the owner and the resume state.
+    func encode(to encoder: any Encoder, stored: Bool) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
         try c.encode(sessionId, forKey: .sessionId)
@@ -100,7 +104,10 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)
         try c.encode(version, forKey: .version)
-        if includingOwner { try c.encodeIfPresent(owner, forKey: .owner) }
+        if stored {
+            try c.encodeIfPresent(owner, forKey: .owner)
+            try c.encodeIfPresent(resume, forKey: .resume)
+        }
     }
 
     public func isVisible(to requester: String?) -> Bool { owner == nil || owner == requester }

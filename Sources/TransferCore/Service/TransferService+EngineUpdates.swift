@@ -1,3 +1,4 @@
+internal import FoundationEssentials
 internal import Synchronization
 extension TransferService {
     /// Applies one engine update (engine thread) to the task's record and feed.
@@ -56,7 +57,26 @@ extension TransferService {
                     s.tasks[id]?.task.progress.bytesReceived = body.count
                     complete(&s, task: id, error: nil, body: body, &deliveries)
                 }
+            case .resumed(let offset, let expectedTotal):
+                s.tasks[id]?.task.progress.bytesReceived = offset
+                s.tasks[id]?.task.progress.bytesExpectedToReceive = expectedTotal
+                emit(&s, session: session, task: id, .didResumeAtOffset, [
+                    "fileOffset": .integer(Int64(offset)),
+                    "expectedTotalBytes": expectedTotal.map { .integer(Int64($0)) } ?? .null,
+                ], &deliveries)
+                changed(&s, task: id, persist: true, &deliveries)
             case .completed(.failure(let error)):
+                complete(&s, task: id, error: error, body: nil, &deliveries)
+            case .completed(.interrupted(var error, let state)):
+                // The partial file stays; the error carries resume data to continue from it.
+                let task = entry.task
+                let resume = ResumeData(
+                    url: task.response?.url ?? task.currentRequest?.url ?? task.originalRequest.url,
+                    request: task.originalRequest, state: state, partialFile: "partial/\(id).part",
+                    destination: task.destination, createdAt: Date())
+                error.resumeData = resumeSigner.seal(resume)
+                s.tasks[id]?.task.resume = state
+                s.tasks[id]?.task.progress.bytesReceived = state.offset
                 complete(&s, task: id, error: error, body: nil, &deliveries)
             }
             return deliveries

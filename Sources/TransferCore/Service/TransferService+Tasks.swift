@@ -1,3 +1,4 @@
+internal import Glibc
 internal import Synchronization
 public import FoundationEssentials
 
@@ -5,9 +6,12 @@ extension TransferService {
     /// Creates a task in a session. It runs (queued until admitted) unless created suspended.
     /// Returns once the task is durably stored.
     public func createTask(in sessionId: String, _ request: TaskCreate, owner: String?) throws -> TransferTask {
-        guard let spec = request.request else { throw InputError.invalidValue(field: "request", message: "is required") }
-        let body = spec.body?.data  // encoded once, outside the lock
-        if let destination = request.destination {
+        // What to send: the client's request, or the one sealed inside resume data.
+        let resume = try request.resumeData.map { try resumeSigner.open($0, field: "resumeData") }
+        guard request.request != nil || resume != nil else { throw InputError.invalidValue(field: "request", message: "is required") }
+        let body = request.request?.body?.data  // encoded once, outside the lock
+        let destination = request.destination ?? resume?.destination
+        if let destination {
             _ = try DownloadDestination.resolve(destination, root: configuration.downloadsRoot, field: "destination")
         }
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
@@ -18,21 +22,34 @@ extension TransferService {
             }
             let id = s.nextTaskId
             s.nextTaskId += 1
-            let info = RequestInfo(spec: spec, bodyLength: body?.count, configuration: session.configuration)
+            var info: RequestInfo
+            if let resume {
+                info = resume.request
+                info.url = resume.url
+            } else if let spec = request.request {
+                info = RequestInfo(spec: spec, bodyLength: body?.count, configuration: session.configuration)
+            } else {
+                throw InputError.invalidValue(field: "request", message: "is required")
+            }
             var task = TransferTask(id: id, sessionId: sessionId, kind: request.kind, state: request.state,
                                     priority: request.priority, description: request.description,
                                     request: info, owner: owner, now: Date())
-            task.destination = request.destination
+            task.destination = destination
+            if let resume {
+                // The partial file becomes this task's; if it is gone, the download starts over.
+                let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
+                task.resume = kept && resume.state.offset > 0 ? resume.state : nil
+            }
             s.tasks[id] = TaskEntry(task: task, requestBody: body)
             s.tasksBySession[sessionId, default: []].append(id)
             store.enqueue(.saveTask(task, requestBody: body))
             var deliveries = Deliveries()
             if task.state == .running {
-                if RequestURL.isSupported(spec.url) {
+                if RequestURL.isSupported(info.url) {
                     enqueue(&s, task: id)
                     admit(&s, &deliveries)
                 } else {
-                    complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(spec.url.prefix(200))"), body: nil, &deliveries)
+                    complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(info.url.prefix(200))"), body: nil, &deliveries)
                 }
             }
             return (s.tasks[id]?.task ?? task, deliveries)
@@ -128,8 +145,10 @@ extension TransferService {
         }
     }
 
-    public func cancel(task id: Int, owner: String?) throws -> TransferTask {
-        try act(on: id, owner: owner) { s, deliveries in cancel(&s, task: id, &deliveries) }
+    /// cancel(), or for a download cancel(byProducingResumeData:): the partial file is kept and
+    /// the task's error carries resume data once the engine has stopped the transfer.
+    public func cancel(task id: Int, produceResumeData: Bool = false, owner: String?) throws -> TransferTask {
+        try act(on: id, owner: owner) { s, deliveries in cancel(&s, task: id, keepPartial: produceResumeData, &deliveries) }
     }
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
@@ -149,12 +168,12 @@ extension TransferService {
         return task
     }
 
-    func cancel(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+    func cancel(_ s: inout ServiceState, task id: Int, keepPartial: Bool = false, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks[id], entry.task.state != .completed, entry.task.state != .canceling else { return }
         if entry.inEngine {
             s.tasks[id]?.task.state = .canceling
             changed(&s, task: id, persist: true, &deliveries)
-            engine.submit(.cancel(taskId: id))
+            engine.submit(.cancel(taskId: id, keepPartial: keepPartial && entry.task.kind == .download))
         } else {
             complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
         }
@@ -229,6 +248,7 @@ extension TransferService {
                     destinationPath: entry.task.destination.map { configuration.downloadsRoot + "/" + $0 },
                     defaultDirectory: configuration.dataDirectory + "/files/\(id)",
                     root: configuration.downloadsRoot)
+                job.resume = entry.task.resume
             }
             engine.submit(.start(job))
             changed(&s, task: id, persist: true, &deliveries)

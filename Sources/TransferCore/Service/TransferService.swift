@@ -18,6 +18,7 @@ public final class TransferService: Sendable {
     let engine: CurlEngine
     let configuration: ServiceConfiguration
     let logger: Logger
+    let resumeSigner: ResumeDataSigner
     private let checkpointTimer = HandOffTimer()
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
@@ -26,6 +27,7 @@ public final class TransferService: Sendable {
         self.logger = logger
         store = try Store(dataDirectory: configuration.dataDirectory)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
+        resumeSigner = try ResumeDataSigner(dataDirectory: configuration.dataDirectory)
         engine = try CurlEngine()
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)

@@ -174,5 +174,5 @@ public final class Store: Sendable {
 /// The stored form of a task: the served fields plus the owner.
 private struct StoredTask: Encodable {
     let task: TransferTask
-    func encode(to encoder: any Encoder) throws { try task.encode(to: encoder, includingOwner: true) }
+    func encode(to encoder: any Encoder) throws { try task.encode(to: encoder, stored: true) }
 }

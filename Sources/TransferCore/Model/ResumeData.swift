@@ -1,0 +1,31 @@
+public import FoundationEssentials
+
+/// Where an interrupted download stands: enough to continue it with a ranged request.
+public struct ResumeState: Codable, Sendable, Equatable {
+    /// Bytes already in the partial file.
+    public var offset: Int
+    /// The validators of the representation the bytes came from (If-Range needs one).
+    public var etag: String?
+    public var lastModified: String?
+    public var expectedLength: Int?
+
+    /// A strong ETag, else Last-Modified: what If-Range may carry (RFC 9110 13.1.5).
+    public var ifRange: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+}
+
+/// The contents of resume data (cancel(byProducingResumeData:)): opaque to clients, signed by
+/// `ResumeDataSigner` so that an edited blob is refused.
+struct ResumeData: Codable, Sendable, Equatable {
+    var version = 1
+    /// The URL the bytes came from (after redirects) and the request that fetched them.
+    var url: String
+    var request: RequestInfo
+    var state: ResumeState
+    /// The partial file, relative to the data folder ("partial/NAME.part").
+    var partialFile: String
+    var destination: String?
+    var createdAt: Date
+}
