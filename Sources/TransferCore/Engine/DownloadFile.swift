@@ -68,13 +68,14 @@ final class DownloadFile {
         let finalPath = target.destinationPath
             ?? target.defaultDirectory + "/" + (suggestedFilename ?? "download")
         let folder = FileSystem.parent(of: finalPath)
+        // Checked again now, before the folders are made and after: a symlink planted after the
+        // task was created must lead neither the file nor a folder out of the downloads root.
+        let staysInside = { [target] in target.destinationPath == nil || FileSystem.isInside(folder, root: target.root) }
+        let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
         do {
+            guard staysInside() else { throw outside }
             try FileSystem.makeDirectories(folder)
-            // Checked again now: a symlink planted after the task was created must not lead
-            // the file out of the downloads root.
-            guard target.destinationPath == nil || FileSystem.isInside(folder, root: target.root) else {
-                throw TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
-            }
+            guard staysInside() else { throw outside }
             try FileSystem.move(target.partialPath, to: finalPath)
         } catch let error as TaskError {
             discard()
