@@ -23,6 +23,10 @@ public final class TransferService: Sendable {
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
     public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service")) throws {
+        // A download's `location` is an absolute path, so relative folders (`./data`) are made absolute.
+        var configuration = configuration
+        configuration.dataDirectory = FileSystem.absolute(configuration.dataDirectory)
+        configuration.downloadsDirectory = configuration.downloadsDirectory.map(FileSystem.absolute)
         self.configuration = configuration
         self.logger = logger
         store = try Store(dataDirectory: configuration.dataDirectory)
