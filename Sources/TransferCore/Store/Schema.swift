@@ -33,5 +33,16 @@ enum Schema {
         );
         CREATE INDEX events_by_session ON events(session_id, seq);
         """,
+        // 2: blobs (upload bodies sent ahead of their task); the content is the file
+        //    <dataDirectory>/blobs/<id>.
+        """
+        CREATE TABLE blobs (
+            id TEXT PRIMARY KEY,
+            owner TEXT,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        """,
     ]
 }

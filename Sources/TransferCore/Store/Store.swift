@@ -9,7 +9,8 @@ internal import Synchronization
 /// Writes are queued (`enqueue`) and committed by one serial writer, many per transaction, so the
 /// engine thread never waits on the disk; `flush()` waits until everything queued is committed.
 public final class Store: Sendable {
-    private let database: Database
+    /// Internal (not private) for `Store+Blobs`, whose rows are written at once.
+    let database: Database
     private let pending = Mutex<[StoreOperation]>([])
     private let writer = DispatchQueue(label: "transferd.store.writer")
     public let path: String
