@@ -6,7 +6,7 @@ internal import CMicroHTTPD
 enum MHDCallbacks {
     /// The access handler: dispatches the three kinds of call to `ServerCore`.
     /// Sets `*upload_data_size = 0` after taking each body chunk (0.9.75 calls again with
-    /// whatever is left otherwise).
+    /// whatever is left otherwise), and answers MHD_NO when the client has gone mid-body.
     /// - SeeAlso: https://www.gnu.org/software/libmicrohttpd/manual/html_node/microhttpd_002dcb.html
     static let accessHandler: MHD_AccessHandlerCallback = {
         cls, connection, url, method, _, uploadData, uploadDataSize, slot in
@@ -17,11 +17,14 @@ enum MHDCallbacks {
         }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         if uploadDataSize.pointee > 0 {
+            var clientPresent = true
             if let uploadData {
-                core.bodyReceived(context, bytes: UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee))
+                let bytes = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
+                clientPresent = core.bodyReceived(context, bytes: bytes, connection: connection)
             }
             uploadDataSize.pointee = 0
-            return .YES
+            // MHD_NO closes the connection (the request-completed callback follows).
+            return clientPresent ? .YES : .NO
         }
         return core.requestReceived(context, connection: connection)
     }

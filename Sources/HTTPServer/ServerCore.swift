@@ -63,11 +63,9 @@ final class ServerCore: Sendable {
         configuration.errorResponse(status, code, message)
     }
 
-    var bodyTooLargeResponse: HTTPResponse {
-        errorResponse(
-            413, "body_too_large",
-            "The request body is larger than \(configuration.maxBodySize) bytes."
-        )
+    /// The 413 for a body over `limit` bytes (the server's maxBodySize or a sink's).
+    func bodyTooLargeResponse(limit: Int) -> HTTPResponse {
+        errorResponse(413, "body_too_large", "The request body is larger than \(limit) bytes.")
     }
 
     var shuttingDownResponse: HTTPResponse {

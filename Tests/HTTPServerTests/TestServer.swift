@@ -6,9 +6,11 @@ import Synchronization
 /// A handler built from closures, so each test says inline what the server should do.
 struct ClosureHandler: HTTPRequestHandler {
     var onPreflight: @Sendable (HTTPRequestHead) -> HTTPResponse? = { _ in nil }
+    var onBodySink: @Sendable (HTTPRequestHead) -> (any HTTPBodySink)? = { _ in nil }
     var onHandle: @Sendable (HTTPRequest, Responder) -> Void
 
     func preflight(_ head: HTTPRequestHead) -> HTTPResponse? { onPreflight(head) }
+    func bodySink(for head: HTTPRequestHead) -> (any HTTPBodySink)? { onBodySink(head) }
     func handle(_ request: HTTPRequest, responder: Responder) { onHandle(request, responder) }
 }
 
