@@ -9,21 +9,45 @@ public final class APIHandler: HTTPRequestHandler {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
+    private let blobs: BlobStore
+    private let maxBlobSize: Int
 
-    public init(service: TransferService, authenticator: Authenticator, logger: Logger = Logger(label: "transferd.api")) {
+    public init(
+        service: TransferService, authenticator: Authenticator, maxBlobSize: Int = 4 << 30,
+        logger: Logger = Logger(label: "transferd.api")
+    ) {
         var router = Router()
         OperationsRoutes.register(&router, service: service)
         SessionRoutes.register(&router, service: service)
         TaskRoutes.register(&router, service: service)
+        BlobRoutes.register(&router, blobs: service.blobs, maxBlobSize: maxBlobSize, logger: logger)
         self.router = router
         self.authenticator = authenticator
         self.logger = logger
+        self.blobs = service.blobs
+        self.maxBlobSize = maxBlobSize
     }
 
     /// Refuses an unauthenticated /v1 request before its body is read.
     public func preflight(_ head: HTTPRequestHead) -> HTTPResponse? {
         guard Self.needsAuthentication(head.path), authenticator.check(head.headers) == .rejected else { return nil }
         return Self.unauthorized.response
+    }
+
+    /// Streams the body of `POST /v1/blobs` to disk, limited to maxBlobSize instead of the
+    /// server's request limit. A client with a refused token gets a sink too, so it is answered
+    /// 401 by preflight like any other (not 413 for passing the request limit); that sink
+    /// never writes (and it opens no file before a first write anyway).
+    public func bodySink(for head: HTTPRequestHead) -> (any HTTPBodySink)? {
+        guard head.method == "POST", head.path.split(separator: "/") == ["v1", "blobs"] else { return nil }
+        switch authenticator.check(head.headers) {
+        case .anonymous:
+            return BlobUploadSink(blobs: blobs, owner: nil, maxBodySize: maxBlobSize)
+        case .owner(let fingerprint):
+            return BlobUploadSink(blobs: blobs, owner: fingerprint, maxBodySize: maxBlobSize)
+        case .rejected:
+            return BlobUploadSink(blobs: blobs, owner: nil, maxBodySize: maxBlobSize, refusal: Self.unauthorized)
+        }
     }
 
     public func handle(_ request: HTTPRequest, responder: Responder) {

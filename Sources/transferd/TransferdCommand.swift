@@ -36,6 +36,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-request-size"), help: "Largest API request body, in bytes. Env TRANSFERD_MAX_REQUEST_SIZE. Default 16777216.")
     var maxRequestSize: Int?
 
+    @Option(name: .customLong("max-blob-size"), help: "Largest blob (POST /v1/blobs), in bytes. Env TRANSFERD_MAX_BLOB_SIZE. Default 4294967296.")
+    var maxBlobSize: Int?
+
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
 
@@ -75,6 +78,7 @@ struct TransferdCommand: AsyncParsableCommand {
         if let value = try integer(maxTransfers, environment, "TRANSFERD_MAX_TRANSFERS", 1...100_000) { configuration.service.maxConcurrentTransfers = value }
         if let value = try integer(maxBodySize, environment, "TRANSFERD_MAX_BODY_SIZE", 0...(1 << 40)) { configuration.service.maxDataTaskBodySize = value }
         if let value = try integer(maxRequestSize, environment, "TRANSFERD_MAX_REQUEST_SIZE", 1024...(1 << 34)) { configuration.maxRequestBodySize = value }
+        if let value = try integer(maxBlobSize, environment, "TRANSFERD_MAX_BLOB_SIZE", 0...(1 << 50)) { configuration.maxBlobSize = value }
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
         return configuration
     }

@@ -8,6 +8,8 @@ public struct DaemonConfiguration: Sendable {
     /// Serving a non-loopback address without tokens must be asked for explicitly.
     public var allowUnauthenticated = false
     public var maxRequestBodySize = 16 << 20
+    /// The largest blob (`POST /v1/blobs`, streamed to disk), in bytes; larger ones are 413.
+    public var maxBlobSize = 4 << 30
     public var httpThreads = 4
 
     public init(dataDirectory: String) { service = ServiceConfiguration(dataDirectory: dataDirectory) }

@@ -22,7 +22,9 @@ public final class TransferDaemon: Sendable {
         http.errorResponse = { status, code, message in
             HTTPServerConfiguration.jsonErrorResponse(status: status, code: code == "body_too_large" ? "payload_too_large" : code, message: message)
         }
-        let handler = APIHandler(service: service, authenticator: Authenticator(tokens: configuration.tokens), logger: logger)
+        let handler = APIHandler(
+            service: service, authenticator: Authenticator(tokens: configuration.tokens),
+            maxBlobSize: configuration.maxBlobSize, logger: logger)
         server = HTTPServer(configuration: http, handler: handler)
     }
 
