@@ -21,6 +21,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Folder for the database and files. Env TRANSFERD_DATA_DIR. Default ./data.")
     var dataDir: String?
 
+    @Option(name: .customLong("downloads-dir"), help: "Root folder for download destinations. Env TRANSFERD_DOWNLOADS_DIR. Default DATA-DIR/downloads.")
+    var downloadsDir: String?
+
     @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable). Env TRANSFERD_TOKENS, comma-separated.")
     var tokens: [String] = []
 
@@ -66,6 +69,7 @@ struct TransferdCommand: AsyncParsableCommand {
     /// Flags first, then environment, then defaults.
     func resolve(_ environment: [String: String]) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
+        configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
         let listenText = listen ?? environment["TRANSFERD_LISTEN"] ?? "127.0.0.1:8080"
         guard let address = ListenAddress(listenText) else {
             throw ValidationError("--listen must be HOST:PORT or [V6]:PORT, got \(listenText)")

@@ -184,10 +184,10 @@ import Testing
     @Test func helpListsEveryFlagAndItsEnvironmentVariable() async throws {
         let result = try await DaemonProcess.run(["--help"])
         #expect(result.status == 0 && result.exited)
-        for flag in ["--listen", "--data-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level"] {
+        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level"] {
             #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
         }
-        for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",
+        for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_DOWNLOADS_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",
                      "TRANSFERD_MAX_BODY_SIZE", "TRANSFERD_MAX_REQUEST_SIZE", "TRANSFERD_MAX_BLOB_SIZE", "TRANSFERD_HTTP_THREADS", "TRANSFERD_LOG_LEVEL"] {
             #expect(result.stdout.contains(name), "--help does not mention \(name)")
         }
