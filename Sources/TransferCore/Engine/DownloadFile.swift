@@ -38,6 +38,9 @@ final class DownloadFile {
         }
     }
 
+    /// A second descriptor of the file, for an fdatasync off the engine thread (-1 on failure).
+    func duplicateDescriptor() -> Int32 { dup(descriptor) }
+
     /// Cuts the file to `length` bytes and writes on from there.
     func truncate(to length: Int) {
         ftruncate(descriptor, off_t(length))

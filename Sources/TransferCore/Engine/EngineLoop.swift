@@ -1,4 +1,5 @@
 internal import Curl
+internal import Dispatch
 internal import Glibc
 internal import Synchronization
 
@@ -110,8 +111,29 @@ final class EngineLoop {
                 continue
             }
             if transfer.reportProgress(now: now) { pending = true }
+            if now - transfer.lastCheckpoint >= Self.checkpointInterval {
+                transfer.lastCheckpoint = now
+                checkpoint(taskId, transfer)
+            }
         }
         return pending
+    }
+
+    /// How often a running download's partial file is synced and its offset recorded: a crash
+    /// costs at most about this much of a download (plus the store's own 1 s checkpoint).
+    static let checkpointInterval = 1.0
+    /// fdatasync waits on the disk: it runs here, never on the engine thread.
+    private let syncQueue = DispatchQueue(label: "transferd.engine.checkpoint")
+
+    /// Syncs the partial file off the engine thread, then reports the offset, so the recorded
+    /// offset never runs ahead of the bytes on disk.
+    private func checkpoint(_ taskId: Int, _ transfer: Transfer) {
+        guard let (state, descriptor) = transfer.checkpointCandidate() else { return }
+        syncQueue.async { [observer] in
+            let synced = fdatasync(descriptor) == 0
+            close(descriptor)
+            if synced { observer.transfer(taskId, .checkpoint(state)) }
+        }
     }
 
     private func finish(_ taskId: Int, _ outcome: TransferOutcome) {

@@ -43,6 +43,21 @@ final class Transfer: EasyHandleDelegate {
     private var lastReport = 0.0
     private var speed = SpeedMeter()
 
+    /// When a download's partial file was last synced and its offset reported (monotonic seconds).
+    var lastCheckpoint = EngineLoop.now()
+    /// The offset that checkpoint recorded, so an idle download is not synced again.
+    private var checkpointedOffset = -1
+
+    /// The state to record and a descriptor to fdatasync first, when a resumable download has
+    /// moved since its last checkpoint.
+    func checkpointCandidate() -> (ResumeState, Int32)? {
+        guard let file, let state = resumeState(), state.offset != checkpointedOffset else { return nil }
+        let descriptor = file.duplicateDescriptor()
+        guard descriptor >= 0 else { return nil }
+        checkpointedOffset = state.offset
+        return (state, descriptor)
+    }
+
     /// When the client suspended it (monotonic seconds), nil while running.
     var pausedAt: Double?
     /// When a byte last moved (or the transfer started or resumed), monotonic seconds.

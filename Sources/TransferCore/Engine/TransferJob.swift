@@ -27,6 +27,8 @@ enum TransferUpdate: Sendable {
     case sent(bytes: Int, total: Int, expected: Int?)
     /// A resumed download continues at `offset` (0 when the server sent the whole resource).
     case resumed(offset: Int, expectedTotal: Int?)
+    /// A download's bytes up to `state.offset` are on disk (fdatasync done): a restart may resume there.
+    case checkpoint(ResumeState)
     case completed(TransferOutcome)
 }
 

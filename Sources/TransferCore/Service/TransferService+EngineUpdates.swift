@@ -57,6 +57,10 @@ extension TransferService {
                     s.tasks[id]?.task.progress.bytesReceived = body.count
                     complete(&s, task: id, error: nil, body: body, &deliveries)
                 }
+            case .checkpoint(let state):
+                // Stored with the next progress checkpoint; not a change a client waits for.
+                s.tasks[id]?.task.resume = state
+                s.dirty.insert(id)
             case .resumed(let offset, let expectedTotal):
                 s.tasks[id]?.task.progress.bytesReceived = offset
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = expectedTotal
@@ -69,12 +73,7 @@ extension TransferService {
                 complete(&s, task: id, error: error, body: nil, &deliveries)
             case .completed(.interrupted(var error, let state)):
                 // The partial file stays; the error carries resume data to continue from it.
-                let task = entry.task
-                let resume = ResumeData(
-                    url: task.response?.url ?? task.currentRequest?.url ?? task.originalRequest.url,
-                    request: task.originalRequest, state: state, partialFile: "partial/\(id).part",
-                    destination: task.destination, createdAt: Date())
-                error.resumeData = resumeSigner.seal(resume)
+                error.resumeData = sealedResumeData(for: entry.task, at: state)
                 s.tasks[id]?.task.resume = state
                 s.tasks[id]?.task.progress.bytesReceived = state.offset
                 complete(&s, task: id, error: error, body: nil, &deliveries)

@@ -51,22 +51,40 @@ extension TransferService {
         case .completed:
             return
         case .suspended:
-            // A paused transfer's connection is gone; resuming starts it again from the beginning.
+            // A paused transfer's connection is gone; resuming starts it again, from its last
+            // checkpoint for a download that has one.
             if task.phase != .queued {
+                let resume = checkpointedResume(of: task)
                 reset(&s, task: id)
-                if task.kind == .download { unlink(partialPath(of: id)) }
+                s.tasks[id]?.task.resume = resume
+                if task.kind == .download && resume == nil { unlink(partialPath(of: id)) }
                 changed(&s, task: id, persist: true, &deliveries)  // a new version: its served state changed
             }
         case .running where task.phase == .queued:
             enqueue(&s, task: id)
-        case .running, .canceling:
-            // Resume data from the partial file comes with issue 3's checkpoints; until then a
-            // cut-off download starts over, so its partial file is removed.
+        case .running:
+            if let resume = checkpointedResume(of: task) {
+                if s.sessions[task.sessionId]?.kind == .background {
+                    // Background sessions carry on by themselves from the last checkpoint.
+                    reset(&s, task: id)
+                    s.tasks[id]?.task.resume = resume
+                    enqueue(&s, task: id)
+                    changed(&s, task: id, persist: true, &deliveries)
+                } else {
+                    // Others report the failure, with resume data to continue from the checkpoint.
+                    var error = TaskError(.networkConnectionLost, "the daemon stopped while the task was running")
+                    error.resumeData = sealedResumeData(for: task, at: resume)
+                    s.tasks[id]?.task.resume = resume
+                    s.tasks[id]?.task.progress.bytesReceived = resume.offset
+                    complete(&s, task: id, error: error, body: nil, &deliveries)
+                }
+                return
+            }
             if task.kind == .download { unlink(partialPath(of: id)) }
-            let error = task.state == .canceling
-                ? TaskError(.cancelled, "cancelled")
-                : TaskError(.networkConnectionLost, "the daemon stopped while the task was running")
-            complete(&s, task: id, error: error, body: nil, &deliveries)
+            complete(&s, task: id, error: TaskError(.networkConnectionLost, "the daemon stopped while the task was running"), body: nil, &deliveries)
+        case .canceling:
+            if task.kind == .download { unlink(partialPath(of: id)) }
+            complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
         }
     }
 
