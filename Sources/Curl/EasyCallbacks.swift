@@ -29,6 +29,18 @@ let curlHeaderCallback: curl_write_callback = { data, size, count, userdata in
     return length
 }
 
+/// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_READFUNCTION.html (0 ends the body)
+let curlReadCallback: curl_read_callback = { buffer, size, count, userdata in
+    guard let userdata, let buffer else { return Int(CURL_READFUNC_ABORT) }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    guard let delegate = handle.delegate else { return Int(CURL_READFUNC_ABORT) }
+    var span = UnsafeMutableRawBufferPointer(start: buffer, count: size * count).mutableBytes
+    switch delegate.easyHandle(handle, fill: &span) {
+    case .filled(let length): return min(length, size * count)
+    case .abort: return Int(CURL_READFUNC_ABORT)
+    }
+}
+
 /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_XFERINFOFUNCTION.html (non-zero aborts)
 let curlXferInfoCallback: curl_xferinfo_callback = { userdata, dltotal, dlnow, ultotal, ulnow in
     guard let userdata else { return 0 }

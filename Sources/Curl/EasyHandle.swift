@@ -24,6 +24,8 @@ public final class EasyHandle {
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_WRITEDATA, me))
         try CurlCode.check(transferd_easy_setopt_write_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_HEADERDATA, me))
+        try CurlCode.check(transferd_easy_setopt_read_callback(raw, CURLOPT_READFUNCTION, curlReadCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_READDATA, me))
         try CurlCode.check(transferd_easy_setopt_xferinfo_callback(raw, CURLOPT_XFERINFOFUNCTION, curlXferInfoCallback))
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_XFERINFODATA, me))
         try CurlCode.check(transferd_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
@@ -53,6 +55,9 @@ public final class EasyHandle {
                 return transferd_easy_setopt_ptr(raw, CURLOPT_COPYPOSTFIELDS, base)
             }
             try CurlCode.check(code)
+        case .upload(let size):
+            try setLong(CURLOPT_UPLOAD, 1)
+            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(size)))
         case .headers(let lines):
             var list: UnsafeMutablePointer<curl_slist>?
             for line in lines { list = curl_slist_append(list, line) }

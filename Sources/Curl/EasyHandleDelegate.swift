@@ -9,6 +9,21 @@ public protocol EasyHandleDelegate: AnyObject {
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition
     /// Transfer counters; return false to abort the transfer (CURLE_ABORTED_BY_CALLBACK).
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool
+    /// Fills `buffer` with the next bytes of a streamed request body (`EasyOption.upload`).
+    func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition
+}
+
+extension EasyHandleDelegate {
+    /// Transfers without a streamed body are never asked.
+    public func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition { .abort }
+}
+
+/// What the read callback tells libcurl.
+public enum ReadDisposition: Sendable {
+    /// This many bytes were put in the buffer; 0 means the body is complete.
+    case filled(Int)
+    /// Fail the transfer (CURLE_ABORTED_BY_CALLBACK).
+    case abort
 }
 
 /// What the write callback tells libcurl about a chunk.

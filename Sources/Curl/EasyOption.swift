@@ -10,6 +10,9 @@ public enum EasyOption {
     case noBody(Bool)
     /// A request body, copied by curl (CURLOPT_POSTFIELDSIZE_LARGE + CURLOPT_COPYPOSTFIELDS).
     case body(Data)
+    /// A request body of `size` bytes streamed through the delegate's `fill` (CURLOPT_UPLOAD with
+    /// CURLOPT_INFILESIZE_LARGE); the method is then PUT unless `customRequest` names another.
+    case upload(size: Int)
     /// Header lines "Name: value"; "Name:" removes a header curl would add.
     case headers([String])
     case followRedirects(Bool)

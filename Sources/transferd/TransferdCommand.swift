@@ -24,6 +24,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("downloads-dir"), help: "Root folder for download destinations. Env TRANSFERD_DOWNLOADS_DIR. Default DATA-DIR/downloads.")
     var downloadsDir: String?
 
+    @Option(name: .customLong("uploads-dir"), help: "Root folder that {\"file\": PATH} request bodies are read from; unset, file bodies are refused. Env TRANSFERD_UPLOADS_DIR.")
+    var uploadsDir: String?
+
     @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable). Env TRANSFERD_TOKENS, comma-separated.")
     var tokens: [String] = []
 
@@ -70,6 +73,7 @@ struct TransferdCommand: AsyncParsableCommand {
     func resolve(_ environment: [String: String]) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
         configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
+        configuration.service.uploadsDirectory = uploadsDir ?? environment["TRANSFERD_UPLOADS_DIR"]
         let listenText = listen ?? environment["TRANSFERD_LISTEN"] ?? "127.0.0.1:8080"
         guard let address = ListenAddress(listenText) else {
             throw ValidationError("--listen must be HOST:PORT or [V6]:PORT, got \(listenText)")

@@ -160,7 +160,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     ]
 
     static let notImplemented: [ErrorCase] = [
-        .task(#"{"kind": "upload", "request": {"url": "http://127.0.0.1:9/"}}"#, 422, "not_implemented", field: "kind"),
+        .task(#"{"kind": "upload", "request": {"url": "http://127.0.0.1:9/"}}"#, 422, "invalid_value", field: "request.body"),
         .task(#"{"kind": "stream", "host": "example.com", "port": 443}"#, 422, "not_implemented", field: "host"),
         .task(#"{"kind": "stream"}"#, 422, "not_implemented", field: "kind"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "resumeData": "AAAA"}"#, 422, "invalid_value", field: "request"),
@@ -170,8 +170,8 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "../escape.bin"}"#, 400, "invalid_destination", field: "destination"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "/etc/passwd"}"#, 400, "invalid_destination", field: "destination"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "a/../../b"}"#, 400, "invalid_destination", field: "destination"),
-        .request(#""body": {"blob": "b1"}"#, 422, "not_implemented", field: "request.body.blob"),
-        .request(#""body": {"file": "/etc/passwd"}"#, 422, "not_implemented", field: "request.body.file"),
+        .request(#""body": {"blob": "b1"}"#, 422, "invalid_value", field: "request.body.blob"),
+        .request(#""body": {"file": "a.bin"}"#, 422, "not_implemented", field: "request.body.file"),
         .request(#""body": {"form": []}"#, 422, "not_implemented", field: "request.body.form"),
         .request(#""body": {"stream": true}"#, 422, "not_implemented", field: "request.body.stream"),
     ]

@@ -187,11 +187,11 @@ import Testing
     }
 
     @Test func taskCreateNotImplementedKinds() {
-        #expect(notImplementedField(TaskCreate.self, #"{"kind": "upload", "request": {"url": "http://h/"}}"#) == "kind")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "upload", "request": {"url": "http://h/"}}"#) == "request.body")
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "stream", "request": {"url": "http://h/"}}"#) == "kind")
         #expect(invalidField(TaskCreate.self, #"{"kind": "data", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "resumeData")
         #expect(invalidField(TaskCreate.self, #"{"kind": "download", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "request")
-        #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"file": "/etc/passwd"}}}"#) == "request.body.file")
+        #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"form": []}}}"#) == "request.body.form")
     }
 
     @Test func downloadTasksDecodeWithADestination() throws {
@@ -258,7 +258,7 @@ import Testing
         configuration.httpAdditionalHeaders = ["X-Session": "s", "x-request": "from session"]
         configuration.timeoutIntervalForRequest = 7
         let spec = try decode(RequestSpec.self, #"{"url": "http://h/", "method": "POST", "headers": {"X-Request": "mine"}, "body": {"json": {"a": 1}}}"#)
-        let info = RequestInfo(spec: spec, bodyLength: spec.body?.data.count, configuration: configuration)
+        let info = RequestInfo(spec: spec, bodyLength: spec.body?.inlineData?.count, configuration: configuration)
         #expect(info.headers == ["X-Request": "mine", "X-Session": "s", "Content-Type": "application/json"])
         #expect(info.bodyLength == 7)  // {"a":1}
         #expect(info.timeoutInterval == 7)
@@ -270,20 +270,20 @@ import Testing
     @Test func requestBodyForms() throws {
         let text = try decode(RequestBody.self, #"{"text": "héllo"}"#)
         #expect(text == .text("héllo"))
-        #expect(text.data == Data("héllo".utf8))
+        #expect(text.inlineData == Data("héllo".utf8))
         #expect(text.impliedContentType == nil)
 
         let base64 = try decode(RequestBody.self, #"{"base64": "AAEC/w=="}"#)
-        #expect(base64.data == Data([0, 1, 2, 255]))
+        #expect(base64.inlineData == Data([0, 1, 2, 255]))
         #expect(base64.impliedContentType == nil)
 
         let json = try decode(RequestBody.self, #"{"json": {"b": [1, 2.5, null, true], "a": "x"}}"#)
         #expect(json.impliedContentType == "application/json")
-        #expect(String(decoding: json.data, as: UTF8.self) == #"{"a":"x","b":[1,2.5,null,true]}"#)
+        #expect(String(decoding: json.inlineData ?? Data(), as: UTF8.self) == #"{"a":"x","b":[1,2.5,null,true]}"#)
 
-        #expect(try decode(RequestBody.self, #"{"text": ""}"#).data.isEmpty)
+        #expect(try decode(RequestBody.self, #"{"text": ""}"#).inlineData?.isEmpty == true)
         // Wrapped base64 (line breaks, spaces) is still base64.
-        #expect(try decode(RequestBody.self, #"{"base64": "aGVs\nbG8g\r\n d29y bGQ="}"#).data == Data("hello world".utf8))
+        #expect(try decode(RequestBody.self, #"{"base64": "aGVs\nbG8g\r\n d29y bGQ="}"#).inlineData == Data("hello world".utf8))
     }
 
     @Test func requestBodyNeedsExactlyOneForm() {

@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import Curl
+internal import Glibc
 
 /// One running transfer on the engine thread: its easy handle, the body received so far, and
 /// the bookkeeping that turns libcurl callbacks into `TransferUpdate`s. Not Sendable: created,
@@ -19,6 +20,10 @@ final class Transfer: EasyHandleDelegate {
     private var body = Data()
     /// The partial file of a download (nil for data tasks, whose body is `body`).
     private let file: DownloadFile?
+    /// The open file a streamed request body is read from (-1 when the body is inline or none).
+    private var bodyDescriptor: Int32 = -1
+    /// The request body's size, inline or streamed (for didSendBodyData).
+    private var bodySize: Int?
     /// Where this transfer's bytes start in the file: a resumed download's offset, else 0.
     private var base = 0
     /// The size of the whole resource, when the server said (Content-Length or Content-Range).
@@ -96,12 +101,27 @@ final class Transfer: EasyHandleDelegate {
 
         let method = request.method.uppercased()
         if method == "HEAD" { try handle.set(.noBody(true)) }
-        if let body = job.body {
+        if let path = job.bodyFile {
+            // Streamed from disk through the read callback, never held in memory.
+            bodyDescriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard bodyDescriptor >= 0, let size = FileSystem.size(of: path) else {
+                throw TaskError(.fileDoesNotExist, "the request body's file is gone: \(FileSystem.lastError)")
+            }
+            bodySize = size
+            try handle.set(.upload(size: size))
+            if method != "PUT" {
+                try handle.set(.customRequest(request.method))
+                sendsCustomMethod = true
+            }
+        } else if let body = job.body {
+            bodySize = body.count
             try handle.set(.body(body))
         } else if method == "POST" || method == "PUT" || method == "PATCH" {
             try handle.set(.body(Data()))
         }
-        if method != "GET" && method != "HEAD" && !(method == "POST" && job.body != nil) {
+        if job.bodyFile != nil {
+            // The method was set with the streamed body above.
+        } else if method != "GET" && method != "HEAD" && !(method == "POST" && job.body != nil) {
             try handle.set(.customRequest(request.method))
             sendsCustomMethod = true
         } else if method == "GET" && job.body != nil {
@@ -220,6 +240,21 @@ final class Transfer: EasyHandleDelegate {
         return .accept
     }
 
+    func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition {
+        guard bodyDescriptor >= 0 else { return .abort }
+        let count = buffer.withUnsafeMutableBytes { raw in read(bodyDescriptor, raw.baseAddress, raw.count) }
+        guard count >= 0 else {
+            failure = TaskError(.noPermissionsToReadFile, "cannot read the request body's file: \(FileSystem.lastError)")
+            return .abort
+        }
+        lastActivity = EngineLoop.now()
+        return .filled(count)
+    }
+
+    deinit {
+        if bodyDescriptor >= 0 { close(bodyDescriptor) }
+    }
+
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {
         if progress.uploaded > sent {
             lastActivity = EngineLoop.now()
@@ -239,7 +274,7 @@ final class Transfer: EasyHandleDelegate {
         guard force || now - lastReport >= Self.reportInterval else { return true }
         lastReport = now
         if unreportedSent > 0 {
-            report(.sent(bytes: unreportedSent, total: sent, expected: job.body?.count))
+            report(.sent(bytes: unreportedSent, total: sent, expected: bodySize))
             unreportedSent = 0
         }
         if unreportedReceived > 0 {

@@ -84,8 +84,11 @@ public struct TaskCreate: Decodable, Sendable {
         if resumeData != nil, request != nil {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.request), message: "must be left out when resumeData is given: the resume data holds the request")
         }
-        guard kind == .data || kind == .download else {
-            throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "\(kind.rawValue) tasks are not available in this version; use data or download")
+        guard kind != .stream else {
+            throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "stream tasks are not available in this version; use data, upload or download")
+        }
+        if kind == .upload, request != nil, request?.body == nil {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".body", message: "is required: an upload task sends a body")
         }
         if destination != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")

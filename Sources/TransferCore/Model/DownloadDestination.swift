@@ -1,9 +1,10 @@
-/// A download's `destination`: a relative path under the downloads root. Anything that could
-/// leave the root (absolute paths, "..", symlinks pointing out) is refused (400).
+/// A client's relative path under one of the daemon's roots (a download's `destination`, a
+/// `file` body under the uploads root). Anything that could leave the root (absolute paths,
+/// "..", symlinks pointing out) is refused with 400 and `code`.
 enum DownloadDestination {
-    static func resolve(_ relative: String, root: String, field: String) throws -> String {
+    static func resolve(_ relative: String, root: String, field: String, code: String = "invalid_destination") throws -> String {
         func refuse(_ message: String) -> InputError {
-            InputError.refused(field: field, code: "invalid_destination", message: "\(field) \(message)")
+            InputError.refused(field: field, code: code, message: "\(field) \(message)")
         }
         guard !relative.isEmpty, relative.utf8.count <= 1024 else { throw refuse("must be a relative path of 1 to 1024 bytes") }
         guard !relative.hasPrefix("/") else { throw refuse("must be relative to the downloads root, not absolute") }

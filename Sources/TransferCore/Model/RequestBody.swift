@@ -5,13 +5,18 @@ public enum RequestBody: Sendable, Equatable {
     case text(String)
     case base64(Data)
     case json(JSONValue)
+    /// A blob uploaded ahead (`POST /v1/blobs`), by id: streamed from its file.
+    case blob(String)
+    /// A file under the uploads root, by relative path: streamed from it.
+    case file(String)
 
-    /// The bytes to send.
-    public var data: Data {
+    /// The bytes to send, for the forms held in the request itself (nil for blob and file).
+    public var inlineData: Data? {
         switch self {
         case .text(let text): return Data(text.utf8)
         case .base64(let data): return data
         case .json(let value): return (try? JSONCoding.encoder.encode(value)) ?? Data("null".utf8)
+        case .blob, .file: return nil
         }
     }
 
@@ -26,8 +31,9 @@ public enum RequestBody: Sendable, Equatable {
 extension RequestBody: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case text, base64, json
+        case blob, file
         // Designed in API.md, built by later issues: accepted as names, refused as not implemented.
-        case blob, file, form, stream
+        case form, stream
     }
 
     public init(from decoder: any Decoder) throws {
@@ -35,7 +41,7 @@ extension RequestBody: Decodable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let present = c.allKeys
         guard present.count == 1, let key = present.first else {
-            throw InputError.invalidValue(field: fieldPath(decoder.codingPath), message: "give exactly one of text, base64, json")
+            throw InputError.invalidValue(field: fieldPath(decoder.codingPath), message: "give exactly one of text, base64, json, blob, file")
         }
         switch key {
         case .text: self = .text(try c.decode(String.self, forKey: .text))
@@ -49,8 +55,10 @@ extension RequestBody: Decodable {
             }
             self = .base64(data)
         case .json: self = .json(try c.decode(JSONValue.self, forKey: .json))
-        case .blob, .file, .form, .stream:
-            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) bodies are not available in this version; use text, base64 or json")
+        case .blob: self = .blob(try c.decode(String.self, forKey: .blob))
+        case .file: self = .file(try c.decode(String.self, forKey: .file))
+        case .form, .stream:
+            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) bodies are not available in this version; use text, base64, json, blob or file")
         }
     }
 }

@@ -16,6 +16,9 @@ public struct ServiceConfiguration: Sendable {
     /// The root under which download tasks may name a `destination`; default `<data>/downloads`.
     public var downloadsDirectory: String?
 
+    /// The root under which `file` request bodies may be read; nil: file bodies are refused.
+    public var uploadsDirectory: String?
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 
