@@ -172,7 +172,8 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "a/../../b"}"#, 400, "invalid_destination", field: "destination"),
         .request(#""body": {"blob": "b1"}"#, 422, "invalid_value", field: "request.body.blob"),
         .request(#""body": {"file": "a.bin"}"#, 422, "not_implemented", field: "request.body.file"),
-        .request(#""body": {"form": []}"#, 422, "not_implemented", field: "request.body.form"),
+        .request(#""body": {"form": []}"#, 422, "invalid_value", field: "request.body.form"),
+        .request(#""body": {"form": [{"name": "f", "blob": "nope"}]}"#, 422, "invalid_value", field: "request.body.form[0].blob"),
         .request(#""body": {"stream": true}"#, 422, "not_implemented", field: "request.body.stream"),
     ]
 

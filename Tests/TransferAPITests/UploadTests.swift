@@ -119,6 +119,39 @@ import TransferCore
         }
     }
 
+    @Test func httpbinParsesAMultipartFormOfFieldsAndFilesFromEverySource() async throws {
+        let httpbin = try Peers.httpbin()
+        let root = try TempDirectory(prefix: "transferd-uploads-form")
+        defer { root.remove() }
+        try Data("file under the root".utf8).write(to: root.file("notes.txt"))
+        try await DaemonFixture.with(configure: { $0.service.uploadsDirectory = root.path }) { daemon in
+            let blob = try await blob(daemon, Data("blob contents".utf8))
+            let task = try await daemon.createTask(["kind": "upload", "request": [
+                "url": httpbin + "/post", "method": "POST",
+                "headers": ["Content-Type": "text/plain"],  // replaced: a form's type carries its boundary
+                "body": ["form": [
+                    ["name": "title", "value": "héllo wörld"],
+                    ["name": "count", "value": "3"],
+                    ["name": "inline", "filename": "inline.txt", "base64": Data("inline bytes".utf8).base64EncodedString()],
+                    ["name": "fromBlob", "filename": "b.txt", "contentType": "text/plain", "blob": blob],
+                    ["name": "fromFile", "file": "notes.txt"],
+                ]],
+            ]])
+            let id = try #require(task.int("id"))
+            let sentType = task.object("originalRequest")?.object("headers")?.string("Content-Type") ?? ""
+            #expect(sentType.hasPrefix("multipart/form-data; boundary=transferd-"))
+            let done = try await daemon.waitForCompletion(id)
+            #expect(done.object("response")?.int("statusCode") == 200, "\(done)")
+            let echoed = try #require(try JSONSerialization.jsonObject(with: try await daemon.body(id).body) as? [String: Any])
+            #expect(echoed["form"] as? [String: String] == ["title": "héllo wörld", "count": "3"])
+            let files = try #require(echoed["files"] as? [String: String], "\(echoed)")
+            #expect(files["fromBlob"] == "blob contents")
+            #expect(files["fromFile"] == "file under the root")
+            #expect(files["inline"] == "inline bytes")
+            #expect(done.object("progress")?.int("bytesSent") == done.object("originalRequest")?.int("bodyLength"))
+        }
+    }
+
     @Test func httpbinSeesTheStreamedBody() async throws {
         let httpbin = try Peers.httpbin()
         try await DaemonFixture.with { daemon in

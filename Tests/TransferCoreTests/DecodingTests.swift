@@ -191,7 +191,7 @@ import Testing
         #expect(notImplementedField(TaskCreate.self, #"{"kind": "stream", "request": {"url": "http://h/"}}"#) == "kind")
         #expect(invalidField(TaskCreate.self, #"{"kind": "data", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "resumeData")
         #expect(invalidField(TaskCreate.self, #"{"kind": "download", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "request")
-        #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"form": []}}}"#) == "request.body.form")
+        #expect(notImplementedField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"stream": true}}}"#) == "request.body.stream")
     }
 
     @Test func downloadTasksDecodeWithADestination() throws {
@@ -298,7 +298,10 @@ import Testing
         #expect(invalidField(RequestBody.self, #"{"base64": "@@@@"}"#) == "base64")
         #expect(invalidField(RequestBody.self, #"{"base64": "aGk=!"}"#) == "base64")
         #expect(throws: InputError.unknownField("xml")) { try decode(RequestBody.self, #"{"xml": "<a/>"}"#) }
-        #expect(notImplementedField(RequestBody.self, #"{"form": {}}"#) == "form")
+        #expect(invalidField(RequestBody.self, #"{"form": []}"#) == "form")
+        #expect(invalidField(RequestBody.self, #"{"form": [{"name": "a"}]}"#) == "form[0]")
+        #expect(invalidField(RequestBody.self, #"{"form": [{"name": "a\"b", "value": "x"}]}"#) == "form[0].name")
+        #expect(invalidField(RequestBody.self, #"{"form": [{"name": "a", "value": "x", "filename": "f.txt"}]}"#) == "form[0]")
         #expect(notImplementedField(RequestBody.self, #"{"stream": true}"#) == "stream")
     }
 

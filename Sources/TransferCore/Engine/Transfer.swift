@@ -20,8 +20,8 @@ final class Transfer: EasyHandleDelegate {
     private var body = Data()
     /// The partial file of a download (nil for data tasks, whose body is `body`).
     private let file: DownloadFile?
-    /// The open file a streamed request body is read from (-1 when the body is inline or none).
-    private var bodyDescriptor: Int32 = -1
+    /// The reader of a streamed request body (nil when the body is inline or none).
+    private var bodyReader: BodyReader?
     /// The request body's size, inline or streamed (for didSendBodyData).
     private var bodySize: Int?
     /// Where this transfer's bytes start in the file: a resumed download's offset, else 0.
@@ -101,14 +101,12 @@ final class Transfer: EasyHandleDelegate {
 
         let method = request.method.uppercased()
         if method == "HEAD" { try handle.set(.noBody(true)) }
-        if let path = job.bodyFile {
-            // Streamed from disk through the read callback, never held in memory.
-            bodyDescriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard bodyDescriptor >= 0, let size = FileSystem.size(of: path) else {
-                throw TaskError(.fileDoesNotExist, "the request body's file is gone: \(FileSystem.lastError)")
-            }
-            bodySize = size
-            try handle.set(.upload(size: size))
+        if let segments = job.streamedBody {
+            // Streamed through the read callback (files straight from disk), never held in memory.
+            let reader = try BodyReader(segments)
+            bodyReader = reader
+            bodySize = reader.size
+            try handle.set(.upload(size: reader.size))
             if method != "PUT" {
                 try handle.set(.customRequest(request.method))
                 sendsCustomMethod = true
@@ -119,7 +117,7 @@ final class Transfer: EasyHandleDelegate {
         } else if method == "POST" || method == "PUT" || method == "PATCH" {
             try handle.set(.body(Data()))
         }
-        if job.bodyFile != nil {
+        if job.streamedBody != nil {
             // The method was set with the streamed body above.
         } else if method != "GET" && method != "HEAD" && !(method == "POST" && job.body != nil) {
             try handle.set(.customRequest(request.method))
@@ -241,18 +239,12 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition {
-        guard bodyDescriptor >= 0 else { return .abort }
-        let count = buffer.withUnsafeMutableBytes { raw in read(bodyDescriptor, raw.baseAddress, raw.count) }
-        guard count >= 0 else {
+        guard let count = bodyReader?.fill(&buffer) else {
             failure = TaskError(.noPermissionsToReadFile, "cannot read the request body's file: \(FileSystem.lastError)")
             return .abort
         }
         lastActivity = EngineLoop.now()
         return .filled(count)
-    }
-
-    deinit {
-        if bodyDescriptor >= 0 { close(bodyDescriptor) }
     }
 
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {

@@ -5,8 +5,8 @@ struct TransferJob: Sendable {
     let taskId: Int
     let request: RequestInfo
     let body: Data?
-    /// A body streamed from this file instead (a blob, or a file under the uploads root).
-    var bodyFile: String? = nil
+    /// A body streamed from these segments instead (a blob, a file, a form).
+    var streamedBody: [BodySegment]? = nil
     /// Seconds left of timeoutIntervalForResource.
     let resourceTimeout: Double
     /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.

@@ -9,6 +9,8 @@ public enum RequestBody: Sendable, Equatable {
     case blob(String)
     /// A file under the uploads root, by relative path: streamed from it.
     case file(String)
+    /// multipart/form-data built by the service, file parts streamed from disk.
+    case form([FormPart])
 
     /// The bytes to send, for the forms held in the request itself (nil for blob and file).
     public var inlineData: Data? {
@@ -16,7 +18,7 @@ public enum RequestBody: Sendable, Equatable {
         case .text(let text): return Data(text.utf8)
         case .base64(let data): return data
         case .json(let value): return (try? JSONCoding.encoder.encode(value)) ?? Data("null".utf8)
-        case .blob, .file: return nil
+        case .blob, .file, .form: return nil
         }
     }
 
@@ -31,9 +33,9 @@ public enum RequestBody: Sendable, Equatable {
 extension RequestBody: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case text, base64, json
-        case blob, file
-        // Designed in API.md, built by later issues: accepted as names, refused as not implemented.
-        case form, stream
+        case blob, file, form
+        // Designed in API.md, built by a later issue: accepted as a name, refused as not implemented.
+        case stream
     }
 
     public init(from decoder: any Decoder) throws {
@@ -41,7 +43,7 @@ extension RequestBody: Decodable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let present = c.allKeys
         guard present.count == 1, let key = present.first else {
-            throw InputError.invalidValue(field: fieldPath(decoder.codingPath), message: "give exactly one of text, base64, json, blob, file")
+            throw InputError.invalidValue(field: fieldPath(decoder.codingPath), message: "give exactly one of text, base64, json, blob, file, form")
         }
         switch key {
         case .text: self = .text(try c.decode(String.self, forKey: .text))
@@ -57,8 +59,14 @@ extension RequestBody: Decodable {
         case .json: self = .json(try c.decode(JSONValue.self, forKey: .json))
         case .blob: self = .blob(try c.decode(String.self, forKey: .blob))
         case .file: self = .file(try c.decode(String.self, forKey: .file))
-        case .form, .stream:
-            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) bodies are not available in this version; use text, base64, json, blob or file")
+        case .form:
+            let parts = try c.decode([FormPart].self, forKey: .form)
+            guard !parts.isEmpty, parts.count <= 1000 else {
+                throw InputError.invalidValue(field: decoder.path(key), message: "must have 1 to 1000 parts")
+            }
+            self = .form(parts)
+        case .stream:
+            throw InputError.notImplemented(field: decoder.path(key), message: "stream bodies are not available in this version; use text, base64, json, blob, file or form")
         }
     }
 }

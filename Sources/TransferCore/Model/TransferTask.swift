@@ -27,8 +27,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var owner: String?
     /// Where a download continues from (its partial file's offset and validators); stored, not served.
     public var resume: ResumeState?
-    /// The file a blob or file body streams from (absolute); stored, not served.
-    public var bodyFile: String?
+    /// What a blob, file or form body streams from; stored, not served.
+    public var streamedBody: [BodySegment]?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -36,7 +36,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
         case originalRequest, currentRequest, response, progress, error, location, destination
-        case createdAt, startedAt, completedAt, version, owner, resume, bodyFile
+        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody
     }
 
     public init(from decoder: any Decoder) throws {
@@ -61,7 +61,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         version = try c.decode(Int.self, forKey: .version)
         owner = try c.decodeIfPresent(String.self, forKey: .owner)
         resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
-        bodyFile = try c.decodeIfPresent(String.self, forKey: .bodyFile)
+        streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -110,7 +110,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         if stored {
             try c.encodeIfPresent(owner, forKey: .owner)
             try c.encodeIfPresent(resume, forKey: .resume)
-            try c.encodeIfPresent(bodyFile, forKey: .bodyFile)
+            try c.encodeIfPresent(streamedBody, forKey: .streamedBody)
         }
     }
 

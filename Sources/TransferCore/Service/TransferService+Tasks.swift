@@ -10,7 +10,7 @@ extension TransferService {
         let resume = try request.resumeData.map { try resumeSigner.open($0, field: "resumeData") }
         guard request.request != nil || resume != nil else { throw InputError.invalidValue(field: "request", message: "is required") }
         let body = request.request?.body?.inlineData  // encoded once, outside the lock
-        let bodyFile = try request.request?.body.flatMap { try resolveBodyFile($0, owner: owner) }
+        let streamed = try request.request?.body.flatMap { try streamedBody($0, owner: owner) }
         let destination = request.destination ?? resume?.destination
         if let destination {
             _ = try DownloadDestination.resolve(destination, root: configuration.downloadsRoot, field: "destination")
@@ -28,7 +28,12 @@ extension TransferService {
                 info = resume.request
                 info.url = resume.url
             } else if let spec = request.request {
-                info = RequestInfo(spec: spec, bodyLength: body?.count ?? bodyFile?.size, configuration: session.configuration)
+                info = RequestInfo(spec: spec, bodyLength: body?.count ?? streamed?.size, configuration: session.configuration)
+                if let contentType = streamed?.contentType {
+                    // A form's boundary must match its bytes, so its Content-Type is ours.
+                    info.headers = info.headers.filter { $0.key.lowercased() != "content-type" }
+                    info.headers["Content-Type"] = contentType
+                }
             } else {
                 throw InputError.invalidValue(field: "request", message: "is required")
             }
@@ -36,7 +41,7 @@ extension TransferService {
                                     priority: request.priority, description: request.description,
                                     request: info, owner: owner, now: Date())
             task.destination = destination
-            task.bodyFile = bodyFile?.path
+            task.streamedBody = streamed?.segments
             if let resume {
                 // The partial file becomes this task's; if it is gone, the download starts over.
                 let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
@@ -241,7 +246,7 @@ extension TransferService {
             s.tasks[id]?.inEngine = true
             let elapsed = now.timeIntervalSince(entry.task.createdAt)
             var job = TransferJob(
-                taskId: id, request: entry.task.originalRequest, body: entry.requestBody, bodyFile: entry.task.bodyFile,
+                taskId: id, request: entry.task.originalRequest, body: entry.requestBody, streamedBody: entry.task.streamedBody,
                 resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
                 maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
             if entry.task.kind == .download {
@@ -254,29 +259,6 @@ extension TransferService {
             }
             engine.submit(.start(job))
             changed(&s, task: id, persist: true, &deliveries)
-        }
-    }
-
-    /// The file a blob or file body streams from, and its size; nil for bodies held inline.
-    private func resolveBodyFile(_ body: RequestBody, owner: String?) throws -> (path: String, size: Int)? {
-        switch body {
-        case .blob(let id):
-            guard let blob = try? blobs.blob(id, owner: owner) else {
-                throw InputError.invalidValue(field: "request.body.blob", message: "names no blob of yours: upload it first with POST /v1/blobs")
-            }
-            return (blobs.path(of: blob), blob.size)
-        case .file(let relative):
-            guard let root = configuration.uploadsDirectory else {
-                throw InputError.notImplemented(field: "request.body.file", message: "file bodies need an uploads root: start the daemon with --uploads-dir")
-            }
-            let path = try DownloadDestination.resolve(relative, root: root, field: "request.body.file", code: "invalid_file")
-            // The file itself (it may be a symlink) must resolve inside the root too, and exist.
-            guard FileSystem.isInside(path, root: root), let size = FileSystem.size(of: path) else {
-                throw InputError.refused(field: "request.body.file", code: "invalid_file", message: "request.body.file is not a regular file inside the uploads root")
-            }
-            return (path, size)
-        case .text, .base64, .json:
-            return nil
         }
     }
 
