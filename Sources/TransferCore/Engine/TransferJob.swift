@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// Everything the engine needs to run one task's transfer, decided by the service beforehand.
 struct TransferJob: Sendable {

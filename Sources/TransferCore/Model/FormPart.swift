@@ -30,8 +30,7 @@ public struct FormPart: Decodable, Sendable, Equatable {
         switch source {
         case .value: content = .value(try c.decode(String.self, forKey: .value))
         case .base64:
-            let text = try c.decode(String.self, forKey: .base64)
-            guard let data = Data(base64Encoded: String(text.filter { ![" ", "\t", "\r", "\n", "\r\n"].contains($0) })) else {
+            guard let data = Base64Input.decode(try c.decode(String.self, forKey: .base64)) else {
                 throw InputError.invalidValue(field: decoder.path(CodingKeys.base64), message: "is not valid base64")
             }
             content = .base64(data)

@@ -48,11 +48,7 @@ extension RequestBody: Decodable {
         switch key {
         case .text: self = .text(try c.decode(String.self, forKey: .text))
         case .base64:
-            let encoded = try c.decode(String.self, forKey: .base64)
-            // Standard base64; line breaks and spaces (wrapped output) are the only extras allowed.
-            // (.ignoreUnknownCharacters accepted anything, e.g. "@@@@" as an empty body.)
-            // By Character: "\r\n" is one grapheme, so " \t\r\n".contains("\n") is false; list each.
-            guard let data = Data(base64Encoded: String(encoded.filter { ![" ", "\t", "\r", "\n", "\r\n"].contains($0) })) else {
+            guard let data = Base64Input.decode(try c.decode(String.self, forKey: .base64)) else {
                 throw InputError.invalidValue(field: decoder.path(key), message: "is not valid base64")
             }
             self = .base64(data)

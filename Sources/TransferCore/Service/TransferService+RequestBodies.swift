@@ -26,7 +26,7 @@ extension TransferService {
         guard let root = configuration.uploadsDirectory else {
             throw InputError.notImplemented(field: field, message: "file bodies need an uploads root: start the daemon with --uploads-dir")
         }
-        let path = try DownloadDestination.resolve(relative, root: root, field: field, code: "invalid_file")
+        let path = try RootedPath.resolve(relative, root: root, field: field, code: "invalid_file")
         // The file itself (it may be a symlink) must resolve inside the root too, and exist.
         guard FileSystem.isInside(path, root: root), let size = FileSystem.size(of: path) else {
             throw InputError.refused(field: field, code: "invalid_file", message: "\(field) is not a regular file inside the uploads root")

@@ -13,7 +13,7 @@ extension TransferService {
         let streamed = try request.request?.body.flatMap { try streamedBody($0, owner: owner) }
         let destination = request.destination ?? resume?.destination
         if let destination {
-            _ = try DownloadDestination.resolve(destination, root: configuration.downloadsRoot, field: "destination")
+            _ = try RootedPath.resolve(destination, root: configuration.downloadsRoot, field: "destination", code: "invalid_destination")
         }
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
