@@ -77,6 +77,7 @@ public final class EasyHandle {
             try setLong(CURLOPT_LOW_SPEED_LIMIT, rate)
             try setLong(CURLOPT_LOW_SPEED_TIME, seconds)
         case .acceptEncoding(let encodings): try setString(CURLOPT_ACCEPT_ENCODING, encodings)
+        case .receiveBufferSize(let bytes): try setLong(CURLOPT_BUFFERSIZE, bytes)
         case .maxReceiveSpeed(let rate):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate)))
         case .maxSendSpeed(let rate):

@@ -29,6 +29,9 @@ public enum EasyOption {
     case lowSpeed(bytesPerSecond: Int, seconds: Int)
     /// "" asks for every encoding curl can decode; nil disables decoding.
     case acceptEncoding(String?)
+    /// The receive buffer, i.e. the most bytes one write callback gets (CURLOPT_BUFFERSIZE;
+    /// libcurl's default is 16 KiB, its maximum 512 KiB in 7.88).
+    case receiveBufferSize(Int)
     case maxReceiveSpeed(Int)
     case maxSendSpeed(Int)
     case streamWeight(Int)

@@ -93,6 +93,9 @@ final class Transfer: EasyHandleDelegate {
         try handle.set(.maxRedirects(Self.maxRedirects))
         try handle.set(.acceptEncoding(""))  // like URLSession: ask for compression, hand back decoded bytes
         try handle.set(.userAgent("transferd/0.1"))
+        // 16 KiB reads (libcurl's default) cost a 1 GiB loopback download about 9 % against
+        // curl, and with the checkpoint fdatasync about 23 %; 512 KiB reads beat curl (bench/).
+        try handle.set(.receiveBufferSize(512 * 1024))
         // timeoutIntervalForRequest is an idle timeout: fail when no byte moves for that long.
         let idle = max(1, Int(request.timeoutInterval.rounded(.up)))
         try handle.set(.connectTimeoutMilliseconds(Int(request.timeoutInterval * 1000)))
