@@ -43,6 +43,14 @@ import TestSupport
         return try await daemon.waitForCompletion(try #require(created.int("id")))
     }
 
+    /// Downloads /file.bin until 64 KiB arrived, cancels with resume data, resumes to completion.
+    private func cancelAtQuarterAndResume(_ daemon: DaemonFixture, _ origin: OriginServer) async throws -> (task: [String: Any], id: Int) {
+        let id = try await startDownload(daemon, origin.url("/file.bin"))
+        let resumeData = try #require(try await cancelForResume(daemon, id, after: 64 * 1024))
+        let resumed = try await resume(daemon, resumeData)
+        return (resumed, try #require(resumed.int("id")))
+    }
+
     private func file(_ daemon: DaemonFixture, _ id: Int) async throws -> Data {
         let response = try await daemon.get("/v1/tasks/\(id)/file")
         #expect(response.status == 200, "file: \(response)")
@@ -89,10 +97,7 @@ import TestSupport
         let origin = try Self.origin { .ranged(Self.body, for: $0, headers: ["ETag": Self.etag], support: .ignore) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let id = try await startDownload(daemon, origin.url("/file.bin"))
-            let resumeData = try #require(try await cancelForResume(daemon, id, after: 64 * 1024))
-            let resumed = try await resume(daemon, resumeData)
-            let resumedId = try #require(resumed.int("id"))
+            let (_, resumedId) = try await cancelAtQuarterAndResume(daemon, origin)
             #expect(try await file(daemon, resumedId) == Self.body)
             #expect(try await resumeOffsets(daemon, task: resumedId) == [0])
         }
@@ -103,10 +108,7 @@ import TestSupport
         let origin = try Self.origin { .ranged(changed, for: $0, headers: ["ETag": "\"v2\""]) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let id = try await startDownload(daemon, origin.url("/file.bin"))
-            let resumeData = try #require(try await cancelForResume(daemon, id, after: 64 * 1024))
-            let resumed = try await resume(daemon, resumeData)
-            let resumedId = try #require(resumed.int("id"))
+            let (_, resumedId) = try await cancelAtQuarterAndResume(daemon, origin)
             #expect(try await file(daemon, resumedId) == changed, "the file mixes the old and the new resource")
             #expect(try await resumeOffsets(daemon, task: resumedId) == [0])
         }
@@ -129,10 +131,7 @@ import TestSupport
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let id = try await startDownload(daemon, origin.url("/file.bin"))
-            let resumeData = try #require(try await cancelForResume(daemon, id, after: 64 * 1024))
-            let resumed = try await resume(daemon, resumeData)
-            let resumedId = try #require(resumed.int("id"))
+            let (resumed, resumedId) = try await cancelAtQuarterAndResume(daemon, origin)
             #expect(resumed.object("error") == nil, "resumed: \(resumed)")
             #expect(try await file(daemon, resumedId) == Data("ten bytes!".utf8))
             #expect(origin.requests.map { $0.header("Range") == nil } == [true, false, true], "plain, ranged (416), plain again")
