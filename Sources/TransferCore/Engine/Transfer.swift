@@ -179,7 +179,7 @@ final class Transfer: EasyHandleDelegate {
                 continueResumed(head, file: file)
             } else if head.statusCode >= 400 {
                 // URLSession turns a download's error status into an error, and keeps no file.
-                failure = Self.downloadError(status: head.statusCode)
+                failure = URLErrorMapping.downloadError(status: head.statusCode)
             } else {
                 expectedTotal = info.expectedContentLength
             }
@@ -210,7 +210,7 @@ final class Transfer: EasyHandleDelegate {
                 needsRestartFromZero = true
             }
         case 400...:
-            failure = Self.downloadError(status: head.statusCode)
+            failure = URLErrorMapping.downloadError(status: head.statusCode)
         default:
             // Range ignored, or the resource changed (If-Range failed): the whole resource
             // follows, so start the file again.
@@ -321,14 +321,6 @@ final class Transfer: EasyHandleDelegate {
         return state.ifRange == nil ? nil : state
     }
 
-    /// URLSession's mapping of a download's HTTP error status to a URLError.
-    static func downloadError(status: Int) -> TaskError {
-        switch status {
-        case 401, 407: return TaskError(.userAuthenticationRequired, "the server answered \(status): authentication is required")
-        case 403: return TaskError(.noPermissionsToReadFile, "the server answered 403: access is forbidden")
-        default: return TaskError(.fileDoesNotExist, "the server answered \(status)")
-        }
-    }
 
     /// Starts the sample window afresh (after a pause the old samples would understate speed).
     func resetSpeed() { speed.reset() }

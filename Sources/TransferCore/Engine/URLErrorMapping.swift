@@ -30,4 +30,13 @@ enum URLErrorMapping {
     static func error(for curl: CurlCode, detail: String?) -> TaskError {
         TaskError(code(for: curl), detail ?? curl.description)
     }
+
+    /// URLSession's mapping of a download's HTTP error status to a URLError.
+    static func downloadError(status: Int) -> TaskError {
+        switch status {
+        case 401, 407: return TaskError(.userAuthenticationRequired, "the server answered \(status): authentication is required")
+        case 403: return TaskError(.noPermissionsToReadFile, "the server answered 403: access is forbidden")
+        default: return TaskError(.fileDoesNotExist, "the server answered \(status)")
+        }
+    }
 }

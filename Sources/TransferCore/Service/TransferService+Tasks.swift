@@ -189,18 +189,12 @@ extension TransferService {
     /// The response body of a completed data task.
     public func body(task id: Int, owner: String?) throws -> (body: Data, contentType: String?) {
         let task = try state.withLock { s in try visibleTask(s, id, owner).task }
-        guard task.state == .completed else {
-            throw ServiceError.conflict(code: "task_not_completed", message: "task \(id) is \(task.state.rawValue); its body is ready when it completes")
-        }
-        if let error = task.error {
-            throw ServiceError.conflict(code: "no_body", message: "task \(id) failed (\(error.name)): \(error.message)")
-        }
+        try requireSuccess(task, ready: "its body")
         guard task.kind != .download else {
             throw ServiceError.conflict(code: "no_body", message: "task \(id) is a download: its body is a file, at GET /v1/tasks/\(id)/file")
         }
-        store.flush()  // the body was queued with the completion; make sure it is committed
         let body = try store.body(taskId: id) ?? Data()
-        return (body, task.response?.headers.first { $0.key.lowercased() == "content-type" }?.value)
+        return (body, task.response.flatMap { ResponseInfo.value(of: "Content-Type", in: $0.headers) })
     }
 
     /// A completed download's file: its path, size, media type and suggested filename.
@@ -209,17 +203,23 @@ extension TransferService {
         guard task.kind == .download else {
             throw ServiceError.conflict(code: "not_a_download", message: "task \(id) is a \(task.kind.rawValue) task; its response is at GET /v1/tasks/\(id)/body")
         }
-        guard task.state == .completed else {
-            throw ServiceError.conflict(code: "task_not_completed", message: "task \(id) is \(task.state.rawValue); its file is ready when it completes")
-        }
-        if let error = task.error {
-            throw ServiceError.conflict(code: "no_body", message: "task \(id) failed (\(error.name)): \(error.message)")
-        }
-        store.flush()
+        try requireSuccess(task, ready: "its file")
         guard let path = task.location, let size = FileSystem.size(of: path) else {
             throw ServiceError.notFound("the file of task \(id) is no longer there (moved or deleted on the host)")
         }
         return (path, size, task.response?.mimeType, task.response?.suggestedFilename)
+    }
+
+    /// Refuses a task that has not completed, or that failed (409), then waits until its
+    /// completion and body are committed, so what is served is what a restart would find.
+    private func requireSuccess(_ task: TransferTask, ready what: String) throws {
+        guard task.state == .completed else {
+            throw ServiceError.conflict(code: "task_not_completed", message: "task \(task.id) is \(task.state.rawValue); \(what) is ready when it completes")
+        }
+        if let error = task.error {
+            throw ServiceError.conflict(code: "no_body", message: "task \(task.id) failed (\(error.name)): \(error.message)")
+        }
+        store.flush()
     }
 
     // MARK: scheduling, under the lock
