@@ -565,6 +565,53 @@ import TransferCore
         }
     }
 
+    /// URLSession fails a task suspended past its timeoutInterval; a download instead lets its
+    /// connection go and, resumed, asks for the rest with a range (or, with no validator to make
+    /// the range safe, for the whole resource again).
+    @Test(arguments: [true, false])
+    func aDownloadSuspendedPastItsTimeoutReconnectsOnResume(withValidator: Bool) async throws {
+        let payload = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 9) })
+        let slow = try OriginServer { request in
+            switch OriginBehavior.ranged(payload, for: request, headers: withValidator ? ["ETag": "\"v1\""] : [:]) {
+            case .respond(let status, let headers, let body):
+                return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 8192, interval: .milliseconds(20))
+            case let other:
+                return other
+            }
+        }
+        defer { slow.stop() }
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 1]]).string("id"))
+            let id = try #require(try await daemon.downloadTask(in: sid, ["url": slow.url("/big.bin")], destination: "big.bin").int("id"))
+            _ = try await daemon.waitForEvent(sid) { $0.string("type") == "didWriteData" && $0.int("taskId") == id }
+            #expect(try await daemon.post("/v1/tasks/\(id)/suspend").status == 200)
+            try await Task.sleep(for: .milliseconds(2500))
+            let waiting = try await daemon.task(id)
+            #expect(waiting.string("state") == "suspended", "\(waiting)")
+            #expect(waiting.isNull("error"))
+            let kept = FileSystemProbe.tree(daemon.dataPath + "/partial")
+            #expect(kept.isEmpty != withValidator, "partial files: \(kept)")
+
+            #expect(try await daemon.post("/v1/tasks/\(id)/resume").status == 200)
+            let task = try await daemon.waitForCompletion(id)
+            #expect(task.isNull("error"), "\(task["error"] ?? "")")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.downloadsRoot + "/big.bin")) == payload)
+            let requests = slow.requests
+            #expect(requests.count == 2, "one request, then one reconnect: \(requests.count)")
+            let range = requests.last?.header("Range")
+            let resumes = try await daemon.allEvents(sid).filter { $0.int("taskId") == id && $0.string("type") == "didResumeAtOffset" }
+            if withValidator {
+                let offset = try #require(range.flatMap { Int($0.dropFirst("bytes=".count).prefix { $0.isNumber }) }, "no range: \(range ?? "nil")")
+                #expect(offset > 0 && offset < payload.count)
+                #expect(requests.last?.header("If-Range") == "\"v1\"")
+                #expect(resumes.first?.int("fileOffset") == offset)
+            } else {
+                #expect(range == nil)
+                #expect(resumes.isEmpty)
+            }
+        }
+    }
+
     @Test func aCompletedDownloadIsServedAfterARestart() async throws {
         let payload = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
         let origin = try OriginServer { _ in

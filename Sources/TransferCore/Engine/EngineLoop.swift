@@ -103,7 +103,11 @@ final class EngineLoop {
         var pending = false
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
-                finish(taskId, transfer.interrupted(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
+                if transfer.job.download != nil {
+                    detach(taskId, transfer)
+                } else {
+                    finish(taskId, transfer.interrupted(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
+                }
                 continue
             }
             if transfer.pausedAt == nil, now - transfer.lastActivity > transfer.job.request.timeoutInterval {
@@ -134,6 +138,20 @@ final class EngineLoop {
             close(descriptor)
             if synced { observer.transfer(taskId, .checkpoint(state)) }
         }
+    }
+
+    /// A download suspended for longer than its idle timeout lets its connection go instead of
+    /// failing (unlike a data task, as the issue asks of URLSession's model): the partial file
+    /// stays, and resuming continues it with a ranged request.
+    private func detach(_ taskId: Int, _ transfer: Transfer) {
+        transfers[taskId] = nil
+        taskIds[ObjectIdentifier(transfer.handle)] = nil
+        multi.remove(transfer.handle)
+        transfer.reportProgress(now: Self.now(), force: true)
+        let state = transfer.resumeState()
+        // Without a validator a later range could splice two versions: start over instead.
+        if state == nil { transfer.discardPartialFile() }
+        observer.transfer(taskId, .detached(state))
     }
 
     private func finish(_ taskId: Int, _ outcome: TransferOutcome) {

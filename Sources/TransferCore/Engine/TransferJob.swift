@@ -31,6 +31,9 @@ enum TransferUpdate: Sendable {
     case resumed(offset: Int, expectedTotal: Int?)
     /// A download's bytes up to `state.offset` are on disk (fdatasync done): a restart may resume there.
     case checkpoint(ResumeState)
+    /// A suspended download let its connection go (suspended past its idle timeout): it is no
+    /// longer in the engine; resuming starts it again from `state` (from zero when nil).
+    case detached(ResumeState?)
     case completed(TransferOutcome)
 }
 

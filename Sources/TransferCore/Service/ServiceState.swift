@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// A task as the service holds it: the served record plus what only the service needs.
 struct TaskEntry: Sendable {
@@ -7,6 +7,8 @@ struct TaskEntry: Sendable {
     var requestBody: Data?
     /// Whether the engine holds a transfer for it (running or paused).
     var inEngine = false
+    /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
+    var cancelKeepsPartial = false
 }
 
 /// Everything `TransferService` guards with its one lock.

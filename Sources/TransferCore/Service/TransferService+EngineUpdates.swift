@@ -61,6 +61,8 @@ extension TransferService {
                 // Stored with the next progress checkpoint; not a change a client waits for.
                 s.tasks[id]?.task.resume = state
                 s.dirty.insert(id)
+            case .detached(let resume):
+                detached(&s, task: id, resume: resume, &deliveries)
             case .resumed(let offset, let expectedTotal):
                 s.tasks[id]?.task.progress.bytesReceived = offset
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = expectedTotal
@@ -87,5 +89,26 @@ extension TransferService {
         } else {
             deliveries.run()
         }
+    }
+
+    /// A suspended download let its connection go: it frees its slot and waits, its partial file
+    /// kept, to be resumed with a range. A resume or cancel the client posted while the engine
+    /// was letting go (the engine no longer had the transfer) is carried out now.
+    private func detached(_ s: inout ServiceState, task id: Int, resume: ResumeState?, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id] else { return }
+        s.scheduler.remove(taskId: id)
+        s.tasks[id]?.inEngine = false
+        s.tasks[id]?.task.resume = resume
+        s.tasks[id]?.task.phase = .queued
+        switch entry.task.state {
+        case .canceling:
+            cancel(&s, task: id, keepPartial: entry.cancelKeepsPartial, &deliveries)
+        case .running:
+            enqueue(&s, task: id)
+            changed(&s, task: id, persist: true, &deliveries)
+        default:
+            changed(&s, task: id, persist: true, &deliveries)
+        }
+        admit(&s, &deliveries)
     }
 }

@@ -176,14 +176,27 @@ extension TransferService {
     }
 
     func cancel(_ s: inout ServiceState, task id: Int, keepPartial: Bool = false, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks[id], entry.task.state != .completed, entry.task.state != .canceling else { return }
+        guard let entry = s.tasks[id], entry.task.state != .completed else { return }
         if entry.inEngine {
+            guard entry.task.state != .canceling else { return }
             s.tasks[id]?.task.state = .canceling
+            s.tasks[id]?.cancelKeepsPartial = keepPartial && entry.task.kind == .download
             changed(&s, task: id, persist: true, &deliveries)
             engine.submit(.cancel(taskId: id, keepPartial: keepPartial && entry.task.kind == .download))
-        } else {
-            complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
+            return
         }
+        var error = TaskError(.cancelled, "cancelled")
+        if entry.task.kind == .download {
+            // Not in the engine (queued, suspended after a restart or past its timeout): a kept
+            // partial file goes with resume data when asked for, else it is deleted.
+            if keepPartial, let resume = checkpointedResume(of: entry.task) {
+                error.resumeData = sealedResumeData(for: entry.task, at: resume)
+                s.tasks[id]?.task.progress.bytesReceived = resume.offset
+            } else {
+                unlink(partialPath(of: id))
+            }
+        }
+        complete(&s, task: id, error: error, body: nil, &deliveries)
     }
 
     /// The response body of a completed data task.
@@ -238,7 +251,14 @@ extension TransferService {
         guard s.accepting else { return }
         for id in s.scheduler.admit() {
             guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { continue }
-            if entry.task.startedAt != nil { reset(&s, task: id) }
+            if entry.task.startedAt != nil {
+                reset(&s, task: id)
+                // A download that goes on from its partial file still has those bytes.
+                if entry.task.kind == .download, let resume = entry.task.resume {
+                    s.tasks[id]?.task.progress.bytesReceived = resume.offset
+                    s.tasks[id]?.task.progress.bytesExpectedToReceive = resume.expectedLength
+                }
+            }
             let now = Date()
             s.tasks[id]?.task.startedAt = now
             s.tasks[id]?.task.phase = .connecting
