@@ -66,6 +66,27 @@ import TestSupport
         (try? FileManager.default.contentsOfDirectory(atPath: daemon.directory.path + "/partial")) ?? []
     }
 
+    /// A download suspended past its timeout has let its connection go; cancelling it with
+    /// resume data still hands back its partial file, and resuming completes it.
+    @Test func aSuspendedDownloadThatLetItsConnectionGoCancelsWithResumeData() async throws {
+        let origin = try Self.origin { .ranged(Self.body, for: $0, headers: ["ETag": Self.etag]) }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 1]]).string("id"))
+            let id = try #require(try await daemon.createTask(in: sid, ["kind": "download", "request": ["url": origin.url("/file.bin")]]).int("id"))
+            try await daemon.waitForTask(id) { ($0.object("progress")?.int("bytesReceived") ?? 0) >= 64 * 1024 }
+            #expect(try await daemon.post("/v1/tasks/\(id)/suspend").status == 200)
+            try await Task.sleep(for: .milliseconds(2500))
+            let resumeData = try #require(try await cancelForResume(daemon, id, after: 0))
+            let resumed = try await resume(daemon, resumeData)
+            #expect(resumed.object("error") == nil, "resumed: \(resumed)")
+            let resumedId = try #require(resumed.int("id"))
+            #expect(try await file(daemon, resumedId) == Self.body)
+            #expect((try await resumeOffsets(daemon, task: resumedId).first ?? 0) >= 64 * 1024)
+            #expect(partialFiles(daemon).isEmpty)
+        }
+    }
+
     @Test func cancelAtTwentyRandomPointsThenResumeIsByteIdentical() async throws {
         let origin = try Self.origin { .ranged(Self.body, for: $0, headers: ["ETag": Self.etag]) }
         defer { origin.stop() }
