@@ -14,6 +14,10 @@ enum TaskRoutes {
             let body = try request.decode(TaskUpdate.self)
             return .json(try service.update(task: id, body, owner: request.owner))
         }
+        router.add("DELETE", "/v1/tasks/{tid}") { request in
+            try service.deleteTask(try request.taskId(), owner: request.owner)
+            return .now(HTTPResponse(status: 204))
+        }
         router.add("POST", "/v1/tasks/{tid}/resume") { request in
             let id = try request.taskId()
             _ = try request.decode(EmptyRequest.self)

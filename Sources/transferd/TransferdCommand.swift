@@ -45,6 +45,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-blob-size"), help: "Largest blob (POST /v1/blobs), in bytes. Env TRANSFERD_MAX_BLOB_SIZE. Default 4294967296.")
     var maxBlobSize: Int?
 
+    @Option(name: .customLong("task-retention"), help: "Seconds a completed task (record, body, file in the data folder) is kept; 0 keeps it until deleted. Env TRANSFERD_TASK_RETENTION. Default 604800 (7 days).")
+    var taskRetention: Int?
+
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
 
@@ -87,6 +90,9 @@ struct TransferdCommand: AsyncParsableCommand {
         if let value = try integer(maxBodySize, environment, "TRANSFERD_MAX_BODY_SIZE", 0...(1 << 40)) { configuration.service.maxDataTaskBodySize = value }
         if let value = try integer(maxRequestSize, environment, "TRANSFERD_MAX_REQUEST_SIZE", 1024...(1 << 34)) { configuration.maxRequestBodySize = value }
         if let value = try integer(maxBlobSize, environment, "TRANSFERD_MAX_BLOB_SIZE", 0...(1 << 50)) { configuration.maxBlobSize = value }
+        if let value = try integer(taskRetention, environment, "TRANSFERD_TASK_RETENTION", 0...(100 * 365 * 86_400)) {
+            configuration.service.taskRetention = value == 0 ? nil : Double(value)
+        }
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
         return configuration
     }

@@ -12,6 +12,7 @@ extension TransferService {
         let tasks = try store.loadTasks()
         let events = try store.loadRecentEvents(limit: configuration.eventRetention)
         let maxSeq = try store.maxEventSeq()
+        let maxTaskId = try store.maxTaskId()
         state.withLock { s in
             // In the store's creation order: createdAt has whole seconds, so sorting by it (and
             // the random id) reordered sessions made within one second, and the list with them.
@@ -35,6 +36,7 @@ extension TransferService {
                 s.events[event.sessionId] = log
             }
             s.nextEventSeq = maxSeq + 1
+            s.nextTaskId = max(s.nextTaskId, maxTaskId + 1)
             var deliveries = Deliveries()
             for id in s.tasks.keys.sorted() {
                 recover(&s, task: id, &deliveries)
@@ -42,6 +44,8 @@ extension TransferService {
             for id in s.sessionOrder { checkInvalidation(&s, session: id, &deliveries) }
         }
         store.flush()
+        removeOrphanedPartialFiles()
+        expireTasks(now: Date())
     }
 
     private func recover(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {

@@ -20,6 +20,7 @@ public final class TransferService: Sendable {
     let logger: Logger
     let resumeSigner: ResumeDataSigner
     private let checkpointTimer = HandOffTimer()
+    private let retentionTimer = HandOffTimer()
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
     public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service")) throws {
@@ -46,6 +47,13 @@ public final class TransferService: Sendable {
         timer.setEventHandler { [weak self] in self?.checkpoint() }
         timer.resume()
         checkpointTimer.set(timer)
+        if let interval = retentionSweepInterval {
+            let sweep = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.retention"))
+            sweep.schedule(deadline: .now() + interval, repeating: interval)
+            sweep.setEventHandler { [weak self] in self?.expireTasks(now: Date()) }
+            sweep.resume()
+            retentionTimer.set(sweep)
+        }
         let deliveries = state.withLock { s in
             var deliveries = Deliveries()
             admit(&s, &deliveries)
@@ -69,6 +77,7 @@ public final class TransferService: Sendable {
     public func stop() {
         beginShutdown()
         checkpointTimer.cancel()
+        retentionTimer.cancel()
         if !engine.stop(timeout: 3) {
             logger.warning("engine thread did not stop in time")
         }

@@ -44,5 +44,13 @@ enum Schema {
             created_at REAL NOT NULL
         );
         """,
+        // 3: counters that must outlive the rows they count: the highest task id ever given, so
+        //    a deleted task's id is never given again (a client may still hold it).
+        """
+        CREATE TABLE counters (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        );
+        """,
     ]
 }

@@ -114,6 +114,13 @@ public final class Store: Sendable {
                 DELETE FROM events WHERE session_id = ? AND seq <= (
                     SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
                 """, sessionId, sessionId, keep)
+        case .deleteTask(let id):
+            try tx.run("""
+                INSERT INTO counters(name, value) VALUES('max_task_id', ?)
+                ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)
+                """, id)
+            try tx.run("DELETE FROM task_bodies WHERE task_id = ?", id)
+            try tx.run("DELETE FROM tasks WHERE id = ?", id)
         }
     }
 
@@ -155,6 +162,13 @@ public final class Store: Sendable {
                 SELECT record, seq, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY seq DESC) AS n FROM events
             ) WHERE n <= ? ORDER BY seq
             """, limit).map { try JSONCoding.decoder.decode(TaskEvent.self, from: $0.data(0) ?? Data()) }
+    }
+
+    /// The highest task id ever given, deleted tasks included.
+    func maxTaskId() throws -> Int {
+        try database.run("""
+            SELECT MAX(COALESCE((SELECT MAX(id) FROM tasks), 0), COALESCE((SELECT value FROM counters WHERE name = 'max_task_id'), 0))
+            """).first?.int(0) ?? 0
     }
 
     /// The highest event sequence number ever stored.

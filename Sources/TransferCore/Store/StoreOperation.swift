@@ -10,4 +10,6 @@ enum StoreOperation: Sendable {
     case appendEvent(TaskEvent)
     /// Keep only the newest `keep` events of a session.
     case pruneEvents(sessionId: String, keep: Int)
+    /// Removes a task and its response body; its id stays taken.
+    case deleteTask(id: Int)
 }
