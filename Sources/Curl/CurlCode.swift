@@ -49,6 +49,7 @@ public struct CurlCode: Error, Sendable, Hashable, CustomStringConvertible {
     public static let sslShutdownFailed = CurlCode(CURLE_SSL_SHUTDOWN_FAILED)
     public static let sslEngineNotFound = CurlCode(CURLE_SSL_ENGINE_NOTFOUND)
     public static let proxy = CurlCode(CURLE_PROXY)
+    public static let sendFailRewind = CurlCode(CURLE_SEND_FAIL_REWIND)
 }
 
 /// A libcurl multi-interface failure (`CURLMcode`).

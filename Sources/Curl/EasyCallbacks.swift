@@ -38,6 +38,7 @@ let curlReadCallback: curl_read_callback = { buffer, size, count, userdata in
     switch delegate.easyHandle(handle, fill: &span) {
     case .filled(let length): return min(length, size * count)
     case .abort: return Int(CURL_READFUNC_ABORT)
+    case .pause: return Int(CURL_READFUNC_PAUSE)
     }
 }
 

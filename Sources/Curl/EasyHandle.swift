@@ -57,7 +57,7 @@ public final class EasyHandle {
             try CurlCode.check(code)
         case .upload(let size):
             try setLong(CURLOPT_UPLOAD, 1)
-            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(size)))
+            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(size ?? -1)))
         case .headers(let lines):
             var list: UnsafeMutablePointer<curl_slist>?
             for line in lines { list = curl_slist_append(list, line) }

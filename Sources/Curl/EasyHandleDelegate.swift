@@ -24,6 +24,9 @@ public enum ReadDisposition: Sendable {
     case filled(Int)
     /// Fail the transfer (CURLE_ABORTED_BY_CALLBACK).
     case abort
+    /// No bytes yet: pause sending (CURL_READFUNC_PAUSE) until the handle is unpaused, when the
+    /// callback is asked again.
+    case pause
 }
 
 /// What the write callback tells libcurl about a chunk.

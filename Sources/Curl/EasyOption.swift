@@ -12,7 +12,8 @@ public enum EasyOption {
     case body(Data)
     /// A request body of `size` bytes streamed through the delegate's `fill` (CURLOPT_UPLOAD with
     /// CURLOPT_INFILESIZE_LARGE); the method is then PUT unless `customRequest` names another.
-    case upload(size: Int)
+    /// nil: the length is unknown, and HTTP/1.1 sends it chunked.
+    case upload(size: Int?)
     /// Header lines "Name: value"; "Name:" removes a header curl would add.
     case headers([String])
     case followRedirects(Bool)

@@ -49,6 +49,7 @@ public struct APIError: Error, Sendable, Equatable {
             // The service raises it only for a list's cursor (filters are checked by the routes).
             case .invalidQuery(let message): return APIError(400, "invalid_query", message, field: "cursor")
             case .shuttingDown: return APIError(503, "shutting_down", "the daemon is shutting down; retry against the next instance")
+            case .storage(let message): return APIError(507, "insufficient_storage", message)
             }
         case let error as InputError:
             switch error {

@@ -41,6 +41,19 @@ enum TaskRoutes {
                 }
             }
         }
+        // A {"stream": true} body, sent by the client: raw chunks in order, then the end.
+        router.add("POST", "/v1/tasks/{tid}/body-chunks") { request in
+            let id = try request.taskId()
+            guard !request.http.body.isEmpty else {
+                throw APIError(400, "empty_chunk", "a chunk needs at least one byte; end the body with POST /v1/tasks/\(id)/body-end")
+            }
+            return .json(try service.appendBodyChunk(task: id, request.http.body, owner: request.owner))
+        }
+        router.add("POST", "/v1/tasks/{tid}/body-end") { request in
+            let id = try request.taskId()
+            _ = try request.decode(EmptyRequest.self)
+            return .json(try service.endBody(task: id, owner: request.owner))
+        }
         router.add("GET", "/v1/tasks/{tid}/progress") { request in
             let id = try request.taskId()
             let (after, wait) = (try request.after(), try request.wait())

@@ -174,7 +174,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .request(#""body": {"file": "a.bin"}"#, 422, "not_implemented", field: "request.body.file"),
         .request(#""body": {"form": []}"#, 422, "invalid_value", field: "request.body.form"),
         .request(#""body": {"form": [{"name": "f", "blob": "nope"}]}"#, 422, "invalid_value", field: "request.body.form[0].blob"),
-        .request(#""body": {"stream": true}"#, 422, "not_implemented", field: "request.body.stream"),
+        .request(#""body": {"stream": true}"#, 422, "invalid_value", field: "request.body.stream"),
     ]
 
     static let mediaTypes: [ErrorCase] = [
@@ -218,7 +218,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     static let methods: [ErrorCase] = [
         .bare("DELETE", "/v1/sessions", 405, "method_not_allowed", allow: ["GET", "POST"]),
         .bare("PUT", "/v1/sessions/{sid}", 405, "method_not_allowed", allow: ["GET"]),
-        .bare("DELETE", "/v1/tasks/{tid}", 405, "method_not_allowed", allow: ["GET", "PATCH"]),
+        .bare("PUT", "/v1/tasks/{tid}", 405, "method_not_allowed", allow: ["DELETE", "GET", "PATCH"]),
         .bare("GET", "/v1/tasks/{tid}/cancel", 405, "method_not_allowed", allow: ["POST"]),
         .bare("GET", "/v1/tasks/{tid}/resume", 405, "method_not_allowed", allow: ["POST"]),
         .bare("POST", "/v1/tasks/{tid}/progress", 405, "method_not_allowed", allow: ["GET"]),

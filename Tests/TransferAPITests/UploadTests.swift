@@ -152,6 +152,27 @@ import TransferCore
         }
     }
 
+    /// A body the client streams goes out chunked; a real WSGI server (gunicorn) reassembles it.
+    @Test func httpbinSeesABodyTheClientStreamedInChunks() async throws {
+        let httpbin = try Peers.httpbin()
+        try await DaemonFixture.with { daemon in
+            let task = try await daemon.createTask(["kind": "upload", "request": [
+                "url": httpbin + "/anything", "method": "POST", "headers": ["Content-Type": "text/plain"], "body": ["stream": true],
+            ]])
+            let id = try #require(task.int("id"))
+            for part in ["sent ", "in ", "three chunks"] {
+                let response = try await daemon.request("POST", "/v1/tasks/\(id)/body-chunks", body: Data(part.utf8), headers: ["Content-Type": "application/octet-stream"])
+                #expect(response.status == 200, "\(response)")
+            }
+            #expect(try await daemon.post("/v1/tasks/\(id)/body-end").status == 200)
+            let done = try await daemon.waitForCompletion(id)
+            #expect(done.object("response")?.int("statusCode") == 200, "\(done)")
+            let echoed = try JSONSerialization.jsonObject(with: try await daemon.body(id).body) as? [String: Any]
+            #expect(echoed?["data"] as? String == "sent in three chunks", "\(echoed ?? [:])")
+            #expect((echoed?["headers"] as? [String: Any])?["Transfer-Encoding"] as? String == "chunked")
+        }
+    }
+
     @Test func httpbinSeesTheStreamedBody() async throws {
         let httpbin = try Peers.httpbin()
         try await DaemonFixture.with { daemon in

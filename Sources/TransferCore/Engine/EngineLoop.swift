@@ -71,6 +71,13 @@ final class EngineLoop {
             transfer.lastActivity = Self.now()
             transfer.resetSpeed()
             try? transfer.handle.pause(false)
+        case .bodyAvailable(let taskId, let available, let ended):
+            guard let transfer = transfers[taskId] else { return }
+            transfer.bodyGrew(available: available, ended: ended)
+            guard transfer.waitsForBody else { return }
+            transfer.waitsForBody = false
+            // A client-suspended transfer stays paused; resuming it unpauses.
+            if transfer.pausedAt == nil { try? transfer.handle.pause(false) }
         case .cancel(let taskId, let keepPartial):
             guard let transfer = transfers[taskId] else { return }
             let error = TaskError(.cancelled, "cancelled")

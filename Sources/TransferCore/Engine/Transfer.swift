@@ -22,6 +22,10 @@ final class Transfer: EasyHandleDelegate {
     private let file: DownloadFile?
     /// The reader of a streamed request body (nil when the body is inline or none).
     private var bodyReader: BodyReader?
+    /// The reader of a client-streamed body (nil for every other body).
+    private(set) var streamReader: StreamBodyReader?
+    /// Sending paused because every chunk so far is sent: a new chunk unpauses it.
+    var waitsForBody = false
     /// The request body's size, inline or streamed (for didSendBodyData).
     private var bodySize: Int?
     /// Where this transfer's bytes start in the file: a resumed download's offset, else 0.
@@ -104,7 +108,17 @@ final class Transfer: EasyHandleDelegate {
 
         let method = request.method.uppercased()
         if method == "HEAD" { try handle.set(.noBody(true)) }
-        if let segments = job.streamedBody {
+        if let stream = job.bodyStream {
+            // Sent as the client's chunks arrive; paused (not failed) while it has sent them all.
+            let reader = StreamBodyReader(stream)
+            streamReader = reader
+            bodySize = reader.length
+            try handle.set(.upload(size: reader.length))
+            if method != "PUT" {
+                try handle.set(.customRequest(request.method))
+                sendsCustomMethod = true
+            }
+        } else if let segments = job.streamedBody {
             // Streamed through the read callback (files straight from disk), never held in memory.
             let reader = try BodyReader(segments)
             bodyReader = reader
@@ -120,7 +134,7 @@ final class Transfer: EasyHandleDelegate {
         } else if method == "POST" || method == "PUT" || method == "PATCH" {
             try handle.set(.body(Data()))
         }
-        if job.streamedBody != nil {
+        if job.streamedBody != nil || job.bodyStream != nil {
             // The method was set with the streamed body above.
         } else if method != "GET" && method != "HEAD" && !(method == "POST" && job.body != nil) {
             try handle.set(.customRequest(request.method))
@@ -242,6 +256,26 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition {
+        if let streamReader {
+            switch streamReader.fill(&buffer) {
+            case .bytes(let count):
+                lastActivity = EngineLoop.now()
+                return .filled(count)
+            case .end:
+                return .filled(0)
+            case .wait:
+                // The idle timeout still runs: a client that sends no chunk for that long fails
+                // the task with timedOut, as a stalled body stream does in URLSession.
+                if !waitsForBody {
+                    waitsForBody = true
+                    report(.needsBody(sent: streamReader.sent))
+                }
+                return .pause
+            case .failed:
+                failure = TaskError(.requestBodyStreamExhausted, "cannot read the streamed body's spool file: \(FileSystem.lastError)")
+                return .abort
+            }
+        }
         guard let count = bodyReader?.fill(&buffer) else {
             failure = TaskError(.noPermissionsToReadFile, "cannot read the request body's file: \(FileSystem.lastError)")
             return .abort
@@ -251,10 +285,12 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {
-        if progress.uploaded > sent {
+        // curl counts a chunked body's framing too; a streamed body's own bytes are what it read.
+        let uploaded = streamReader?.sent ?? progress.uploaded
+        if uploaded > sent {
             lastActivity = EngineLoop.now()
-            unreportedSent += progress.uploaded - sent
-            sent = progress.uploaded
+            unreportedSent += uploaded - sent
+            sent = uploaded
         }
         return true
     }
@@ -321,6 +357,12 @@ final class Transfer: EasyHandleDelegate {
         return state.ifRange == nil ? nil : state
     }
 
+
+    /// A client-streamed body grew: update the expected length for progress once it ended.
+    func bodyGrew(available: Int, ended: Bool) {
+        streamReader?.update(available: available, ended: ended)
+        if ended, let length = streamReader?.length { bodySize = length }
+    }
 
     /// Starts the sample window afresh (after a pause the old samples would understate speed).
     func resetSpeed() { speed.reset() }

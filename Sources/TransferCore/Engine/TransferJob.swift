@@ -7,6 +7,8 @@ struct TransferJob: Sendable {
     let body: Data?
     /// A body streamed from these segments instead (a blob, a file, a form).
     var streamedBody: [BodySegment]? = nil
+    /// A body the client streams in chunks, read from its spool file as they arrive.
+    var bodyStream: BodyStreamSnapshot? = nil
     /// Seconds left of timeoutIntervalForResource.
     let resourceTimeout: Double
     /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.
@@ -31,6 +33,8 @@ enum TransferUpdate: Sendable {
     case resumed(offset: Int, expectedTotal: Int?)
     /// A download's bytes up to `state.offset` are on disk (fdatasync done): a restart may resume there.
     case checkpoint(ResumeState)
+    /// A client-streamed body has sent every byte it has (`sent` in all): it waits for a chunk.
+    case needsBody(sent: Int)
     /// A suspended download let its connection go (suspended past its idle timeout): it is no
     /// longer in the engine; resuming starts it again from `state` (from zero when nil).
     case detached(ResumeState?)
@@ -58,4 +62,6 @@ enum EngineCommand: Sendable {
     case resume(taskId: Int)
     /// With `keepPartial`, a download keeps its partial file and reports resume data.
     case cancel(taskId: Int, keepPartial: Bool)
+    /// A client-streamed body grew to `available` bytes (and may have ended).
+    case bodyAvailable(taskId: Int, available: Int, ended: Bool)
 }

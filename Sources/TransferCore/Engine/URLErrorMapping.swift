@@ -23,6 +23,8 @@ enum URLErrorMapping {
         case .remoteAccessDenied: return .noPermissionsToReadFile
         case .remoteFileNotFound: return .fileDoesNotExist
         case .proxy: return .cannotConnectToHost
+        // A redirect (307/308) or auth round that must send a streamed body again.
+        case .sendFailRewind: return .requestBodyStreamExhausted
         default: return .unknown
         }
     }

@@ -90,6 +90,9 @@ public struct TaskCreate: Decodable, Sendable {
         if kind == .upload, request != nil, request?.body == nil {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".body", message: "is required: an upload task sends a body")
         }
+        if request?.body == .stream, kind != .upload {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".body.stream", message: "is for upload tasks only (URLSession's uploadTask(withStreamedRequest:))")
+        }
         if destination != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")
         }

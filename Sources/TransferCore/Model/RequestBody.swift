@@ -11,6 +11,9 @@ public enum RequestBody: Sendable, Equatable {
     case file(String)
     /// multipart/form-data built by the service, file parts streamed from disk.
     case form([FormPart])
+    /// Sent by the client in chunks after the task is created (`body-chunks`, `body-end`), as
+    /// URLSession's uploadTask(withStreamedRequest:); the length is unknown, so it goes chunked.
+    case stream
 
     /// The bytes to send, for the forms held in the request itself (nil for blob and file).
     public var inlineData: Data? {
@@ -18,7 +21,7 @@ public enum RequestBody: Sendable, Equatable {
         case .text(let text): return Data(text.utf8)
         case .base64(let data): return data
         case .json(let value): return (try? JSONCoding.encoder.encode(value)) ?? Data("null".utf8)
-        case .blob, .file, .form: return nil
+        case .blob, .file, .form, .stream: return nil
         }
     }
 
@@ -34,7 +37,6 @@ extension RequestBody: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case text, base64, json
         case blob, file, form
-        // Designed in API.md, built by a later issue: accepted as a name, refused as not implemented.
         case stream
     }
 
@@ -62,7 +64,10 @@ extension RequestBody: Decodable {
             }
             self = .form(parts)
         case .stream:
-            throw InputError.notImplemented(field: decoder.path(key), message: "stream bodies are not available in this version; use text, base64, json, blob, file or form")
+            guard try c.decode(Bool.self, forKey: .stream) else {
+                throw InputError.invalidValue(field: decoder.path(key), message: "must be true: the client then sends the body with POST /v1/tasks/{tid}/body-chunks and body-end")
+            }
+            self = .stream
         }
     }
 }

@@ -5,6 +5,8 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case didReceiveResponse, didReceiveData, didSendBodyData, willPerformHTTPRedirection
     case didWriteData, didResumeAtOffset, didFinishDownloadingTo
     case didCompleteWithError, didBecomeInvalid
+    /// A client-streamed body has sent every chunk so far and waits for the next.
+    case needNewBodyStream
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

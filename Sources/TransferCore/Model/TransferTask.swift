@@ -29,6 +29,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var resume: ResumeState?
     /// What a blob, file or form body streams from; stored, not served.
     public var streamedBody: [BodySegment]?
+    /// A body the client streams in chunks: what has arrived so far.
+    public var bodyStream: BodyStreamState?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -36,7 +38,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
         case originalRequest, currentRequest, response, progress, error, location, destination
-        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody
+        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
     }
 
     public init(from decoder: any Decoder) throws {
@@ -62,6 +64,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         owner = try c.decodeIfPresent(String.self, forKey: .owner)
         resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
         streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
+        bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -103,6 +106,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)
         try c.encode(destination, forKey: .destination)
+        try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

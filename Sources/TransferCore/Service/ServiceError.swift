@@ -9,4 +9,6 @@ public enum ServiceError: Error, Sendable, Equatable {
     case invalidQuery(String)
     /// The daemon is stopping: 503.
     case shuttingDown
+    /// The daemon's disk refused a write (full, I/O error): 507.
+    case storage(String)
 }

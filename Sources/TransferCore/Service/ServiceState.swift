@@ -24,6 +24,8 @@ struct ServiceState: Sendable {
     var waiters = Waiters()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []
+    /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).
+    var appendingChunks: Set<Int> = []
     var nextTaskId = 1
     var nextEventSeq = 1
     var accepting = true

@@ -61,6 +61,8 @@ extension TransferService {
                 // Stored with the next progress checkpoint; not a change a client waits for.
                 s.tasks[id]?.task.resume = state
                 s.dirty.insert(id)
+            case .needsBody(let sent):
+                emit(&s, session: session, task: id, .needNewBodyStream, ["totalBytesSent": .integer(Int64(sent))], &deliveries)
             case .detached(let resume):
                 detached(&s, task: id, resume: resume, &deliveries)
             case .resumed(let offset, let expectedTotal):

@@ -10,7 +10,7 @@ extension TransferService {
             return StreamedBody(segments: [try fileSegment(relative, field: "request.body.file")])
         case .form(let parts):
             return try multipart(parts, owner: owner)
-        case .text, .base64, .json:
+        case .text, .base64, .json, .stream:  // inline, or sent by the client later
             return nil
         }
     }

@@ -49,19 +49,25 @@ extension TransferService {
         configuration.taskRetention.map { min(60, max(0.25, $0 / 4)) }
     }
 
-    /// Partial files whose task is gone, or finished without resume data that could use them
-    /// (left by a crash between the two). Run at start, before any transfer.
+    /// Partial files whose task is gone, or finished without resume data that could use them,
+    /// and spooled body streams of finished tasks (left by a crash between two steps). Run at
+    /// start, before any transfer.
     func removeOrphanedPartialFiles() {
-        let folder = configuration.dataDirectory + "/partial"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        let keep = state.withLock { s in
-            Set(s.tasks.values.map(\.task).filter { $0.state != .completed || $0.error?.resumeData != nil }.map(\.id))
+        let (partials, spools) = state.withLock { s in
+            let tasks = s.tasks.values.map(\.task)
+            return (Set(tasks.filter { $0.state != .completed || $0.error?.resumeData != nil }.map(\.id)),
+                    Set(tasks.filter { $0.state != .completed && $0.bodyStream != nil }.map(\.id)))
         }
-        for name in names where name.hasSuffix(".part") {
-            guard let id = Int(name.dropLast(".part".count)), keep.contains(id) else {
-                unlink(folder + "/" + name)
-                continue
-            }
+        removeFiles(in: configuration.dataDirectory + "/partial", suffix: ".part", keeping: partials)
+        removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body", keeping: spools)
+    }
+
+    /// Deletes `<id><suffix>` files in `folder` whose id is not in `keep` (and strays).
+    private func removeFiles(in folder: String, suffix: String, keeping keep: Set<Int>) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasSuffix(suffix) {
+            if let id = Int(name.dropLast(suffix.count)), keep.contains(id) { continue }
+            unlink(folder + "/" + name)
         }
     }
 
@@ -81,6 +87,7 @@ extension TransferService {
     /// The files a removed task left in the data folder.
     private func removeFiles(of task: TransferTask) {
         unlink(partialPath(of: task.id))
+        unlink(bodySpoolPath(of: task.id))
         // <data>/files/<id>/ holds only this task's file (a destination is elsewhere).
         try? FileManager.default.removeItem(atPath: configuration.dataDirectory + "/files/\(task.id)")
     }

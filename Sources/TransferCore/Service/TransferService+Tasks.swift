@@ -42,6 +42,7 @@ extension TransferService {
                                     request: info, owner: owner, now: Date())
             task.destination = destination
             task.streamedBody = streamed?.segments
+            if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
             if let resume {
                 // The partial file becomes this task's; if it is gone, the download starts over.
                 let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
@@ -269,6 +270,7 @@ extension TransferService {
                 taskId: id, request: entry.task.originalRequest, body: entry.requestBody, streamedBody: entry.task.streamedBody,
                 resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
                 maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
+            job.bodyStream = bodyStreamSnapshot(of: entry.task)
             if entry.task.kind == .download {
                 job.download = DownloadTarget(
                     partialPath: partialPath(of: id),
@@ -299,6 +301,7 @@ extension TransferService {
         s.tasks[id]?.task = task
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.requestBody = nil  // a completed task never sends again; the store keeps its copy
+        if task.bodyStream != nil, !s.appendingChunks.contains(id) { unlink(bodySpoolPath(of: id)) }
         if let body { store.enqueue(.saveBody(taskId: id, body: body)) }
         changed(&s, task: id, persist: true, &deliveries)
         emit(&s, session: task.sessionId, task: id, .didCompleteWithError, ["error": error.map { JSONValue(encoding: $0) } ?? .null], &deliveries)
