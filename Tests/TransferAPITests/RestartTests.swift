@@ -21,8 +21,10 @@ import TransferCore
                 "description": "persisted", "configuration": ["timeoutIntervalForRequest": 42, "httpAdditionalHeaders": ["X-Persist": "yes"]],
             ]).string("id"))
             let background = try #require(try await first.createSession(["kind": "background", "identifier": "com.example.restart"]).string("id"))
-            let gone = try #require(try await first.createSession(["kind": "ephemeral"]).string("id"))
+            let gone = try #require(try await first.createSession(["kind": "default"]).string("id"))
             _ = try await first.post("/v1/sessions/\(gone)/invalidate")
+            // Ephemeral sessions are kept in memory only: a restart forgets them.
+            let ephemeral = try #require(try await first.createSession(["kind": "ephemeral"]).string("id"))
 
             let completed = try #require(try await first.dataTask(in: session, ["url": origin.url("/data")], extra: ["description": "done"]).int("id"))
             let failed = try #require(try await first.dataTask(in: session, ["url": "ftp://127.0.0.1/nope"]).int("id"))
@@ -34,7 +36,8 @@ import TransferCore
             let running = try #require(try await first.dataTask(in: background, ["url": origin.url("/stall")]).int("id"))
             _ = try await first.waitForEvent(background) { $0.string("type") == "didReceiveResponse" && $0.int("taskId") == running }
 
-            let sessionsBefore = try await first.get("/v1/sessions").object()
+            var sessionsBefore = try await first.get("/v1/sessions").object()
+            sessionsBefore["items"] = (sessionsBefore["items"] as? [[String: Any]])?.filter { $0.string("id") != ephemeral }
             var tasksBefore: [Int: [String: Any]] = [:]
             for id in [completed, failed, suspended, inShared] { tasksBefore[id] = try await first.task(id) }
             let eventsBefore = try await first.allEvents(session)
@@ -49,6 +52,7 @@ import TransferCore
             let sessionsAfter = try await second.get("/v1/sessions").object()
             #expect(jsonEqual(sessionsAfter["items"], sessionsBefore["items"]), "sessions changed across the restart")
             #expect(try await second.session(gone).string("state") == "invalidated")
+            #expect(try await second.get("/v1/sessions/\(ephemeral)").status == 404)
             #expect(try await second.session(session).value(at: "configuration.httpAdditionalHeaders.X-Persist") as? String == "yes")
 
             // Settled tasks are exactly as they were; bodies are byte for byte the same.

@@ -122,7 +122,7 @@ final class EngineLoop {
                 continue
             }
             if transfer.reportProgress(now: now) { pending = true }
-            if now - transfer.lastCheckpoint >= Self.checkpointInterval {
+            if transfer.job.checkpoints, now - transfer.lastCheckpoint >= Self.checkpointInterval {
                 transfer.lastCheckpoint = now
                 checkpoint(taskId, transfer)
             }

@@ -18,6 +18,8 @@ struct TransferJob: Sendable {
     var download: DownloadTarget? = nil
     /// Set to continue a download from its partial file with a ranged request.
     var resume: ResumeState? = nil
+    /// Whether a download's progress is checkpointed (synced and recorded); not for ephemeral sessions.
+    var checkpoints = true
 }
 
 /// What a transfer reports, in order, on the engine thread.

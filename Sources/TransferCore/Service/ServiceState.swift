@@ -9,6 +9,9 @@ struct TaskEntry: Sendable {
     var inEngine = false
     /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
     var cancelKeepsPartial = false
+    /// A completed data task's response body, for sessions whose bodies are not stored
+    /// (ephemeral); others read it from the store.
+    var responseBody: Data?
 }
 
 /// Everything `TransferService` guards with its one lock.

@@ -49,25 +49,31 @@ extension TransferService {
         configuration.taskRetention.map { min(60, max(0.25, $0 / 4)) }
     }
 
-    /// Partial files whose task is gone, or finished without resume data that could use them,
-    /// and spooled body streams of finished tasks (left by a crash between two steps). Run at
-    /// start, before any transfer.
+    /// Files no task will use: partial files whose task is gone or finished without resume data
+    /// that could use them, spooled body streams of finished tasks (a crash between two steps),
+    /// and the downloaded files of tasks that are gone (an ephemeral session's, after a
+    /// restart). Run at start, before any transfer.
     func removeOrphanedPartialFiles() {
-        let (partials, spools) = state.withLock { s in
+        let (partials, spools, all) = state.withLock { s in
             let tasks = s.tasks.values.map(\.task)
             return (Set(tasks.filter { $0.state != .completed || $0.error?.resumeData != nil }.map(\.id)),
-                    Set(tasks.filter { $0.state != .completed && $0.bodyStream != nil }.map(\.id)))
+                    Set(tasks.filter { $0.state != .completed && $0.bodyStream != nil }.map(\.id)),
+                    Set(s.tasks.keys))
         }
         removeFiles(in: configuration.dataDirectory + "/partial", suffix: ".part", keeping: partials)
         removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body", keeping: spools)
+        removeFiles(in: configuration.dataDirectory + "/files", suffix: "", keeping: all)
     }
 
-    /// Deletes `<id><suffix>` files in `folder` whose id is not in `keep` (and strays).
+    /// Deletes the entries `<id><suffix>` of `folder` whose id is not in `keep`; with a suffix,
+    /// strays too.
     private func removeFiles(in folder: String, suffix: String, keeping keep: Set<Int>) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where name.hasSuffix(suffix) {
-            if let id = Int(name.dropLast(suffix.count)), keep.contains(id) { continue }
-            unlink(folder + "/" + name)
+            let id = Int(name.dropLast(suffix.count))
+            if let id, keep.contains(id) { continue }
+            if id == nil && suffix.isEmpty { continue }  // not ours to judge
+            try? FileManager.default.removeItem(atPath: folder + "/" + name)
         }
     }
 
@@ -77,7 +83,7 @@ extension TransferService {
         guard let entry = s.tasks.removeValue(forKey: id) else { return }
         s.tasksBySession[entry.task.sessionId]?.removeAll { $0 == id }
         s.dirty.remove(id)
-        store.enqueue(.deleteTask(id: id))
+        record(s, session: entry.task.sessionId, .deleteTask(id: id))
         let snapshot = ProgressSnapshot(entry.task)
         for waiter in s.waiters.takeProgress(task: id, below: .max) {
             deliveries.add { waiter.callback(snapshot) }

@@ -50,7 +50,9 @@ extension TransferService {
             }
             s.tasks[id] = TaskEntry(task: task, requestBody: body)
             s.tasksBySession[sessionId, default: []].append(id)
-            store.enqueue(.saveTask(task, requestBody: body))
+            // An ephemeral task's id is still reserved, so a restart never gives it again.
+            record(s, session: sessionId, .saveTask(task, requestBody: body))
+            if !isRecorded(s, session: sessionId) { store.enqueue(.reserveTaskId(id)) }
             var deliveries = Deliveries()
             if task.state == .running {
                 if RequestURL.isSupported(info.url) {
@@ -202,12 +204,15 @@ extension TransferService {
 
     /// The response body of a completed data task.
     public func body(task id: Int, owner: String?) throws -> (body: Data, contentType: String?) {
-        let task = try state.withLock { s in try visibleTask(s, id, owner).task }
+        let (task, kept) = try state.withLock { s in
+            let entry = try visibleTask(s, id, owner)
+            return (entry.task, entry.responseBody)
+        }
         try requireSuccess(task, ready: "its body")
         guard task.kind != .download else {
             throw ServiceError.conflict(code: "no_body", message: "task \(id) is a download: its body is a file, at GET /v1/tasks/\(id)/file")
         }
-        let body = try store.body(taskId: id) ?? Data()
+        let body = try kept ?? store.body(taskId: id) ?? Data()
         return (body, task.response.flatMap { ResponseInfo.value(of: "Content-Type", in: $0.headers) })
     }
 
@@ -278,6 +283,8 @@ extension TransferService {
                     defaultDirectory: configuration.dataDirectory + "/files/\(id)",
                     root: configuration.downloadsRoot)
                 job.resume = entry.task.resume
+                // Nothing of an ephemeral session is recorded, its download offsets included.
+                job.checkpoints = isRecorded(s, session: session.id)
             }
             engine.submit(.start(job))
             changed(&s, task: id, persist: true, &deliveries)
@@ -302,7 +309,13 @@ extension TransferService {
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.requestBody = nil  // a completed task never sends again; the store keeps its copy
         if task.bodyStream != nil, !s.appendingChunks.contains(id) { unlink(bodySpoolPath(of: id)) }
-        if let body { store.enqueue(.saveBody(taskId: id, body: body)) }
+        if let body {
+            if isRecorded(s, session: task.sessionId) {
+                store.enqueue(.saveBody(taskId: id, body: body))
+            } else {
+                s.tasks[id]?.responseBody = body
+            }
+        }
         changed(&s, task: id, persist: true, &deliveries)
         emit(&s, session: task.sessionId, task: id, .didCompleteWithError, ["error": error.map { JSONValue(encoding: $0) } ?? .null], &deliveries)
         checkInvalidation(&s, session: task.sessionId, &deliveries)

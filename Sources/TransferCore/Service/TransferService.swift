@@ -95,7 +95,9 @@ public final class TransferService: Sendable {
     func checkpoint() {
         state.withLock { s in
             guard !s.dirty.isEmpty else { return }
-            let operations = s.dirty.compactMap { id in s.tasks[id].map { StoreOperation.saveTask($0.task, requestBody: $0.requestBody) } }
+            let operations = s.dirty.compactMap { id in
+                s.tasks[id].flatMap { isRecorded(s, session: $0.task.sessionId) ? StoreOperation.saveTask($0.task, requestBody: $0.requestBody) : nil }
+            }
             s.dirty.removeAll()
             store.enqueue(operations)
         }
@@ -111,7 +113,7 @@ public final class TransferService: Sendable {
         s.tasks[id] = entry
         if persist {
             s.dirty.remove(id)
-            store.enqueue(.saveTask(entry.task, requestBody: entry.requestBody))
+            record(s, session: entry.task.sessionId, .saveTask(entry.task, requestBody: entry.requestBody))
         } else {
             s.dirty.insert(id)
         }
@@ -128,8 +130,8 @@ public final class TransferService: Sendable {
         var log = s.events[session] ?? EventLog(capacity: configuration.eventRetention)
         let trimmed = log.append(event)
         s.events[session] = log
-        store.enqueue(.appendEvent(event))
-        if trimmed { store.enqueue(.pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
+        record(s, session: session, .appendEvent(event))
+        if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
         for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
             let page = EventPage(events: log.page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)
             deliveries.add { waiter.callback(page) }
@@ -140,7 +142,19 @@ public final class TransferService: Sendable {
         var session = session
         session.version += 1
         s.sessions[session.id] = session
-        store.enqueue(.saveSession(session))
+        record(s, session: session.id, .saveSession(session))
+    }
+
+    /// Whether a session's state reaches the store: an ephemeral session's never does (its
+    /// sessions, tasks, events and bodies live in memory, as URLSession's ephemeral
+    /// configuration keeps nothing on disk), so it is gone after a restart.
+    func isRecorded(_ s: ServiceState, session id: String) -> Bool {
+        s.sessions[id]?.kind != .ephemeral
+    }
+
+    /// Queues a store write for a session that is recorded.
+    func record(_ s: ServiceState, session id: String, _ operation: StoreOperation) {
+        if isRecorded(s, session: id) { store.enqueue(operation) }
     }
 
     private func answer(_ waiting: (progress: [Int: [Waiters.ProgressWaiter]], events: [String: [Waiters.EventsWaiter]])) {

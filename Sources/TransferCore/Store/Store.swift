@@ -115,13 +115,19 @@ public final class Store: Sendable {
                     SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
                 """, sessionId, sessionId, keep)
         case .deleteTask(let id):
-            try tx.run("""
-                INSERT INTO counters(name, value) VALUES('max_task_id', ?)
-                ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)
-                """, id)
+            try reserve(taskId: id, tx)
             try tx.run("DELETE FROM task_bodies WHERE task_id = ?", id)
             try tx.run("DELETE FROM tasks WHERE id = ?", id)
+        case .reserveTaskId(let id):
+            try reserve(taskId: id, tx)
         }
+    }
+
+    private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
+        try tx.run("""
+            INSERT INTO counters(name, value) VALUES('max_task_id', ?)
+            ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)
+            """, id)
     }
 
     // MARK: reading

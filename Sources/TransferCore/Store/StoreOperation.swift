@@ -12,4 +12,6 @@ enum StoreOperation: Sendable {
     case pruneEvents(sessionId: String, keep: Int)
     /// Removes a task and its response body; its id stays taken.
     case deleteTask(id: Int)
+    /// Records that `id` was given (to a task that is not stored), so it is never given again.
+    case reserveTaskId(Int)
 }
