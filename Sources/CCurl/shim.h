@@ -9,6 +9,7 @@ static inline CURLcode transferd_easy_setopt_off_t(CURL *h, CURLoption o, curl_o
 static inline CURLcode transferd_easy_setopt_ptr(CURL *h, CURLoption o, const void *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_write_callback(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_read_callback(CURL *h, CURLoption o, curl_read_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_seek_callback(CURL *h, CURLoption o, curl_seek_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_xferinfo_callback(CURL *h, CURLoption o, curl_xferinfo_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_sockopt_callback(CURL *h, CURLoption o, curl_sockopt_callback v) { return curl_easy_setopt(h, o, v); }
 

@@ -42,6 +42,15 @@ let curlReadCallback: curl_read_callback = { buffer, size, count, userdata in
     }
 }
 
+/// Asked to send the body again from `offset` (a 307/308 redirect, an authentication round, a
+/// retry on a reused connection). - SeeAlso: https://curl.se/libcurl/c/CURLOPT_SEEKFUNCTION.html
+let curlSeekCallback: curl_seek_callback = { userdata, offset, origin in
+    guard let userdata, origin == SEEK_SET else { return CURL_SEEKFUNC_CANTSEEK }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    guard let delegate = handle.delegate else { return CURL_SEEKFUNC_CANTSEEK }
+    return delegate.easyHandle(handle, rewindBodyTo: Int(offset)) ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_CANTSEEK
+}
+
 /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_XFERINFOFUNCTION.html (non-zero aborts)
 let curlXferInfoCallback: curl_xferinfo_callback = { userdata, dltotal, dlnow, ultotal, ulnow in
     guard let userdata else { return 0 }

@@ -26,6 +26,8 @@ public final class EasyHandle {
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_HEADERDATA, me))
         try CurlCode.check(transferd_easy_setopt_read_callback(raw, CURLOPT_READFUNCTION, curlReadCallback))
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_READDATA, me))
+        try CurlCode.check(transferd_easy_setopt_seek_callback(raw, CURLOPT_SEEKFUNCTION, curlSeekCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_SEEKDATA, me))
         try CurlCode.check(transferd_easy_setopt_xferinfo_callback(raw, CURLOPT_XFERINFOFUNCTION, curlXferInfoCallback))
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_XFERINFODATA, me))
         try CurlCode.check(transferd_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))

@@ -11,11 +11,15 @@ public protocol EasyHandleDelegate: AnyObject {
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool
     /// Fills `buffer` with the next bytes of a streamed request body (`EasyOption.upload`).
     func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition
+    /// The streamed body must be read again from `offset`; false if it cannot (the transfer then
+    /// fails with CURLE_SEND_FAIL_REWIND).
+    func easyHandle(_ handle: EasyHandle, rewindBodyTo offset: Int) -> Bool
 }
 
 extension EasyHandleDelegate {
     /// Transfers without a streamed body are never asked.
     public func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition { .abort }
+    public func easyHandle(_ handle: EasyHandle, rewindBodyTo offset: Int) -> Bool { false }
 }
 
 /// What the read callback tells libcurl.

@@ -98,6 +98,29 @@ import TestSupport
         }
     }
 
+    /// A 307 makes curl send the body again to the new location: read again from the spool.
+    @Test func aRedirectThatKeepsTheMethodSendsTheWholeStreamedBodyAgain() async throws {
+        let origin = try OriginServer { request in
+            request.pathWithoutQuery == "/old"
+                ? .respond(status: 307, headers: ["Location": "/new"])
+                : .respond(status: 201, body: request.body)
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let id = try await Self.streamTask(daemon, origin.url("/old"))
+            for part in ["first part, ", "second part"] {
+                #expect(try await Self.chunk(daemon, id, Data(part.utf8)).status == 200)
+            }
+            #expect(try await daemon.post("/v1/tasks/\(id)/body-end").status == 200)
+            let task = try await daemon.waitForCompletion(id)
+            #expect(task.isNull("error"), "\(task["error"] ?? "")")
+            #expect(task.value(at: "response.statusCode") as? Int == 201)
+            #expect(origin.requests.map(\.path) == ["/old", "/new"])
+            #expect(origin.requests.last?.method == "PUT")
+            #expect(try await daemon.body(id).text == "first part, second part")
+        }
+    }
+
     @Test func misuseIsRefusedWithClearErrors() async throws {
         let origin = try Self.origin()
         defer { origin.stop() }

@@ -37,6 +37,14 @@ final class StreamBodyReader {
         snapshot.ended = ended
     }
 
+    /// Reads again from `position` (a 307/308 redirect sends the body again): every chunk stays
+    /// in the spool file until the task completes, so any position received so far can be read.
+    func rewind(to position: Int) -> Bool {
+        guard position >= 0, position <= snapshot.available else { return false }
+        offset = position
+        return true
+    }
+
     func fill(_ buffer: inout MutableRawSpan) -> Fill {
         let wanted = min(snapshot.available - offset, buffer.byteCount)
         guard wanted > 0 else { return snapshot.ended ? .end : .wait }

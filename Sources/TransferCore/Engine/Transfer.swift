@@ -284,6 +284,10 @@ final class Transfer: EasyHandleDelegate {
         return .filled(count)
     }
 
+    func easyHandle(_ handle: EasyHandle, rewindBodyTo offset: Int) -> Bool {
+        streamReader?.rewind(to: offset) ?? false
+    }
+
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {
         // curl counts a chunked body's framing too; a streamed body's own bytes are what it read.
         let uploaded = streamReader?.sent ?? progress.uploaded
