@@ -106,7 +106,7 @@ final class Transfer: EasyHandleDelegate {
         if method == "HEAD" { try handle.set(.noBody(true)) }
         if let segments = job.streamedBody {
             // Streamed through the read callback (files straight from disk), never held in memory.
-            let reader = try BodyReader(segments)
+            let reader = try BodyReader(segments, from: job.streamedBodyOffset)
             bodyReader = reader
             bodySize = reader.size
             try handle.set(.upload(size: reader.size))

@@ -16,6 +16,10 @@ struct TransferJob: Sendable {
     var download: DownloadTarget? = nil
     /// Set to continue a download from its partial file with a ranged request.
     var resume: ResumeState? = nil
+    /// Where a streamed body starts sending: a tus PATCH continues at the server's offset.
+    var streamedBodyOffset = 0
+    /// Set for a tus upload: `request` is its creation request, this is where it stands.
+    var tus: ResumableUpload? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -31,6 +35,12 @@ enum TransferUpdate: Sendable {
     case resumed(offset: Int, expectedTotal: Int?)
     /// A download's bytes up to `state.offset` are on disk (fdatasync done): a restart may resume there.
     case checkpoint(ResumeState)
+    /// A tus upload's server-side state changed (upload created, offset confirmed): persist it.
+    case uploadState(ResumableUpload)
+    /// A tus upload continues at the server's `offset` after a HEAD (a failure or a restart).
+    case uploadResumed(offset: Int, expectedTotal: Int, uploadURL: String)
+    /// A tus upload's step failed with `error`; it asks the server where it stands and goes on.
+    case uploadRetrying(attempt: Int, error: TaskError)
     case completed(TransferOutcome)
 }
 

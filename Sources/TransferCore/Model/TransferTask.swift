@@ -29,13 +29,15 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var resume: ResumeState?
     /// What a blob, file or form body streams from; stored, not served.
     public var streamedBody: [BodySegment]?
+    /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
+    public var resumable: ResumableUpload?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
-        case originalRequest, currentRequest, response, progress, error, location, destination
+        case originalRequest, currentRequest, response, progress, error, location, destination, resumable
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody
     }
 
@@ -55,6 +57,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         error = try c.decodeIfPresent(TaskError.self, forKey: .error)
         location = try c.decodeIfPresent(String.self, forKey: .location)
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
+        resumable = try c.decodeIfPresent(ResumableUpload.self, forKey: .resumable)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
         startedAt = try c.decodeIfPresent(Date.self, forKey: .startedAt)
         completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
@@ -103,6 +106,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)
         try c.encode(destination, forKey: .destination)
+        try c.encode(resumable, forKey: .resumable)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

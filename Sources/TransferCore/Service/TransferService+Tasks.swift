@@ -42,6 +42,11 @@ extension TransferService {
                                     request: info, owner: owner, now: Date())
             task.destination = destination
             task.streamedBody = streamed?.segments
+            if let resumable = request.resumable {
+                // The task's request is the tus creation request.
+                task.originalRequest.method = "POST"
+                task.resumable = ResumableUpload(protocol: resumable, filename: request.request?.body?.filename)
+            }
             if let resume {
                 // The partial file becomes this task's; if it is gone, the download starts over.
                 let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
@@ -257,6 +262,7 @@ extension TransferService {
                     root: configuration.downloadsRoot)
                 job.resume = entry.task.resume
             }
+            job.tus = entry.task.resumable
             engine.submit(.start(job))
             changed(&s, task: id, persist: true, &deliveries)
         }
