@@ -10,7 +10,7 @@ enum URLErrorMapping {
         case .couldntResolveHost, .couldntResolveProxy: return .cannotFindHost
         case .couldntConnect: return .cannotConnectToHost
         case .operationTimedOut: return .timedOut
-        case .sendError, .recvError, .partialFile, .gotNothing, .http2, .http2Stream: return .networkConnectionLost
+        case .sendError, .recvError, .sendFailRewind, .partialFile, .gotNothing, .http2, .http2Stream: return .networkConnectionLost
         case .weirdServerReply: return .badServerResponse
         case .tooManyRedirects: return .httpTooManyRedirects
         case .sslConnectError, .sslCipher, .sslShutdownFailed, .sslEngineNotFound, .sslCertProblem: return .secureConnectionFailed
