@@ -165,6 +165,27 @@ import TransferCore
         }
     }
 
+    @Test func aCancelWhileWaitingToRetryEndsTheTask() async throws {
+        // The PATCH is cut, then every HEAD answers 503: the task spends its time in backoffs.
+        let server = try TusServer { request in
+            if request.method == "PATCH" { return .cutAfter(bytes: 64 * 1024) }
+            return request.method == "HEAD" ? .status(503) : .none
+        }
+        defer { server.stop() }
+        try await DaemonFixture.with { daemon in
+            let created = try await daemon.createTask(["kind": "upload", "resumable": "tus",
+                                                       "request": ["url": server.creationURL, "method": "POST", "body": ["blob": try await blob(daemon, Self.payload)]]])
+            let taskId = try #require(created.int("id"))
+            _ = try await daemon.waitForTask(taskId) { $0.string("phase") == "retrying" }
+            // Two HEADs answered: the next waits 1 s, so the cancel lands between steps.
+            #expect(await server.wait { _, exchanges in exchanges.filter { $0.method == "HEAD" }.count >= 2 })
+            #expect(try await daemon.post("/v1/tasks/\(taskId)/cancel").status == 200)
+            let task = try await daemon.waitForCompletion(taskId, timeout: 10)
+            #expect(task.object("error")?.int("code") == -999, "\(task)")
+            #expect(task.object("resumable")?.string("uploadURL") != nil, "the upload URL stays on record")
+        }
+    }
+
     @Test func aServerOfAnotherTusVersionFailsClearly() async throws {
         let server = try TusServer { request in request.method == "POST" ? .status(412) : .none }
         defer { server.stop() }
