@@ -16,6 +16,7 @@ final class TusState: @unchecked Sendable {
     private(set) var uploads: [String: TusStoredUpload] = [:]
     private(set) var exchanges: [TusExchange] = []
     private var nextUpload = 1
+    private var headsRead = 0
     private var openConnections = 0
     private var acceptLoopRunning = true
     private var stopped = false
@@ -82,8 +83,7 @@ final class TusState: @unchecked Sendable {
         }
     }
 
-    /// How many requests arrived before this one (its index among all requests with a head read).
-    private var headsRead = 0
+    /// The next request's index among all requests whose head was read.
     func nextHeadIndex() -> Int {
         locked { state in
             defer { state.headsRead += 1 }
