@@ -34,6 +34,9 @@ public struct CurlCode: Error, Sendable, Hashable, CustomStringConvertible {
     public static let gotNothing = CurlCode(CURLE_GOT_NOTHING)
     public static let sendError = CurlCode(CURLE_SEND_ERROR)
     public static let recvError = CurlCode(CURLE_RECV_ERROR)
+    /// A reused connection died while a body was being sent, and curl, which would retry on a
+    /// fresh one, cannot rewind a body read through the read callback.
+    public static let sendFailRewind = CurlCode(CURLE_SEND_FAIL_REWIND)
     public static let peerFailedVerification = CurlCode(CURLE_PEER_FAILED_VERIFICATION)
     public static let sslCertProblem = CurlCode(CURLE_SSL_CERTPROBLEM)
     public static let sslCipher = CurlCode(CURLE_SSL_CIPHER)
@@ -49,7 +52,6 @@ public struct CurlCode: Error, Sendable, Hashable, CustomStringConvertible {
     public static let sslShutdownFailed = CurlCode(CURLE_SSL_SHUTDOWN_FAILED)
     public static let sslEngineNotFound = CurlCode(CURLE_SSL_ENGINE_NOTFOUND)
     public static let proxy = CurlCode(CURLE_PROXY)
-    public static let sendFailRewind = CurlCode(CURLE_SEND_FAIL_REWIND)
 }
 
 /// A libcurl multi-interface failure (`CURLMcode`).

@@ -152,6 +152,26 @@ import TransferCore
         }
     }
 
+    /// A 307 keeps the method and the body: a blob's file is read again from its start.
+    @Test func aRedirectThatKeepsTheMethodSendsABlobBodyAgain() async throws {
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 1) })
+        let origin = try OriginServer { request in
+            request.pathWithoutQuery == "/old"
+                ? .respond(status: 307, headers: ["Location": "/new"])
+                : .respond(status: 201, headers: ["X-Length": "\(request.body.count)"])
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let id = try await blob(daemon, payload)
+            let task = try await daemon.createTask(["kind": "upload", "request": ["url": origin.url("/old"), "method": "PUT", "body": ["blob": id]]])
+            let done = try await daemon.waitForCompletion(try #require(task.int("id")))
+            #expect(done.isNull("error"), "\(done["error"] ?? "")")
+            #expect(done.value(at: "response.statusCode") as? Int == 201)
+            #expect(origin.requests.map(\.path) == ["/old", "/new"])
+            #expect(origin.requests.last?.body == payload)
+        }
+    }
+
     /// A body the client streams goes out chunked; a real WSGI server (gunicorn) reassembles it.
     @Test func httpbinSeesABodyTheClientStreamedInChunks() async throws {
         let httpbin = try Peers.httpbin()

@@ -6,10 +6,13 @@ internal import Synchronization
 /// The engine thread's own state and loop: the multi handle and every running `Transfer`.
 /// Not Sendable: it exists only on that thread (handed over once by `CurlEngine`).
 final class EngineLoop {
-    private let multi: MultiHandle
-    private let observer: any TransferObserver
-    private var transfers: [Int: Transfer] = [:]
-    private var taskIds: [ObjectIdentifier: Int] = [:]
+    let multi: MultiHandle
+    let observer: any TransferObserver
+    /// The running transfer of each task (for a tus upload: the step in flight).
+    var transfers: [Int: Transfer] = [:]
+    var taskIds: [ObjectIdentifier: Int] = [:]
+    /// Tus uploads by task, also between steps (`EngineLoop+Tus`).
+    var tusRuns: [Int: TusRun] = [:]
 
     init(multi: MultiHandle, observer: any TransferObserver) {
         self.multi = multi
@@ -32,13 +35,17 @@ final class EngineLoop {
                     continue
                 }
                 transfer.reportProgress(now: Self.now(), force: true)
-                finish(taskId, transfer.outcome(code))
+                stepEnded(taskId, transfer.outcome(code))
             }
             let pending = sweep(now: Self.now())
-            // While coalesced counts wait to be reported, wake soon enough to report them.
-            multi.poll(timeoutMilliseconds: pending ? Int(Transfer.reportInterval * 1000) : 1000)
+            // While coalesced counts wait to be reported, wake soon enough to report them; a tus
+            // upload waiting out a backoff wakes the loop when it is over.
+            var timeout = pending ? Int(Transfer.reportInterval * 1000) : 1000
+            if let wait = startDueTusSteps(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
+            multi.poll(timeoutMilliseconds: timeout)
         }
         for transfer in transfers.values { multi.remove(transfer.handle) }
+        tusRuns.removeAll()
         transfers.removeAll()
         taskIds.removeAll()
         multi.close()
@@ -47,8 +54,12 @@ final class EngineLoop {
     private func apply(_ command: EngineCommand) {
         switch command {
         case .start(let job):
-            guard transfers[job.taskId] == nil else { return }
+            guard transfers[job.taskId] == nil, tusRuns[job.taskId] == nil else { return }
             let taskId = job.taskId
+            if let state = job.tus {
+                startTus(job, state)
+                return
+            }
             do {
                 let transfer = try Transfer(job: job) { [observer] update in observer.transfer(taskId, update) }
                 try multi.add(transfer.handle)
@@ -64,8 +75,10 @@ final class EngineLoop {
                 observer.transfer(taskId, .completed(.failure(TaskError(.unknown, "the transfer could not be started: \(error)"))))
             }
         case .pause(let taskId):
+            tusRuns[taskId]?.paused = true
             if let transfer = transfers[taskId] { pause(transfer) }
         case .resume(let taskId):
+            tusRuns[taskId]?.paused = false
             guard let transfer = transfers[taskId], transfer.pausedAt != nil else { return }
             transfer.pausedAt = nil
             transfer.lastActivity = Self.now()
@@ -79,6 +92,12 @@ final class EngineLoop {
             // A client-suspended transfer stays paused; resuming it unpauses.
             if transfer.pausedAt == nil { try? transfer.handle.pause(false) }
         case .cancel(let taskId, let keepPartial):
+            if tusRuns[taskId] != nil, transfers[taskId] == nil {
+                // Between two steps of a tus upload: nothing to stop but the run.
+                tusRuns[taskId] = nil
+                observer.transfer(taskId, .completed(.failure(TaskError(.cancelled, "cancelled"))))
+                return
+            }
             guard let transfer = transfers[taskId] else { return }
             let error = TaskError(.cancelled, "cancelled")
             transfer.reportProgress(now: Self.now(), force: true)
@@ -98,7 +117,7 @@ final class EngineLoop {
         observer.transfer(taskId, .resumed(offset: 0, expectedTotal: nil))
     }
 
-    private func pause(_ transfer: Transfer) {
+    func pause(_ transfer: Transfer) {
         guard transfer.pausedAt == nil else { return }
         transfer.pausedAt = Self.now()
         try? transfer.handle.pause(true)
@@ -111,14 +130,14 @@ final class EngineLoop {
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
                 if transfer.job.download != nil {
-                    detach(taskId, transfer)
+                    letConnectionGo(taskId, transfer)
                 } else {
                     finish(taskId, transfer.interrupted(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))
                 }
                 continue
             }
             if transfer.pausedAt == nil, now - transfer.lastActivity > transfer.job.request.timeoutInterval {
-                finish(taskId, transfer.interrupted(TaskError(.timedOut, "no data moved for longer than the request's timeoutInterval")))
+                stepEnded(taskId, transfer.interrupted(TaskError(.timedOut, "no data moved for longer than the request's timeoutInterval")))
                 continue
             }
             if transfer.reportProgress(now: now) { pending = true }
@@ -150,10 +169,8 @@ final class EngineLoop {
     /// A download suspended for longer than its idle timeout lets its connection go instead of
     /// failing (unlike a data task, as the issue asks of URLSession's model): the partial file
     /// stays, and resuming continues it with a ranged request.
-    private func detach(_ taskId: Int, _ transfer: Transfer) {
-        transfers[taskId] = nil
-        taskIds[ObjectIdentifier(transfer.handle)] = nil
-        multi.remove(transfer.handle)
+    private func letConnectionGo(_ taskId: Int, _ transfer: Transfer) {
+        _ = detach(taskId)
         transfer.reportProgress(now: Self.now(), force: true)
         let state = transfer.resumeState()
         // Without a validator a later range could splice two versions: start over instead.
@@ -161,12 +178,28 @@ final class EngineLoop {
         observer.transfer(taskId, .detached(state))
     }
 
-    private func finish(_ taskId: Int, _ outcome: TransferOutcome) {
-        guard let transfer = transfers.removeValue(forKey: taskId) else { return }
-        taskIds[ObjectIdentifier(transfer.handle)] = nil
-        multi.remove(transfer.handle)
+    /// Ends the task's transfer and the task with `outcome` (a tus upload's run with it).
+    func finish(_ taskId: Int, _ outcome: TransferOutcome) {
+        guard let transfer = detach(taskId) else { return }
+        tusRuns[taskId] = nil
         if case .failure = outcome { transfer.discardPartialFile() }
         observer.transfer(taskId, .completed(outcome))
+    }
+
+    /// A transfer ended by itself (done, failed, idle too long): a tus upload decides its next
+    /// step; any other task is finished.
+    private func stepEnded(_ taskId: Int, _ outcome: TransferOutcome) {
+        guard let run = tusRuns[taskId] else { return finish(taskId, outcome) }
+        _ = detach(taskId)
+        advance(taskId, run, after: outcome)
+    }
+
+    /// Takes the task's transfer out of the multi handle without reporting anything.
+    func detach(_ taskId: Int) -> Transfer? {
+        guard let transfer = transfers.removeValue(forKey: taskId) else { return nil }
+        taskIds[ObjectIdentifier(transfer.handle)] = nil
+        multi.remove(transfer.handle)
+        return transfer
     }
 
     /// Monotonic seconds (wall-clock changes must not distort speeds or timeouts).

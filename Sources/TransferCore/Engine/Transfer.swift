@@ -120,7 +120,7 @@ final class Transfer: EasyHandleDelegate {
             }
         } else if let segments = job.streamedBody {
             // Streamed through the read callback (files straight from disk), never held in memory.
-            let reader = try BodyReader(segments)
+            let reader = try BodyReader(segments, from: job.streamedBodyOffset)
             bodyReader = reader
             bodySize = reader.size
             try handle.set(.upload(size: reader.size))
@@ -272,7 +272,7 @@ final class Transfer: EasyHandleDelegate {
                 }
                 return .pause
             case .failed:
-                failure = TaskError(.requestBodyStreamExhausted, "cannot read the streamed body's spool file: \(FileSystem.lastError)")
+                failure = TaskError(.fileDoesNotExist, "cannot read the streamed body's spool file: \(FileSystem.lastError)")
                 return .abort
             }
         }
@@ -285,7 +285,8 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, rewindBodyTo offset: Int) -> Bool {
-        streamReader?.rewind(to: offset) ?? false
+        guard job.bodyRewinds else { return false }
+        return streamReader?.rewind(to: offset) ?? bodyReader?.rewind(to: offset) ?? false
     }
 
     func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool {

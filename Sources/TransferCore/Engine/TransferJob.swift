@@ -20,6 +20,13 @@ struct TransferJob: Sendable {
     var resume: ResumeState? = nil
     /// Whether a download's progress is checkpointed (synced and recorded); not for ephemeral sessions.
     var checkpoints = true
+    /// Where a streamed body starts sending: a tus PATCH continues at the server's offset.
+    var streamedBodyOffset = 0
+    /// Whether curl may send a streamed body again (a 307/308, or a retry after a reused
+    /// connection died before answering).
+    var bodyRewinds = true
+    /// Set for a tus upload: `request` is its creation request, this is where it stands.
+    var tus: ResumableUpload? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -40,6 +47,12 @@ enum TransferUpdate: Sendable {
     /// A suspended download let its connection go (suspended past its idle timeout): it is no
     /// longer in the engine; resuming starts it again from `state` (from zero when nil).
     case detached(ResumeState?)
+    /// A tus upload's server-side state changed (upload created, offset confirmed): persist it.
+    case uploadState(ResumableUpload)
+    /// A tus upload continues at the server's `offset` after a HEAD (a failure or a restart).
+    case uploadResumed(offset: Int, expectedTotal: Int, uploadURL: String)
+    /// A tus upload's step failed with `error`; it asks the server where it stands and goes on.
+    case uploadRetrying(attempt: Int, error: TaskError)
     case completed(TransferOutcome)
 }
 

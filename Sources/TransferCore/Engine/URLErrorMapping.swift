@@ -10,7 +10,7 @@ enum URLErrorMapping {
         case .couldntResolveHost, .couldntResolveProxy: return .cannotFindHost
         case .couldntConnect: return .cannotConnectToHost
         case .operationTimedOut: return .timedOut
-        case .sendError, .recvError, .partialFile, .gotNothing, .http2, .http2Stream: return .networkConnectionLost
+        case .sendError, .recvError, .sendFailRewind, .partialFile, .gotNothing, .http2, .http2Stream: return .networkConnectionLost
         case .weirdServerReply: return .badServerResponse
         case .tooManyRedirects: return .httpTooManyRedirects
         case .sslConnectError, .sslCipher, .sslShutdownFailed, .sslEngineNotFound, .sslCertProblem: return .secureConnectionFailed
@@ -23,8 +23,6 @@ enum URLErrorMapping {
         case .remoteAccessDenied: return .noPermissionsToReadFile
         case .remoteFileNotFound: return .fileDoesNotExist
         case .proxy: return .cannotConnectToHost
-        // A redirect (307/308) or auth round that must send a streamed body again.
-        case .sendFailRewind: return .requestBodyStreamExhausted
         default: return .unknown
         }
     }

@@ -48,6 +48,9 @@ public struct TaskCreate: Decodable, Sendable {
     public var destination: String?
     /// Downloads only: resume data from a cancelled or failed download, to continue it.
     public var resumeData: String?
+    /// Uploads only: send the body with a resumable-upload protocol (tus), so a failure or a
+    /// restart continues from the server's offset.
+    public var resumable: ResumableProtocol?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -59,7 +62,7 @@ public struct TaskCreate: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
-        case resumeData, destination, host, port
+        case resumeData, destination, host, port, resumable
     }
 
     public init(from decoder: any Decoder) throws {
@@ -93,6 +96,7 @@ public struct TaskCreate: Decodable, Sendable {
         if request?.body == .stream, kind != .upload {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".body.stream", message: "is for upload tasks only (URLSession's uploadTask(withStreamedRequest:))")
         }
+        if c.contains(.resumable) { resumable = try Self.decodeResumable(c, kind: kind, request: request, decoder: decoder) }
         if destination != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")
         }
@@ -102,6 +106,32 @@ public struct TaskCreate: Decodable, Sendable {
         if let description, description.count > 1000 {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")
         }
+    }
+}
+
+extension TaskCreate {
+    /// `"resumable"`: a protocol name, for upload tasks whose request creates the upload with POST.
+    private static func decodeResumable(_ c: KeyedDecodingContainer<CodingKeys>, kind: TaskKind, request: RequestSpec?, decoder: any Decoder) throws -> ResumableProtocol {
+        let field = decoder.path(CodingKeys.resumable)
+        let name = try c.decode(String.self, forKey: .resumable)
+        if name == "ietf" {
+            throw InputError.notImplemented(field: field, message: "the IETF resumable upload draft is not available in this version; use \"tus\"")
+        }
+        guard let value = ResumableProtocol(rawValue: name) else {
+            throw InputError.invalidValue(field: field, message: "must be \"tus\"")
+        }
+        guard kind == .upload else {
+            throw InputError.invalidValue(field: field, message: "is for upload tasks only")
+        }
+        // tus sends the body again from the server's offset, which a client stream cannot give.
+        if request?.body == .stream {
+            throw InputError.invalidValue(field: field, message: "needs a body the daemon can read again (text, base64, json, blob, file or form), not a stream")
+        }
+        // The request is the tus creation request: POST (RequestSpec's default GET counts as unsaid).
+        if let method = request?.method.uppercased(), method != "POST", method != "GET" {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".method", message: "must be POST (or left out) for a tus upload: the request creates the upload")
+        }
+        return value
     }
 }
 

@@ -25,6 +25,12 @@ public enum RequestBody: Sendable, Equatable {
         }
     }
 
+    /// The name of the file a `file` body sends (its last path component), for metadata.
+    var filename: String? {
+        guard case .file(let relative) = self, let last = relative.split(separator: "/").last else { return nil }
+        return String(last)
+    }
+
     /// The Content-Type this form implies when the request sets none (nil: libcurl's form default,
     /// which is also what URLSession sends for a bare httpBody).
     public var impliedContentType: String? {

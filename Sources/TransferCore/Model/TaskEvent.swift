@@ -4,6 +4,8 @@ public import FoundationEssentials
 public enum EventType: String, Codable, Sendable, CaseIterable {
     case didReceiveResponse, didReceiveData, didSendBodyData, willPerformHTTPRedirection
     case didWriteData, didResumeAtOffset, didFinishDownloadingTo
+    /// Not URLSession's: a resumable (tus) upload continues at the server's offset.
+    case didResumeUpload
     case didCompleteWithError, didBecomeInvalid
     /// A client-streamed body has sent every chunk so far and waits for the next.
     case needNewBodyStream

@@ -31,13 +31,15 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var streamedBody: [BodySegment]?
     /// A body the client streams in chunks: what has arrived so far.
     public var bodyStream: BodyStreamState?
+    /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
+    public var resumable: ResumableUpload?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
-        case originalRequest, currentRequest, response, progress, error, location, destination
+        case originalRequest, currentRequest, response, progress, error, location, destination, resumable
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
     }
 
@@ -57,6 +59,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         error = try c.decodeIfPresent(TaskError.self, forKey: .error)
         location = try c.decodeIfPresent(String.self, forKey: .location)
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
+        resumable = try c.decodeIfPresent(ResumableUpload.self, forKey: .resumable)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
         startedAt = try c.decodeIfPresent(Date.self, forKey: .startedAt)
         completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
@@ -107,6 +110,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(location, forKey: .location)
         try c.encode(destination, forKey: .destination)
         try c.encode(bodyStream, forKey: .bodyStream)
+        try c.encode(resumable, forKey: .resumable)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

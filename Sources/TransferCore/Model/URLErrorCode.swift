@@ -19,7 +19,6 @@ public enum URLErrorCode: Int, Codable, Sendable, CaseIterable {
     case zeroByteResource = -1014
     case cannotDecodeContentData = -1016
     case cannotParseResponse = -1017
-    case requestBodyStreamExhausted = -1021
     case fileDoesNotExist = -1100
     case noPermissionsToReadFile = -1102
     case dataLengthExceedsMaximum = -1103

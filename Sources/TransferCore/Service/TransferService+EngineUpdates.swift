@@ -73,6 +73,22 @@ extension TransferService {
                     "expectedTotalBytes": expectedTotal.map { .integer(Int64($0)) } ?? .null,
                 ], &deliveries)
                 changed(&s, task: id, persist: true, &deliveries)
+            case .uploadState(let upload):
+                s.tasks[id]?.task.resumable = upload
+                s.tasks[id]?.task.progress.bytesSent = upload.offset
+                changed(&s, task: id, persist: true, &deliveries)
+            case .uploadResumed(let offset, let expectedTotal, let uploadURL):
+                // didSendBodyData counts what the server has: back to its offset, on from there.
+                s.tasks[id]?.task.progress.bytesSent = offset
+                s.tasks[id]?.task.phase = .transferring
+                emit(&s, session: session, task: id, .didResumeUpload, [
+                    "offset": .integer(Int64(offset)), "totalBytesExpectedToSend": .integer(Int64(expectedTotal)),
+                    "uploadURL": .string(uploadURL),
+                ], &deliveries)
+                changed(&s, task: id, persist: true, &deliveries)
+            case .uploadRetrying:
+                s.tasks[id]?.task.phase = .retrying
+                changed(&s, task: id, persist: false, &deliveries)
             case .completed(.failure(let error)):
                 complete(&s, task: id, error: error, body: nil, &deliveries)
             case .completed(.interrupted(var error, let state)):

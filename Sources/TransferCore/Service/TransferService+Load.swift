@@ -66,6 +66,12 @@ extension TransferService {
             }
         case .running where task.phase == .queued:
             enqueue(&s, task: id)
+        case .running where task.resumable != nil:
+            // A tus upload's state is on its server: in every kind of session it carries on by
+            // itself, asking the server (HEAD) how much it has.
+            reset(&s, task: id)
+            enqueue(&s, task: id)
+            changed(&s, task: id, persist: true, &deliveries)
         case .running:
             if let resume = checkpointedResume(of: task) {
                 if s.sessions[task.sessionId]?.kind == .background {

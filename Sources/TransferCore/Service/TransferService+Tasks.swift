@@ -43,6 +43,11 @@ extension TransferService {
             task.destination = destination
             task.streamedBody = streamed?.segments
             if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
+            if let resumable = request.resumable {
+                // The task's request is the tus creation request.
+                task.originalRequest.method = "POST"
+                task.resumable = ResumableUpload(protocol: resumable, filename: request.request?.body?.filename)
+            }
             if let resume {
                 // The partial file becomes this task's; if it is gone, the download starts over.
                 let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
@@ -286,6 +291,7 @@ extension TransferService {
                 // Nothing of an ephemeral session is recorded, its download offsets included.
                 job.checkpoints = isRecorded(s, session: session.id)
             }
+            job.tus = entry.task.resumable
             engine.submit(.start(job))
             changed(&s, task: id, persist: true, &deliveries)
         }

@@ -1,0 +1,132 @@
+import Foundation
+
+/// The shared state of one ``TusServer``: its uploads and the log of exchanges, shared by the
+/// server object, its accept thread and its connection threads.
+///
+/// `@unchecked Sendable`: every `var` is read and written only while `condition` is locked;
+/// the descriptors are `let`s, the listener is closed only by the accept thread and the stop
+/// pipe only in `deinit`, when no thread can hold a reference any more.
+final class TusState: @unchecked Sendable {
+    let faults: @Sendable (TusRequestHead) -> TusFault
+    let listenFD: Int32
+    let port: Int
+    let stopPipe: (read: Int32, write: Int32)
+    let condition = NSCondition()
+
+    private(set) var uploads: [String: TusStoredUpload] = [:]
+    private(set) var exchanges: [TusExchange] = []
+    private var nextUpload = 1
+    private var headsRead = 0
+    private var openConnections = 0
+    private var acceptLoopRunning = true
+    private var stopped = false
+
+    init(faults: @escaping @Sendable (TusRequestHead) -> TusFault) throws {
+        self.faults = faults
+        (listenFD, port) = try SocketFactory.listenOnLoopback()
+        do {
+            stopPipe = try SocketFactory.makePipe()
+        } catch {
+            _ = close(listenFD)
+            throw error
+        }
+    }
+
+    deinit {
+        _ = close(stopPipe.read)
+        _ = close(stopPipe.write)
+    }
+
+    func locked<T>(_ body: (TusState) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(self)
+    }
+
+    /// Blocks until `predicate` holds or `timeout` passes; returns whether it holds.
+    func wait(timeout: Duration, until predicate: (TusState) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(self) {
+            if !condition.wait(until: deadline) { return predicate(self) }
+        }
+        return true
+    }
+
+    // MARK: Uploads
+
+    func createUpload(length: Int, metadata: [String: String?]) -> String {
+        locked { state in
+            let id = "u\(state.nextUpload)"
+            state.nextUpload += 1
+            state.uploads[id] = TusStoredUpload(id: id, length: length, metadata: metadata, data: Data())
+            state.condition.broadcast()
+            return id
+        }
+    }
+
+    func upload(_ id: String) -> TusStoredUpload? { locked { $0.uploads[id] } }
+
+    /// Appends bytes a PATCH delivered (they are kept even if the PATCH never completes).
+    func append(_ bytes: ArraySlice<UInt8>, to id: String) {
+        locked { state in
+            state.uploads[id]?.data.append(contentsOf: bytes)
+            state.condition.broadcast()
+        }
+    }
+
+    func record(method: String, path: String, headers: [String: String], kept: Int, status: Int?) {
+        locked { state in
+            state.exchanges.append(TusExchange(index: state.exchanges.count, method: method, path: path, headers: headers, bodyBytesKept: kept, status: status))
+            state.condition.broadcast()
+        }
+    }
+
+    /// The next request's index among all requests whose head was read.
+    func nextHeadIndex() -> Int {
+        locked { state in
+            defer { state.headsRead += 1 }
+            return state.headsRead
+        }
+    }
+
+    // MARK: Connections and stopping
+
+    func connectionAccepted() -> Bool {
+        locked { state in
+            guard !state.stopped else { return false }
+            state.openConnections += 1
+            return true
+        }
+    }
+
+    func connectionClosed() {
+        locked { state in
+            state.openConnections -= 1
+            state.condition.broadcast()
+        }
+    }
+
+    func acceptLoopEnded() {
+        locked { state in
+            state.acceptLoopRunning = false
+            state.condition.broadcast()
+        }
+    }
+
+    /// Signals every thread to finish, then waits (at most `timeout`) until all have.
+    func stop(timeout: Duration = .seconds(5)) {
+        condition.lock()
+        defer { condition.unlock() }
+        if !stopped {
+            stopped = true
+            var byte: UInt8 = 1
+            _ = write(stopPipe.write, &byte, 1)
+        }
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
+        while acceptLoopRunning || openConnections > 0 {
+            if !condition.wait(until: deadline) { return }
+        }
+    }
+}
