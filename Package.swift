@@ -68,7 +68,13 @@ let package = Package(
         ),
 
         // Test support: an in-process origin server for fault injection, peers, a client.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(
+            name: "TestSupport",
+            // Crypto: StreamingOrigin hashes the bodies it receives (1 GiB uploads, never held).
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),

@@ -58,9 +58,14 @@ extension TransferService {
                     complete(&s, task: id, error: nil, body: body, &deliveries)
                 }
             case .checkpoint(let state):
-                // Stored with the next progress checkpoint; not a change a client waits for.
+                // Stored now, not with the next progress checkpoint: the engine checkpoints every
+                // second and so does the store's timer, so waiting let the stored offset lag the
+                // synced file by up to two intervals, all redownloaded after a kill -9. A new
+                // version, because the store keeps a row only for a higher one: saved under the
+                // version the timer had just stored, the checkpoint was dropped. (Long-polls see
+                // a version with no visible change, once a second at most: progress moves more.)
                 s.tasks[id]?.task.resume = state
-                s.dirty.insert(id)
+                changed(&s, task: id, persist: true, &deliveries)
             case .needsBody(let sent):
                 emit(&s, session: session, task: id, .needNewBodyStream, ["totalBytesSent": .integer(Int64(sent))], &deliveries)
             case .detached(let resume):

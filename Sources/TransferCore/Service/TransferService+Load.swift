@@ -91,6 +91,16 @@ extension TransferService {
                 return
             }
             if task.kind == .download { unlink(partialPath(of: id)) }
+            if task.kind == .download && s.sessions[task.sessionId]?.kind == .background {
+                // Stopped before its first checkpoint (at most about a second in): nothing on disk
+                // is known good, so it starts over, by itself, as it would have carried on from a
+                // checkpoint. Failing it instead made one early kill -9 end the download for good.
+                reset(&s, task: id)
+                s.tasks[id]?.task.resume = nil
+                enqueue(&s, task: id)
+                changed(&s, task: id, persist: true, &deliveries)
+                return
+            }
             complete(&s, task: id, error: TaskError(.networkConnectionLost, "the daemon stopped while the task was running"), body: nil, &deliveries)
         case .canceling:
             if task.kind == .download { unlink(partialPath(of: id)) }

@@ -1,0 +1,23 @@
+public import Foundation
+internal import Crypto
+
+/// The SHA-256 of a file (lowercase hex), read 1 MiB at a time: for files too large to hold.
+public func sha256(ofFile path: String) throws -> String {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+        throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+    }
+    defer { try? handle.close() }
+    var hasher = SHA256()
+    while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
+        hasher.update(data: piece)
+    }
+    return hexString(hasher.finalize())
+}
+
+/// An incremental SHA-256 (lowercase hex), for tests that do not import Crypto.
+public struct StreamingSHA256 {
+    private var hasher = SHA256()
+    public init() {}
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
+    public func finalize() -> String { hexString(hasher.finalize()) }
+}
