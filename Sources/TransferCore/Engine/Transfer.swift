@@ -112,22 +112,12 @@ final class Transfer: EasyHandleDelegate {
             // Sent as the client's chunks arrive; paused (not failed) while it has sent them all.
             let reader = StreamBodyReader(stream)
             streamReader = reader
-            bodySize = reader.length
-            try handle.set(.upload(size: reader.length))
-            if method != "PUT" {
-                try handle.set(.customRequest(request.method))
-                sendsCustomMethod = true
-            }
+            try sendThroughReadCallback(size: reader.length, method: method)
         } else if let segments = job.streamedBody {
             // Streamed through the read callback (files straight from disk), never held in memory.
             let reader = try BodyReader(segments, from: job.streamedBodyOffset)
             bodyReader = reader
-            bodySize = reader.size
-            try handle.set(.upload(size: reader.size))
-            if method != "PUT" {
-                try handle.set(.customRequest(request.method))
-                sendsCustomMethod = true
-            }
+            try sendThroughReadCallback(size: reader.size, method: method)
         } else if let body = job.body {
             bodySize = body.count
             try handle.set(.body(body))
@@ -160,6 +150,17 @@ final class Transfer: EasyHandleDelegate {
             if let validator = job.resume?.ifRange { lines.append("If-Range: \(validator)") }
         }
         try handle.set(.headers(lines))
+    }
+
+    /// A body read through the read callback (`size` nil: unknown, sent chunked). curl sends
+    /// such a body with PUT unless a custom method names another.
+    private func sendThroughReadCallback(size: Int?, method: String) throws {
+        bodySize = size
+        try handle.set(.upload(size: size))
+        if method != "PUT" {
+            try handle.set(.customRequest(job.request.method))
+            sendsCustomMethod = true
+        }
     }
 
     // MARK: EasyHandleDelegate (engine thread, inside curl_multi_perform)

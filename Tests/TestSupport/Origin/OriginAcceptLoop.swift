@@ -1,48 +1,20 @@
 import Foundation
-internal import Glibc
 
-/// The accept thread of an ``OriginServer``: waits for connections or the stop signal, and starts
-/// one thread per connection. It alone closes the listener.
+/// The accept thread of an ``OriginServer``: starts one thread per connection. It alone closes
+/// the listener.
 enum OriginAcceptLoop {
     static func start(_ state: OriginState) {
-        let thread = Thread { run(state) }
+        let thread = Thread {
+            defer { state.acceptLoopEnded() }
+            state.listener.acceptConnections { fd in
+                guard let index = state.connectionAccepted() else { return false }
+                let thread = Thread { OriginConnection(fd: fd, index: index, state: state).run() }
+                thread.name = "OriginServer connection \(index)"
+                thread.start()
+                return true
+            }
+        }
         thread.name = "OriginServer accept :\(state.port)"
         thread.start()
-    }
-
-    private static func run(_ state: OriginState) {
-        defer {
-            _ = close(state.listenFD)
-            state.acceptLoopEnded()
-        }
-        while true {
-            var fds = [
-                pollfd(fd: state.stopPipe.read, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: state.listenFD, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&fds, nfds_t(fds.count), -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if fds[0].revents != 0 { return }  // stopped
-            guard fds[1].revents != 0 else { continue }
-            let accepted: Int32?
-            do {
-                accepted = try SocketFactory.accept(from: state.listenFD)
-            } catch {
-                return  // The listener itself failed: nothing more will connect.
-            }
-            guard let fd = accepted else { continue }
-            guard let index = state.connectionAccepted() else {
-                _ = close(fd)
-                return
-            }
-            let thread = Thread {
-                OriginConnection(fd: fd, index: index, state: state).run()
-            }
-            thread.name = "OriginServer connection \(index)"
-            thread.start()
-        }
     }
 }

@@ -15,7 +15,7 @@ final class OriginConnection {
     }
 
     init(fd: Int32, index: Int, state: OriginState) {
-        self.stream = SocketStream(fd: fd, stopFD: state.stopPipe.read)
+        self.stream = SocketStream(fd: fd, stopFD: state.listener.stopPipe.read)
         self.index = index
         self.state = state
     }

@@ -11,9 +11,8 @@ import Foundation
 /// pipe only in `deinit`, when no thread can hold a reference any more.
 final class OriginState: @unchecked Sendable {
     let handler: @Sendable (OriginRequest) -> OriginBehavior
-    let listenFD: Int32
-    let port: Int
-    let stopPipe: (read: Int32, write: Int32)
+    let listener: LoopbackListener
+    var port: Int { listener.port }
     let condition = NSCondition()
 
     private var requests: [OriginRequest] = []
@@ -24,18 +23,7 @@ final class OriginState: @unchecked Sendable {
 
     init(handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
         self.handler = handler
-        (listenFD, port) = try SocketFactory.listenOnLoopback()
-        do {
-            stopPipe = try SocketFactory.makePipe()
-        } catch {
-            _ = close(listenFD)
-            throw error
-        }
-    }
-
-    deinit {
-        _ = close(stopPipe.read)
-        _ = close(stopPipe.write)
+        listener = try LoopbackListener()
     }
 
     // MARK: Reading the counters
@@ -116,8 +104,7 @@ final class OriginState: @unchecked Sendable {
         defer { condition.unlock() }
         if !stopped {
             stopped = true
-            var byte: UInt8 = 1
-            _ = write(stopPipe.write, &byte, 1)
+            listener.signalStop()
         }
         let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
         while acceptLoopRunning || openConnections > 0 {

@@ -12,7 +12,7 @@ final class StreamingConnection {
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
 
     init(fd: Int32, state: StreamingOriginState) {
-        stream = SocketStream(fd: fd, stopFD: state.stopPipe.read)
+        stream = SocketStream(fd: fd, stopFD: state.listener.stopPipe.read)
         self.state = state
     }
 

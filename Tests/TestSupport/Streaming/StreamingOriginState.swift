@@ -11,9 +11,8 @@ internal import Glibc
 final class StreamingOriginState: @unchecked Sendable {
     let resource: GeneratedBytes
     let etag: String
-    let listenFD: Int32
-    let port: Int
-    let stopPipe: (read: Int32, write: Int32)
+    let listener: LoopbackListener
+    var port: Int { listener.port }
     private let condition = NSCondition()
 
     var bytesPerSecond: Int?
@@ -26,18 +25,7 @@ final class StreamingOriginState: @unchecked Sendable {
         self.resource = resource
         self.etag = etag
         self.bytesPerSecond = bytesPerSecond
-        (listenFD, port) = try SocketFactory.listenOnLoopback()
-        do {
-            stopPipe = try SocketFactory.makePipe()
-        } catch {
-            _ = close(listenFD)
-            throw error
-        }
-    }
-
-    deinit {
-        _ = close(stopPipe.read)
-        _ = close(stopPipe.write)
+        listener = try LoopbackListener()
     }
 
     func locked<T>(_ body: (StreamingOriginState) -> T) -> T {
@@ -67,35 +55,12 @@ final class StreamingOriginState: @unchecked Sendable {
     }
 
     func startAccepting() {
-        let started = spawn("StreamingOrigin accept :\(port)") { [self] in acceptLoop() }
-        if !started { _ = close(listenFD) }
-    }
-
-    private func acceptLoop() {
-        defer { _ = close(listenFD) }
-        while true {
-            var fds = [
-                pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
-            ]
-            if poll(&fds, nfds_t(fds.count), -1) < 0 {
-                if errno == EINTR { continue }
-                return
+        let started = spawn("StreamingOrigin accept :\(port)") { [self] in
+            listener.acceptConnections { fd in
+                spawn("StreamingOrigin connection") { [self] in StreamingConnection(fd: fd, state: self).run() }
             }
-            if fds[0].revents != 0 { return }
-            guard fds[1].revents != 0 else { continue }
-            let accepted: Int32?
-            do {
-                accepted = try SocketFactory.accept(from: listenFD)
-            } catch {
-                return  // The listener itself failed: nothing more will connect.
-            }
-            guard let fd = accepted else { continue }
-            let started = spawn("StreamingOrigin connection") { [self] in
-                StreamingConnection(fd: fd, state: self).run()
-            }
-            if !started { _ = close(fd) }
         }
+        if !started { listener.closeUnused() }
     }
 
     // MARK: Records
@@ -137,8 +102,7 @@ final class StreamingOriginState: @unchecked Sendable {
         defer { condition.unlock() }
         if !stopped {
             stopped = true
-            var byte: UInt8 = 1
-            _ = write(stopPipe.write, &byte, 1)
+            listener.signalStop()
         }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while threads > 0, condition.wait(until: deadline) {}

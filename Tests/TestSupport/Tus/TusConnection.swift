@@ -10,7 +10,7 @@ final class TusConnection {
     private let state: TusState
 
     init(fd: Int32, state: TusState) {
-        stream = SocketStream(fd: fd, stopFD: state.stopPipe.read)
+        stream = SocketStream(fd: fd, stopFD: state.listener.stopPipe.read)
         self.state = state
     }
 
@@ -149,7 +149,7 @@ final class TusConnection {
             while true {
                 // POLLRDHUP (see `peerHasClosed`): the client closed its side, which shows
                 // without reading the bytes it had sent.
-                var fds = [pollfd(fd: stream.fd, events: Int16(0x2000), revents: 0), pollfd(fd: state.stopPipe.read, events: Int16(POLLIN), revents: 0)]
+                var fds = [pollfd(fd: stream.fd, events: Int16(0x2000), revents: 0), pollfd(fd: state.listener.stopPipe.read, events: Int16(POLLIN), revents: 0)]
                 let ready = poll(&fds, 2, -1)
                 if ready < 0 && errno == EINTR { continue }
                 throw Abandon()

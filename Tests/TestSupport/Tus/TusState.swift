@@ -8,9 +8,8 @@ import Foundation
 /// pipe only in `deinit`, when no thread can hold a reference any more.
 final class TusState: @unchecked Sendable {
     let faults: @Sendable (TusRequestHead) -> TusFault
-    let listenFD: Int32
-    let port: Int
-    let stopPipe: (read: Int32, write: Int32)
+    let listener: LoopbackListener
+    var port: Int { listener.port }
     let condition = NSCondition()
 
     private(set) var uploads: [String: TusStoredUpload] = [:]
@@ -23,18 +22,7 @@ final class TusState: @unchecked Sendable {
 
     init(faults: @escaping @Sendable (TusRequestHead) -> TusFault) throws {
         self.faults = faults
-        (listenFD, port) = try SocketFactory.listenOnLoopback()
-        do {
-            stopPipe = try SocketFactory.makePipe()
-        } catch {
-            _ = close(listenFD)
-            throw error
-        }
-    }
-
-    deinit {
-        _ = close(stopPipe.read)
-        _ = close(stopPipe.write)
+        listener = try LoopbackListener()
     }
 
     func locked<T>(_ body: (TusState) -> T) -> T {
@@ -121,8 +109,7 @@ final class TusState: @unchecked Sendable {
         defer { condition.unlock() }
         if !stopped {
             stopped = true
-            var byte: UInt8 = 1
-            _ = write(stopPipe.write, &byte, 1)
+            listener.signalStop()
         }
         let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
         while acceptLoopRunning || openConnections > 0 {
