@@ -41,14 +41,8 @@ source scripts/lib/peers.sh
 # shellcheck source=scripts/lib/bench.sh
 source scripts/lib/bench.sh
 
-SIZE_MB="${BENCH_SIZE_MB:-1024}"
-ROUNDS="${BENCH_ROUNDS:-3}"
+bench_settings
 WANT_ARIA2="${BENCH_ARIA2:-1}"
-TIMEOUT="${BENCH_TIMEOUT:-600}"
-[[ "$SIZE_MB" =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE_MB must be a positive integer, got '$SIZE_MB'"
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, got '$ROUNDS'"
-[[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIMEOUT must be a positive integer, got '$TIMEOUT'"
-SIZE_BYTES=$((SIZE_MB * 1048576))
 
 # ---- state the EXIT trap cleans up -------------------------------------------------------------
 
@@ -56,22 +50,7 @@ WORK=""
 SAMPLER_PID=""
 DAEMON_PID=""
 
-cleanup() {
-    local status=$?
-    if [ -n "$SAMPLER_PID" ]; then
-        kill "$SAMPLER_PID" 2>/dev/null || true
-        wait "$SAMPLER_PID" 2>/dev/null || true
-    fi
-    stop_peers # transferd and nginx, newest first, by PID
-    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-        if [ "$status" -ne 0 ] && [ -f "$WORK/transferd.log" ]; then
-            log "transferd log (last 20 lines):"
-            tail -n 20 "$WORK/transferd.log" >&2 || true
-        fi
-        rm -rf "$WORK"
-    fi
-}
-trap cleanup EXIT
+trap 'bench_cleanup $?' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -142,49 +121,19 @@ POLLS=()
 
 run_transferd() {
     local round="$1"
-    local destination="bench/transferd-$round.bin" t0 t1 c0 d0 body id state version
-    local polls=0 deadline wait_s answer task
-    rm -f "$WORK/rss.out"
-    rss_sampler "$DAEMON_PID" "$WORK/rss.out" &
-    SAMPLER_PID=$!
+    local destination="bench/transferd-$round.bin" c0 d0
+    start_sampler
     children_ticks
     c0="$CHILD_TICKS"
     d0="$(cpu_ticks "$DAEMON_PID")"
-    body="{\"kind\":\"download\",\"request\":{\"url\":\"$SOURCE_URL\"},\"destination\":\"$destination\"}"
-    deadline=$((SECONDS + TIMEOUT))
-    t0="$(now_ns)"
-    answer="$(curl -sS --max-time 30 -X POST -H 'Content-Type: application/json' -d "$body" \
-        "$DAEMON_URL/v1/sessions/shared/tasks")" || die "transferd round $round: POST failed"
-    id="$(json_number "$answer" id)" || die "transferd round $round: POST answered: $answer"
-    version=0
-    state=""
-    while [ "$state" != "completed" ]; do
-        [ "$SECONDS" -lt "$deadline" ] || die "transferd round $round: task $id not completed within ${TIMEOUT}s"
-        wait_s=$((deadline - SECONDS))
-        [ "$wait_s" -gt 30 ] && wait_s=30
-        answer="$(curl -sS --max-time $((wait_s + 10)) "$DAEMON_URL/v1/tasks/$id/progress?after=$version&wait=$wait_s")" \
-            || die "transferd round $round: progress poll failed"
-        polls=$((polls + 1))
-        state="$(json_string "$answer" state)" || die "transferd round $round: progress answered: $answer"
-        version="$(json_number "$answer" version)" || die "transferd round $round: progress answered: $answer"
-    done
-    t1="$(now_ns)"
+    run_task "$round" "{\"kind\":\"download\",\"request\":{\"url\":\"$SOURCE_URL\"},\"destination\":\"$destination\"}"
     CLIENT_TICKS=$(($(cpu_ticks "$DAEMON_PID") - d0))
     children_ticks
     POLLER_TICKS=$((CHILD_TICKS - c0))
-    ELAPSED_NS=$((t1 - t0))
-    kill "$SAMPLER_PID" 2>/dev/null || true
-    wait "$SAMPLER_PID" 2>/dev/null || true
-    SAMPLER_PID=""
-    local peak samples
-    read -r peak samples <"$WORK/rss.out" || { peak=0; samples=0; }
-    [ "$peak" -gt "$RSS_PEAK_KIB" ] && RSS_PEAK_KIB="$peak"
-    RSS_SAMPLES=$((RSS_SAMPLES + samples))
-    POLLS+=("$polls")
-    task="$(curl -sS --max-time 10 "$DAEMON_URL/v1/tasks/$id")" || die "transferd round $round: GET task failed"
-    if [[ "$task" =~ \"error\":\{ ]]; then
-        die "transferd round $round: task $id completed with an error: $task"
-    fi
+    read_sampler
+    [ "$PEAK" -gt "$RSS_PEAK_KIB" ] && RSS_PEAK_KIB="$PEAK"
+    RSS_SAMPLES=$((RSS_SAMPLES + SAMPLES))
+    POLLS+=("$TASK_POLLS")
     check_output "$DOWNLOADS_DIR/$destination" "$round" transferd
 }
 
@@ -194,15 +143,7 @@ ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl
 ensure_python
 
-if [ -n "${BENCH_BINARY:-}" ]; then
-    BINARY="$BENCH_BINARY"
-    log "BENCH_BINARY=$BINARY: no build"
-else
-    log "swift build -c release --product transferd"
-    timeout 1800 swift build -c release --product transferd >&2 || die "swift build -c release failed (exit $?)"
-    BINARY="$(timeout 300 swift build -c release --show-bin-path)/transferd"
-fi
-[ -x "$BINARY" ] || die "no binary at $BINARY"
+bench_binary
 
 ARIA2_NOTE=""
 if [ "$WANT_ARIA2" = "1" ] && ! command -v aria2c >/dev/null 2>&1; then
@@ -276,20 +217,7 @@ EOF
 done
 SOURCE_URL="$NGINX_URL/source.bin"
 
-for attempt in 1 2 3; do
-    port="$(free_port)"
-    log "starting transferd on 127.0.0.1:$port (attempt $attempt), data in $WORK/data"
-    "$BINARY" --listen "127.0.0.1:$port" --data-dir "$WORK/data" --log-level warning \
-        >>"$WORK/transferd.log" 2>&1 </dev/null &
-    DAEMON_PID=$!
-    record_peer transferd "$DAEMON_PID"
-    if wait_for_http transferd "$DAEMON_PID" "http://127.0.0.1:$port/healthz" 30; then
-        DAEMON_URL="http://127.0.0.1:$port"
-        break
-    fi
-    stop_peer transferd "$DAEMON_PID"
-    [ "$attempt" -lt 3 ] || die "transferd did not start; see $WORK/transferd.log"
-done
+start_bench_daemon
 
 # One untimed fetch so nginx has the file open and in the page cache for everyone.
 log "warm-up: curl -s -o /dev/null $SOURCE_URL"
@@ -350,14 +278,7 @@ PEAK_KIB="$RSS_HWM_KIB"
 RATIO_OK="$(awk -v r="$RATIO" 'BEGIN { print (r >= 0.95) ? "met" : "NOT met" }')"
 RSS_OK="$(awk -v k="$PEAK_KIB" 'BEGIN { print (k < 64 * 1024) ? "met" : "NOT met" }')"
 CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-if [ -n "${BENCH_BINARY:-}" ]; then
-    COMMIT="given by BENCH_BINARY"
-else
-    COMMIT="commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    if [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ]; then
-        COMMIT="$COMMIT + uncommitted changes in Sources/"
-    fi
-fi
+COMMIT="$(bench_commit)"
 read -r -a polls_values <<<"${POLLS[*]}"
 
 {

@@ -40,13 +40,7 @@ source scripts/lib/peers.sh
 # shellcheck source=scripts/lib/bench.sh
 source scripts/lib/bench.sh
 
-SIZE_MB="${BENCH_SIZE_MB:-1024}"
-ROUNDS="${BENCH_ROUNDS:-3}"
-TIMEOUT="${BENCH_TIMEOUT:-600}"
-[[ "$SIZE_MB" =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE_MB must be a positive integer, got '$SIZE_MB'"
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, got '$ROUNDS'"
-[[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIMEOUT must be a positive integer, got '$TIMEOUT'"
-SIZE_BYTES=$((SIZE_MB * 1048576))
+bench_settings
 
 # ---- state the EXIT trap cleans up -------------------------------------------------------------
 
@@ -54,27 +48,7 @@ WORK=""
 SAMPLER_PID=""
 DAEMON_PID=""
 
-stop_sampler() {
-    if [ -n "$SAMPLER_PID" ]; then
-        kill "$SAMPLER_PID" 2>/dev/null || true
-        wait "$SAMPLER_PID" 2>/dev/null || true
-        SAMPLER_PID=""
-    fi
-}
-
-cleanup() {
-    local status=$?
-    stop_sampler
-    stop_peers # transferd and the sink, newest first, by PID
-    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-        if [ "$status" -ne 0 ] && [ -f "$WORK/transferd.log" ]; then
-            log "transferd log (last 20 lines):"
-            tail -n 20 "$WORK/transferd.log" >&2 || true
-        fi
-        rm -rf "$WORK"
-    fi
-}
-trap cleanup EXIT
+trap 'bench_cleanup $?' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -87,19 +61,6 @@ check_answer() {
     sum="$(json_string "$answer" sha256)" || die "$what: no sha256 in $answer"
     [ "$bytes" -eq "$SIZE_BYTES" ] || die "$what: $bytes bytes arrived, expected $SIZE_BYTES"
     [ "$sum" = "$SOURCE_SHA256" ] || die "$what: sha256 $sum differs from the source's $SOURCE_SHA256"
-}
-
-# start_sampler: samples the daemon's VmRSS into $WORK/rss.out until stop_sampler.
-start_sampler() {
-    rm -f "$WORK/rss.out"
-    rss_sampler "$DAEMON_PID" "$WORK/rss.out" &
-    SAMPLER_PID=$!
-}
-
-# read_sampler: stops the sampler; sets PEAK and SAMPLES.
-read_sampler() {
-    stop_sampler
-    read -r PEAK SAMPLES <"$WORK/rss.out" || { PEAK=0; SAMPLES=0; }
 }
 
 ELAPSED_NS=0
@@ -117,38 +78,15 @@ run_curl() {
 POLLS=()
 
 run_transferd() {
-    local round="$1" t0 t1 body answer id state version polls=0 deadline wait_s task
+    local round="$1" answer
     start_sampler
-    body="{\"kind\":\"upload\",\"request\":{\"url\":\"$SINK_URL/transferd-$round\",\"method\":\"PUT\",\"body\":{\"blob\":\"$BLOB_ID\"}}}"
-    deadline=$((SECONDS + TIMEOUT))
-    t0="$(now_ns)"
-    answer="$(curl -sS --max-time 30 -X POST -H 'Content-Type: application/json' -d "$body" \
-        "$DAEMON_URL/v1/sessions/shared/tasks")" || die "transferd round $round: POST failed"
-    id="$(json_number "$answer" id)" || die "transferd round $round: POST answered: $answer"
-    version=0
-    state=""
-    while [ "$state" != "completed" ]; do
-        [ "$SECONDS" -lt "$deadline" ] || die "transferd round $round: task $id not completed within ${TIMEOUT}s"
-        wait_s=$((deadline - SECONDS))
-        [ "$wait_s" -gt 30 ] && wait_s=30
-        answer="$(curl -sS --max-time $((wait_s + 10)) "$DAEMON_URL/v1/tasks/$id/progress?after=$version&wait=$wait_s")" \
-            || die "transferd round $round: progress poll failed"
-        polls=$((polls + 1))
-        state="$(json_string "$answer" state)" || die "transferd round $round: progress answered: $answer"
-        version="$(json_number "$answer" version)" || die "transferd round $round: progress answered: $answer"
-    done
-    t1="$(now_ns)"
-    ELAPSED_NS=$((t1 - t0))
+    run_task "$round" "{\"kind\":\"upload\",\"request\":{\"url\":\"$SINK_URL/transferd-$round\",\"method\":\"PUT\",\"body\":{\"blob\":\"$BLOB_ID\"}}}"
     read_sampler
     [ "$PEAK" -gt "$UPLOAD_PEAK_KIB" ] && UPLOAD_PEAK_KIB="$PEAK"
     UPLOAD_SAMPLES=$((UPLOAD_SAMPLES + SAMPLES))
-    POLLS+=("$polls")
-    task="$(curl -sS --max-time 10 "$DAEMON_URL/v1/tasks/$id")" || die "transferd round $round: GET task failed"
-    if [[ "$task" =~ \"error\":\{ ]]; then
-        die "transferd round $round: task $id completed with an error: $task"
-    fi
+    POLLS+=("$TASK_POLLS")
     # The task's response body is the sink's answer.
-    answer="$(curl -sS --max-time 10 "$DAEMON_URL/v1/tasks/$id/body")" || die "transferd round $round: GET body failed"
+    answer="$(curl -sS --max-time 10 "$DAEMON_URL/v1/tasks/$TASK_ID/body")" || die "transferd round $round: GET body failed"
     check_answer "$answer" "transferd round $round"
 }
 
@@ -158,15 +96,7 @@ ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" curl
 ensure_python
 
-if [ -n "${BENCH_BINARY:-}" ]; then
-    BINARY="$BENCH_BINARY"
-    log "BENCH_BINARY=$BINARY: no build"
-else
-    log "swift build -c release --product transferd"
-    timeout 1800 swift build -c release --product transferd >&2 || die "swift build -c release failed (exit $?)"
-    BINARY="$(timeout 300 swift build -c release --show-bin-path)/transferd"
-fi
-[ -x "$BINARY" ] || die "no binary at $BINARY"
+bench_binary
 
 WORK="$(mktemp -d "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}/transferd-bench-upload.XXXXXX")"
 mkdir -p "$WORK/data"
@@ -190,20 +120,7 @@ for attempt in 1 2 3; do
     [ "$attempt" -lt 3 ] || die "the sink did not start; see $WORK/sink.log"
 done
 
-for attempt in 1 2 3; do
-    port="$(free_port)"
-    log "starting transferd on 127.0.0.1:$port (attempt $attempt), data in $WORK/data"
-    "$BINARY" --listen "127.0.0.1:$port" --data-dir "$WORK/data" --log-level warning \
-        >>"$WORK/transferd.log" 2>&1 </dev/null &
-    DAEMON_PID=$!
-    record_peer transferd "$DAEMON_PID"
-    if wait_for_http transferd "$DAEMON_PID" "http://127.0.0.1:$port/healthz" 30; then
-        DAEMON_URL="http://127.0.0.1:$port"
-        break
-    fi
-    stop_peer transferd "$DAEMON_PID"
-    [ "$attempt" -lt 3 ] || die "transferd did not start; see $WORK/transferd.log"
-done
+start_bench_daemon
 
 RSS_IDLE_KIB="$(kib_field "$DAEMON_PID" VmRSS)"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -259,14 +176,7 @@ PEAK_KIB="$UPLOAD_PEAK_KIB"
 [ "$RSS_HWM_KIB" -gt "$PEAK_KIB" ] && PEAK_KIB="$RSS_HWM_KIB"
 RSS_OK="$(awk -v k="$PEAK_KIB" 'BEGIN { print (k < 64 * 1024) ? "met" : "NOT met" }')"
 CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-if [ -n "${BENCH_BINARY:-}" ]; then
-    COMMIT="given by BENCH_BINARY"
-else
-    COMMIT="commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    if [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ]; then
-        COMMIT="$COMMIT + uncommitted changes in Sources/"
-    fi
-fi
+COMMIT="$(bench_commit)"
 
 {
     echo

@@ -22,16 +22,6 @@ import Testing
 
     /// Long-polls `/v1/tasks/{id}/progress` until `condition` holds for its JSON.
     @discardableResult
-    private func poll(_ client: TestHTTPClient, task id: Int, timeout: Double = 20, until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let start = ContinuousClock.now
-        var version = 0
-        while true {
-            let snapshot = try object(try await client.sendAsync("GET", "/v1/tasks/\(id)/progress?after=\(version)&wait=5"), 200)
-            if condition(snapshot) { return snapshot }
-            guard seconds(since: start) < timeout else { throw DaemonFailure("task \(id) never met the condition; last \(snapshot)") }
-            version = snapshot["version"] as? Int ?? version
-        }
-    }
 
     private func errorCode(_ task: [String: Any]) -> Int? {
         (task["error"] as? [String: Any])?["code"] as? Int
@@ -65,7 +55,7 @@ import Testing
         var completed: [Int: Data] = [:]
         for (index, body) in bodies.enumerated() {
             let task = try await createTask(client, session: session, url: origin.url("/ok/\(index)"))
-            let final = try await poll(client, task: task.id) { $0["state"] as? String == "completed" }
+            let final = try await pollTask(client, task.id, timeout: 20, wait: 5) { $0["state"] as? String == "completed" }
             #expect(errorCode(final) == nil)
             let served = try await client.sendAsync("GET", "/v1/tasks/\(task.id)/body")
             #expect(served.status == 200)
@@ -75,13 +65,13 @@ import Testing
         var stalled: [Int] = []
         for index in 0..<2 {
             let task = try await createTask(client, session: session, url: origin.url("/stall?\(index)"))
-            try await poll(client, task: task.id) { ($0["phase"] as? String) == "transferring" && (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
+            try await pollTask(client, task.id, timeout: 20, wait: 5) { ($0["phase"] as? String) == "transferring" && (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
             stalled.append(task.id)
         }
         let suspended = try await createTask(client, session: session, url: origin.url("/later"), state: "suspended")
         // And one suspended mid-transfer: its connection dies with the process.
         let paused = try await createTask(client, session: session, url: origin.url("/slow"))
-        try await poll(client, task: paused.id) { (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
+        try await pollTask(client, paused.id, timeout: 20, wait: 5) { (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
         _ = try object(try await client.sendAsync("POST", "/v1/tasks/\(paused.id)/suspend", headers: Self.json, body: Data("{}".utf8)), 200)
         #expect(origin.requests.filter { $0.path.hasPrefix("/stall") }.count == 2)
 
@@ -119,7 +109,7 @@ import Testing
         #expect(waiting["state"] as? String == "suspended")
         #expect(origin.requests.filter { $0.path == "/later" }.isEmpty)
         _ = try object(try await after.sendAsync("POST", "/v1/tasks/\(suspended.id)/resume", headers: Self.json, body: Data("{}".utf8)), 200)
-        let resumed = try await poll(after, task: suspended.id) { $0["state"] as? String == "completed" }
+        let resumed = try await pollTask(after, suspended.id, timeout: 20, wait: 5) { $0["state"] as? String == "completed" }
         #expect(errorCode(resumed) == nil)
         let laterServed = try await after.sendAsync("GET", "/v1/tasks/\(suspended.id)/body")
         #expect(laterServed.body == laterBody)
@@ -130,7 +120,7 @@ import Testing
         #expect(pausedTask["state"] as? String == "suspended")
         #expect((pausedTask["progress"] as? [String: Any])?["bytesReceived"] as? Int == 0)
         _ = try object(try await after.sendAsync("POST", "/v1/tasks/\(paused.id)/resume", headers: Self.json, body: Data("{}".utf8)), 200)
-        let pausedDone = try await poll(after, task: paused.id) { $0["state"] as? String == "completed" }
+        let pausedDone = try await pollTask(after, paused.id, timeout: 20, wait: 5) { $0["state"] as? String == "completed" }
         #expect(errorCode(pausedDone) == nil)
         #expect(try await after.sendAsync("GET", "/v1/tasks/\(paused.id)/body").body == slowBody)
         #expect(origin.requests.filter { $0.path == "/slow" }.count == 2)

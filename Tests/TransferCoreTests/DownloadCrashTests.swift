@@ -25,17 +25,6 @@ import Testing
         return try response.jsonObject()
     }
 
-    private func poll(_ client: TestHTTPClient, task id: Int, timeout: Double = 30, until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let start = ContinuousClock.now
-        var version = 0
-        while true {
-            let snapshot = try await send(client, "GET", "/v1/tasks/\(id)/progress?after=\(version)&wait=2", status: 200)
-            if condition(snapshot) { return snapshot }
-            guard seconds(since: start) < timeout else { throw DaemonFailure("task \(id) never met the condition; last \(snapshot)") }
-            version = snapshot["version"] as? Int ?? version
-        }
-    }
-
     private func received(_ snapshot: [String: Any]) -> Int { (snapshot["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0 }
 
     /// Starts a download in a new session of `kind`, kills the daemon once it is well past a
@@ -49,7 +38,7 @@ import Testing
                                   #"{"kind": "download", "request": {"url": "\#(origin.url("/big.bin"))"}}"#, status: 201)
         let id = try #require(task["id"] as? Int)
         // Past 40 % (about 2 s in): at least one checkpoint synced and stored by then.
-        _ = try await poll(client, task: id) { received($0) >= Self.body.count * 2 / 5 }
+        _ = try await pollTask(client, id, timeout: 30) { received($0) >= Self.body.count * 2 / 5 }
         try await Task.sleep(for: .milliseconds(1200))
         first.kill(SIGKILL)
         #expect(await first.waitForExit(timeout: 10) != nil)
@@ -70,7 +59,7 @@ import Testing
         defer { folder.remove() }
         let (daemon, client, id) = try await downloadAndKill(kind: "background", folder: folder, origin: origin)
         defer { daemon.kill(SIGTERM) }
-        let done = try await poll(client, task: id) { ($0["state"] as? String) == "completed" }
+        let done = try await pollTask(client, id, timeout: 30) { ($0["state"] as? String) == "completed" }
         #expect(done["error"] is NSNull, "\(done)")
         let file = try await client.sendAsync("GET", "/v1/tasks/\(id)/file")
         #expect(file.status == 200)
@@ -96,7 +85,7 @@ import Testing
         let resumed = try await send(client, "POST", "/v1/sessions/\(try #require(failed["sessionId"] as? String))/tasks",
                                      #"{"kind": "download", "resumeData": "\#(resumeData)"}"#, status: 201)
         let resumedId = try #require(resumed["id"] as? Int)
-        _ = try await poll(client, task: resumedId) { ($0["state"] as? String) == "completed" }
+        _ = try await pollTask(client, resumedId, timeout: 30) { ($0["state"] as? String) == "completed" }
         let file = try await client.sendAsync("GET", "/v1/tasks/\(resumedId)/file")
         #expect(file.status == 200)
         #expect(file.body == Self.body)

@@ -62,7 +62,7 @@ import Testing
                 client = TestHTTPClient(port: daemon.port)
             }
             origin.setRate(nil)
-            let done = try await poll(client, task: id, timeout: 60) { ($0["state"] as? String) == "completed" }
+            let done = try await pollTask(client, id, timeout: 60) { ($0["state"] as? String) == "completed" }
             #expect(done["error"] is NSNull, "\(done)")
             let finished = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
             let location = try #require(finished["location"] as? String, "\(finished)")
@@ -114,7 +114,7 @@ import Testing
                                       #"{"kind": "download", "request": {"url": "\#(origin.url("/early.bin"))"}}"#, status: 201)
             let id = try #require(task["id"] as? Int)
             // Bytes are arriving, but the engine's first checkpoint is a second away.
-            _ = try await poll(client, task: id, timeout: 10) { (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
+            _ = try await pollTask(client, id, timeout: 10) { (($0["progress"] as? [String: Any])?["bytesReceived"] as? Int ?? 0) > 0 }
             first.kill(SIGKILL)
             try #require(await first.waitForExit(timeout: 10) != nil)
             let sentBeforeKill = origin.responses.first?.bytesSent ?? 0
@@ -123,7 +123,7 @@ import Testing
             let second = try await daemons.start()
             let secondClient = TestHTTPClient(port: second.port)
             origin.setRate(nil)
-            let done = try await poll(secondClient, task: id, timeout: 30) { ($0["state"] as? String) == "completed" }
+            let done = try await pollTask(secondClient, id, timeout: 30) { ($0["state"] as? String) == "completed" }
             #expect(done["error"] is NSNull, "\(done)")
             let finished = try await send(secondClient, "GET", "/v1/tasks/\(id)", status: 200)
             let location = try #require(finished["location"] as? String, "\(finished)")
@@ -152,16 +152,6 @@ import Testing
         return try response.jsonObject()
     }
 
-    private func poll(_ client: TestHTTPClient, task id: Int, timeout: Double, until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let start = ContinuousClock.now
-        var version = 0
-        while true {
-            let snapshot = try await send(client, "GET", "/v1/tasks/\(id)/progress?after=\(version)&wait=2", status: 200)
-            if condition(snapshot) { return snapshot }
-            guard seconds(since: start) < timeout else { throw DaemonFailure("task \(id) never met the condition; last \(snapshot)") }
-            version = snapshot["version"] as? Int ?? version
-        }
-    }
 }
 
 /// The daemons one test started on its data folder, in order.

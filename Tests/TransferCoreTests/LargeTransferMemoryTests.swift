@@ -47,7 +47,7 @@ import Testing
                 {"kind": "upload", "request": {"url": "\(sink.url("/sink"))", "method": "PUT", "body": {"blob": "\(blobId)"}}}
                 """, status: 201)
             let id = try #require(task["id"] as? Int)
-            let done = try await Self.poll(client, task: id, timeout: 300) { ($0["state"] as? String) == "completed" }
+            let done = try await pollTask(client, id, timeout: 300, wait: 10) { ($0["state"] as? String) == "completed" }
             let uploadSeconds = seconds(since: uploadStarted)
             let (sampledPeak, samples) = sampler.stop()
             let hwm = MemorySampler.field("VmHWM", of: daemon.pid) ?? 0
@@ -80,7 +80,7 @@ import Testing
             let task = try await Self.send(client, "POST", "/v1/sessions/shared/tasks",
                                            #"{"kind": "download", "request": {"url": "\#(origin.url("/big.bin"))"}}"#, status: 201)
             let id = try #require(task["id"] as? Int)
-            let done = try await Self.poll(client, task: id, timeout: 300) { ($0["state"] as? String) == "completed" }
+            let done = try await pollTask(client, id, timeout: 300, wait: 10) { ($0["state"] as? String) == "completed" }
             let elapsed = seconds(since: started)
             let (sampledPeak, samples) = sampler.stop()
             let hwm = MemorySampler.field("VmHWM", of: daemon.pid) ?? 0
@@ -135,14 +135,4 @@ import Testing
         return try response.jsonObject()
     }
 
-    private static func poll(_ client: TestHTTPClient, task id: Int, timeout: Double, until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let start = ContinuousClock.now
-        var version = 0
-        while true {
-            let snapshot = try await send(client, "GET", "/v1/tasks/\(id)/progress?after=\(version)&wait=10", status: 200)
-            if condition(snapshot) { return snapshot }
-            guard seconds(since: start) < timeout else { throw DaemonFailure("task \(id) never met the condition; last \(snapshot)") }
-            version = snapshot["version"] as? Int ?? version
-        }
-    }
 }

@@ -17,17 +17,6 @@ import Testing
         return try response.jsonObject()
     }
 
-    private func poll(_ client: TestHTTPClient, task id: Int, timeout: Double = 60, until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let start = ContinuousClock.now
-        var version = 0
-        while true {
-            let snapshot = try await send(client, "GET", "/v1/tasks/\(id)/progress?after=\(version)&wait=2", status: 200)
-            if condition(snapshot) { return snapshot }
-            guard seconds(since: start) < timeout else { throw DaemonFailure("task \(id) never met the condition; last \(snapshot)") }
-            version = snapshot["version"] as? Int ?? version
-        }
-    }
-
     @Test(arguments: ["background", "default"])
     func aTusUploadCarriesOnFromTheServersOffsetAfterKillNine(sessionKind: String) async throws {
         // The first PATCH is read at 512 KiB/s (about 8 s for the body); later ones at once.
@@ -60,7 +49,7 @@ import Testing
         let second = try await DaemonProcess.start(dataDirectory: folder.path)
         defer { second.kill(SIGTERM) }
         client = TestHTTPClient(port: second.port)
-        _ = try await poll(client, task: id) { ($0["state"] as? String) == "completed" }
+        _ = try await pollTask(client, id, timeout: 60) { ($0["state"] as? String) == "completed" }
         let done = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
         #expect(done["error"] is NSNull, "\(done)")
         #expect(server.uploads.count == 1, "the restart must continue the upload, not make a new one")

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the globals set here are read by the scripts that source this
 # Helpers shared by the benchmarks (bench/download.sh, bench/upload.sh): clocks, rates, medians,
 # /proc readings of the daemon, JSON fields of the daemon's compact answers. Sourced, not run.
 
@@ -56,3 +57,132 @@ rss_sampler() {
 # The JSON answers are compact ("key":value); these read one top-level-enough field.
 json_string() { [[ "$1" =~ \"$2\":\"([^\"]*)\" ]] && printf '%s\n' "${BASH_REMATCH[1]}"; }
 json_number() { [[ "$1" =~ \"$2\":([0-9]+) ]] && printf '%s\n' "${BASH_REMATCH[1]}"; }
+
+# ---- what both benchmarks do the same way ---------------------------------------------------------
+# They share these globals: SIZE_MB, ROUNDS, TIMEOUT, SIZE_BYTES (bench_settings), WORK (their
+# temporary folder), BINARY, DAEMON_PID, DAEMON_URL, SAMPLER_PID.
+
+# bench_settings: BENCH_SIZE_MB, BENCH_ROUNDS and BENCH_TIMEOUT, checked.
+bench_settings() {
+    SIZE_MB="${BENCH_SIZE_MB:-1024}"
+    ROUNDS="${BENCH_ROUNDS:-3}"
+    TIMEOUT="${BENCH_TIMEOUT:-600}"
+    [[ "$SIZE_MB" =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE_MB must be a positive integer, got '$SIZE_MB'"
+    [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, got '$ROUNDS'"
+    [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIMEOUT must be a positive integer, got '$TIMEOUT'"
+    SIZE_BYTES=$((SIZE_MB * 1048576))
+}
+
+# start_sampler: samples the daemon's VmRSS into $WORK/rss.out until stop_sampler.
+start_sampler() {
+    rm -f "$WORK/rss.out"
+    rss_sampler "$DAEMON_PID" "$WORK/rss.out" &
+    SAMPLER_PID=$!
+}
+
+stop_sampler() {
+    if [ -n "$SAMPLER_PID" ]; then
+        kill "$SAMPLER_PID" 2>/dev/null || true
+        wait "$SAMPLER_PID" 2>/dev/null || true
+        SAMPLER_PID=""
+    fi
+}
+
+# read_sampler: stops the sampler; sets PEAK (KiB) and SAMPLES.
+read_sampler() {
+    stop_sampler
+    read -r PEAK SAMPLES <"$WORK/rss.out" || { PEAK=0; SAMPLES=0; }
+}
+
+# bench_cleanup STATUS: the EXIT trap's work: the sampler and the peers (by PID, newest first),
+# then the temporary folder, showing the daemon's log first if the run failed.
+bench_cleanup() {
+    local status="$1"
+    stop_sampler
+    stop_peers
+    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+        if [ "$status" -ne 0 ] && [ -f "$WORK/transferd.log" ]; then
+            log "transferd log (last 20 lines):"
+            tail -n 20 "$WORK/transferd.log" >&2 || true
+        fi
+        rm -rf "$WORK"
+    fi
+}
+
+# bench_binary: sets BINARY: BENCH_BINARY, or the release build (as scripts/run.sh makes it).
+bench_binary() {
+    if [ -n "${BENCH_BINARY:-}" ]; then
+        BINARY="$BENCH_BINARY"
+        log "BENCH_BINARY=$BINARY: no build"
+    else
+        log "swift build -c release --product transferd"
+        timeout 1800 swift build -c release --product transferd >&2 || die "swift build -c release failed (exit $?)"
+        BINARY="$(timeout 300 swift build -c release --show-bin-path)/transferd"
+    fi
+    [ -x "$BINARY" ] || die "no binary at $BINARY"
+}
+
+# bench_commit: what was measured, for the report: the commit (and whether Sources/ had changes).
+bench_commit() {
+    if [ -n "${BENCH_BINARY:-}" ]; then
+        echo "given by BENCH_BINARY"
+        return
+    fi
+    local commit
+    commit="commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    if [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ]; then
+        commit="$commit + uncommitted changes in Sources/"
+    fi
+    echo "$commit"
+}
+
+# start_bench_daemon: starts $BINARY on a free port with its data in $WORK/data; sets DAEMON_PID
+# and DAEMON_URL.
+start_bench_daemon() {
+    local attempt port
+    for attempt in 1 2 3; do
+        port="$(free_port)"
+        log "starting transferd on 127.0.0.1:$port (attempt $attempt), data in $WORK/data"
+        "$BINARY" --listen "127.0.0.1:$port" --data-dir "$WORK/data" --log-level warning \
+            >>"$WORK/transferd.log" 2>&1 </dev/null &
+        DAEMON_PID=$!
+        record_peer transferd "$DAEMON_PID"
+        if wait_for_http transferd "$DAEMON_PID" "http://127.0.0.1:$port/healthz" 30; then
+            DAEMON_URL="http://127.0.0.1:$port"
+            return
+        fi
+        stop_peer transferd "$DAEMON_PID"
+    done
+    die "transferd did not start; see $WORK/transferd.log"
+}
+
+# run_task ROUND BODY: posts the task BODY to the shared session and long-polls its progress
+# until it completed; sets TASK_ID, TASK_POLLS and ELAPSED_NS (from the POST to the answer that
+# says completed). Fails the benchmark if the task completed with an error (checked untimed).
+run_task() {
+    local round="$1" body="$2" t0 t1 answer state version deadline wait_s task
+    TASK_POLLS=0
+    deadline=$((SECONDS + TIMEOUT))
+    t0="$(now_ns)"
+    answer="$(curl -sS --max-time 30 -X POST -H 'Content-Type: application/json' -d "$body" \
+        "$DAEMON_URL/v1/sessions/shared/tasks")" || die "transferd round $round: POST failed"
+    TASK_ID="$(json_number "$answer" id)" || die "transferd round $round: POST answered: $answer"
+    version=0
+    state=""
+    while [ "$state" != "completed" ]; do
+        [ "$SECONDS" -lt "$deadline" ] || die "transferd round $round: task $TASK_ID not completed within ${TIMEOUT}s"
+        wait_s=$((deadline - SECONDS))
+        [ "$wait_s" -gt 30 ] && wait_s=30
+        answer="$(curl -sS --max-time $((wait_s + 10)) "$DAEMON_URL/v1/tasks/$TASK_ID/progress?after=$version&wait=$wait_s")" \
+            || die "transferd round $round: progress poll failed"
+        TASK_POLLS=$((TASK_POLLS + 1))
+        state="$(json_string "$answer" state)" || die "transferd round $round: progress answered: $answer"
+        version="$(json_number "$answer" version)" || die "transferd round $round: progress answered: $answer"
+    done
+    t1="$(now_ns)"
+    ELAPSED_NS=$((t1 - t0))
+    task="$(curl -sS --max-time 10 "$DAEMON_URL/v1/tasks/$TASK_ID")" || die "transferd round $round: GET task failed"
+    if [[ "$task" =~ \"error\":\{ ]]; then
+        die "transferd round $round: task $TASK_ID completed with an error: $task"
+    fi
+}
