@@ -33,8 +33,11 @@ struct TransferdCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-unauthenticated"), help: "Allow a non-loopback address without tokens. Env TRANSFERD_ALLOW_UNAUTHENTICATED=1.")
     var allowUnauthenticated = false
 
-    @Option(name: .customLong("max-transfers"), help: "Most transfers running at once. Env TRANSFERD_MAX_TRANSFERS. Default 32.")
+    @Option(name: .customLong("max-transfers"), help: "Most transfers running at once. Env TRANSFERD_MAX_TRANSFERS. Default 8 per core, at least 16.")
     var maxTransfers: Int?
+
+    @Option(name: .customLong("discretionary-window"), help: "When tasks of isDiscretionary sessions may start, HH:MM-HH:MM in UTC (may wrap past midnight). Env TRANSFERD_DISCRETIONARY_WINDOW. Default any time.")
+    var discretionaryWindow: String?
 
     @Option(name: .customLong("max-body-size"), help: "Largest data task response body kept, in bytes. Env TRANSFERD_MAX_BODY_SIZE. Default 67108864.")
     var maxBodySize: Int?
@@ -87,6 +90,12 @@ struct TransferdCommand: AsyncParsableCommand {
             : tokens
         configuration.allowUnauthenticated = allowUnauthenticated || ["1", "true", "yes"].contains(environment["TRANSFERD_ALLOW_UNAUTHENTICATED"]?.lowercased() ?? "")
         if let value = try integer(maxTransfers, environment, "TRANSFERD_MAX_TRANSFERS", 1...100_000) { configuration.service.maxConcurrentTransfers = value }
+        if let text = discretionaryWindow ?? environment["TRANSFERD_DISCRETIONARY_WINDOW"] {
+            guard let window = DailyWindow(text) else {
+                throw ValidationError("--discretionary-window must be HH:MM-HH:MM (UTC), got \(text)")
+            }
+            configuration.service.discretionaryWindow = window
+        }
         if let value = try integer(maxBodySize, environment, "TRANSFERD_MAX_BODY_SIZE", 0...(1 << 40)) { configuration.service.maxDataTaskBodySize = value }
         if let value = try integer(maxRequestSize, environment, "TRANSFERD_MAX_REQUEST_SIZE", 1024...(1 << 34)) { configuration.maxRequestBodySize = value }
         if let value = try integer(maxBlobSize, environment, "TRANSFERD_MAX_BLOB_SIZE", 0...(1 << 50)) { configuration.maxBlobSize = value }

@@ -1,110 +1,259 @@
 import Testing
 @testable import TransferCore
 
-/// `Scheduler`: admission by global cap, per-host cap, priority and arrival order.
+/// `Scheduler`: admission by caps (global, per host, per session), class, priority and arrival;
+/// preemption of background transfers; discretionary tasks.
 @Suite struct SchedulerTests {
+    /// Starts admitted by one `admit()` call (preemptions left out).
+    private func starts(_ scheduler: inout Scheduler) -> [Int] {
+        scheduler.admit().compactMap { if case .start(let id) = $0 { id } else { nil } }
+    }
+
+    /// Admits one at a time with a cap of 1, recording the start order.
+    private func drain(_ scheduler: inout Scheduler) -> [Int] {
+        var order: [Int] = []
+        while let next = starts(&scheduler).first {
+            order.append(next)
+            scheduler.remove(taskId: next)
+        }
+        return order
+    }
+
+    private func ticket(_ id: Int, _ priority: Double = 0.5, host: String = "h", hostLimit: Int = 6,
+                        session: String = "s", sessionLimit: Int? = nil, _ schedulingClass: SchedulingClass = .default,
+                        discretionary: Bool = false, preemptible: Bool = false) -> Scheduler.Ticket {
+        Scheduler.Ticket(taskId: id, schedulingClass: schedulingClass, priority: priority, host: host, hostLimit: hostLimit,
+                         session: session, sessionLimit: sessionLimit, discretionary: discretionary, preemptible: preemptible)
+    }
+
     @Test func globalCapAdmitsOnlyThatManyAcrossHosts() {
         var scheduler = Scheduler(maxConcurrent: 2)
-        for id in 1...5 { scheduler.enqueue(taskId: id, priority: 0.5, host: "h\(id)", hostLimit: 6) }
-        #expect(scheduler.admit() == [1, 2])
-        #expect(scheduler.admit() == [])
-        #expect(scheduler.running.count == 2)
-        #expect(scheduler.queue.map(\.taskId) == [3, 4, 5])
+        for id in 1...5 { scheduler.enqueue(ticket(id, host: "h\(id)")) }
+        #expect(starts(&scheduler) == [1, 2])
+        #expect(starts(&scheduler) == [])
+        #expect(scheduler.runningCount == 2)
+        #expect(scheduler.queue().map(\.taskId) == [3, 4, 5])
+        #expect(scheduler.queue().allSatisfy { $0.blockedBy == .globalCap })
     }
 
     @Test func perHostCapSkipsAFullHostButAdmitsOthers() {
         var scheduler = Scheduler(maxConcurrent: 10)
-        for id in 1...4 { scheduler.enqueue(taskId: id, priority: 0.5, host: "a", hostLimit: 2) }
-        scheduler.enqueue(taskId: 5, priority: 0.5, host: "b", hostLimit: 2)
-        #expect(scheduler.admit() == [1, 2, 5])
+        for id in 1...4 { scheduler.enqueue(ticket(id, host: "a", hostLimit: 2)) }
+        scheduler.enqueue(ticket(5, host: "b", hostLimit: 2))
+        #expect(starts(&scheduler) == [1, 2, 5])
         #expect(scheduler.isQueued(3) && scheduler.isQueued(4))
+        #expect(scheduler.queue().map(\.blockedBy) == [.hostCap, .hostCap])
         scheduler.remove(taskId: 1)
-        #expect(scheduler.admit() == [3])
+        #expect(starts(&scheduler) == [3])
         scheduler.remove(taskId: 5)  // frees host b, which has nothing queued
-        #expect(scheduler.admit() == [])
+        #expect(starts(&scheduler) == [])
+    }
+
+    @Test func perSessionCapLimitsOneSessionAcrossItsHosts() {
+        var scheduler = Scheduler(maxConcurrent: 10)
+        for id in 1...4 { scheduler.enqueue(ticket(id, host: "a\(id)", session: "one", sessionLimit: 2)) }
+        scheduler.enqueue(ticket(5, host: "b", session: "two"))
+        #expect(starts(&scheduler) == [1, 2, 5])
+        #expect(scheduler.queue().map(\.blockedBy) == [.sessionCap, .sessionCap])
+        scheduler.remove(taskId: 2)
+        #expect(starts(&scheduler) == [3])
     }
 
     @Test func higherPriorityIsAdmittedFirst() {
         var scheduler = Scheduler(maxConcurrent: 1)
-        scheduler.enqueue(taskId: 1, priority: 0.25, host: "h", hostLimit: 6)
-        scheduler.enqueue(taskId: 2, priority: 0.75, host: "h", hostLimit: 6)
-        scheduler.enqueue(taskId: 3, priority: 0.5, host: "h", hostLimit: 6)
-        scheduler.enqueue(taskId: 4, priority: 1.0, host: "h", hostLimit: 6)
-        var order: [Int] = []
-        while let next = scheduler.admit().first {
-            order.append(next)
-            scheduler.remove(taskId: next)
-        }
-        #expect(order == [4, 2, 3, 1])
+        for (id, priority) in [(1, 0.25), (2, 0.75), (3, 0.5), (4, 1.0)] { scheduler.enqueue(ticket(id, priority)) }
+        #expect(drain(&scheduler) == [4, 2, 3, 1])
     }
 
     @Test func equalPriorityIsFirstComeFirstServedNotByID() {
         var scheduler = Scheduler(maxConcurrent: 1)
-        for id in [9, 3, 7, 1] { scheduler.enqueue(taskId: id, priority: 0.5, host: "h", hostLimit: 6) }
-        var order: [Int] = []
-        while let next = scheduler.admit().first {
-            order.append(next)
-            scheduler.remove(taskId: next)
-        }
-        #expect(order == [9, 3, 7, 1])
+        for id in [9, 3, 7, 1] { scheduler.enqueue(ticket(id)) }
+        #expect(drain(&scheduler) == [9, 3, 7, 1])
+    }
+
+    @Test func classComesBeforePriority() {
+        var scheduler = Scheduler(maxConcurrent: 1)
+        scheduler.enqueue(ticket(1, 1.0, .background))
+        scheduler.enqueue(ticket(2, 0.9, .default))
+        scheduler.enqueue(ticket(3, 0.1, .interactive))
+        scheduler.enqueue(ticket(4, 0.5, .streaming))
+        scheduler.enqueue(ticket(5, 0.2, .default))
+        scheduler.enqueue(ticket(6, 0.8, .interactive))
+        #expect(drain(&scheduler) == [6, 3, 4, 2, 5, 1])
     }
 
     @Test func reprioritiseMovesAQueuedTaskAtOnce() {
         var scheduler = Scheduler(maxConcurrent: 1)
-        for id in 1...4 { scheduler.enqueue(taskId: id, priority: 0.25, host: "h", hostLimit: 6) }
-        #expect(scheduler.admit() == [1])
+        for id in 1...4 { scheduler.enqueue(ticket(id, 0.25)) }
+        #expect(starts(&scheduler) == [1])
         scheduler.reprioritise(taskId: 4, priority: 0.75)
-        #expect(scheduler.queue.map(\.taskId) == [4, 2, 3])
+        #expect(scheduler.queue().map(\.taskId) == [4, 2, 3])
         scheduler.reprioritise(taskId: 2, priority: 0.1)
-        #expect(scheduler.queue.map(\.taskId) == [4, 3, 2])
+        #expect(scheduler.queue().map(\.taskId) == [4, 3, 2])
         // Back to the old priority, it takes its old place by arrival order.
         scheduler.reprioritise(taskId: 2, priority: 0.25)
-        #expect(scheduler.queue.map(\.taskId) == [4, 2, 3])
-        // A running task keeps its slot; reprioritising it changes nothing.
+        #expect(scheduler.queue().map(\.taskId) == [4, 2, 3])
+        // A running task keeps its slot.
         scheduler.reprioritise(taskId: 1, priority: 1)
-        #expect(scheduler.running.keys.sorted() == [1])
-        #expect(scheduler.admit() == [])
+        #expect(scheduler.isRunning(1))
+        #expect(starts(&scheduler) == [])
         scheduler.remove(taskId: 1)
-        #expect(scheduler.admit() == [4])
+        #expect(drain(&scheduler) == [4, 2, 3])
     }
 
-    @Test func removingARunningTaskFreesItsGlobalAndHostSlot() {
-        var scheduler = Scheduler(maxConcurrent: 1)
-        scheduler.enqueue(taskId: 1, priority: 0.5, host: "h", hostLimit: 1)
-        scheduler.enqueue(taskId: 2, priority: 0.5, host: "h", hostLimit: 1)
-        #expect(scheduler.admit() == [1])
-        #expect(scheduler.admit() == [])
+    @Test func reprioritisingATaskParkedOnAFullHostKeepsItWaitingThere() {
+        var scheduler = Scheduler(maxConcurrent: 10)
+        scheduler.enqueue(ticket(1, host: "a", hostLimit: 1))
+        scheduler.enqueue(ticket(2, host: "a", hostLimit: 1))
+        scheduler.enqueue(ticket(3, host: "a", hostLimit: 1))
+        #expect(starts(&scheduler) == [1])
+        scheduler.reprioritise(taskId: 3, priority: 0.9)
+        #expect(starts(&scheduler) == [])
         scheduler.remove(taskId: 1)
-        #expect(scheduler.running.isEmpty)
-        #expect(scheduler.admit() == [2])
+        #expect(starts(&scheduler) == [3])
+        scheduler.remove(taskId: 3)
+        #expect(starts(&scheduler) == [2])
     }
 
     @Test func removingAQueuedTaskMeansItIsNeverAdmitted() {
         var scheduler = Scheduler(maxConcurrent: 4)
-        scheduler.enqueue(taskId: 1, priority: 0.5, host: "h", hostLimit: 6)
-        scheduler.enqueue(taskId: 2, priority: 0.5, host: "h", hostLimit: 6)
+        scheduler.enqueue(ticket(1))
+        scheduler.enqueue(ticket(2))
         scheduler.remove(taskId: 1)
         #expect(!scheduler.isQueued(1))
-        #expect(scheduler.admit() == [2])
+        #expect(starts(&scheduler) == [2])
     }
 
     @Test func enqueueTwiceOrWhileRunningIsIgnored() {
         var scheduler = Scheduler(maxConcurrent: 4)
-        scheduler.enqueue(taskId: 1, priority: 0.5, host: "h", hostLimit: 6)
-        scheduler.enqueue(taskId: 1, priority: 0.9, host: "h", hostLimit: 6)
-        #expect(scheduler.queue.count == 1)
-        #expect(scheduler.admit() == [1])
-        scheduler.enqueue(taskId: 1, priority: 0.5, host: "h", hostLimit: 6)
-        #expect(scheduler.queue.isEmpty)
+        scheduler.enqueue(ticket(1, 0.5))
+        scheduler.enqueue(ticket(1, 0.9))
+        #expect(scheduler.queuedCount == 1)
+        #expect(starts(&scheduler) == [1])
+        scheduler.enqueue(ticket(1))
+        #expect(scheduler.queuedCount == 0)
     }
 
     @Test func capsBelowOneAreOne() {
         var scheduler = Scheduler(maxConcurrent: 0)
         #expect(scheduler.maxConcurrent == 1)
-        scheduler.enqueue(taskId: 1, priority: 0.5, host: "a", hostLimit: 0)
-        scheduler.enqueue(taskId: 2, priority: 0.5, host: "b", hostLimit: -3)
-        #expect(scheduler.admit() == [1])
-        #expect(scheduler.queue.first?.hostLimit == 1)
+        scheduler.enqueue(ticket(1, host: "a", hostLimit: 0))
+        scheduler.enqueue(ticket(2, host: "b", hostLimit: -3))
+        #expect(starts(&scheduler) == [1])
+    }
+
+    @Test func anInteractiveTaskPreemptsTheLowestPriorityBackgroundDownload() {
+        var scheduler = Scheduler(maxConcurrent: 2)
+        scheduler.enqueue(ticket(1, 0.6, host: "a", .background, preemptible: true))
+        scheduler.enqueue(ticket(2, 0.4, host: "b", .background, preemptible: true))
+        #expect(starts(&scheduler) == [1, 2])
+        scheduler.enqueue(ticket(3, host: "c", .interactive))
+        #expect(scheduler.admit() == [.preempt(2), .start(3)])
+        #expect(!scheduler.isRunning(2) && !scheduler.isQueued(2))
+        // The preempted task comes back (the service queues it once the engine let it go) and
+        // waits for a slot; a default task takes the other background slot.
+        scheduler.enqueue(ticket(2, 0.4, host: "b", .background, preemptible: true))
+        scheduler.enqueue(ticket(4, host: "d", .default))
+        #expect(scheduler.admit() == [.preempt(1), .start(4)])
+        scheduler.remove(taskId: 3)
+        #expect(starts(&scheduler) == [2])
+    }
+
+    @Test func nothingIsPreemptedForBackgroundWorkOrWhenNoneIsPreemptible() {
+        var scheduler = Scheduler(maxConcurrent: 1)
+        scheduler.enqueue(ticket(1, 0.1, host: "a", .background, preemptible: true))
+        #expect(starts(&scheduler) == [1])
+        scheduler.enqueue(ticket(2, 1.0, host: "b", .background, preemptible: true))
+        #expect(scheduler.admit() == [])
+        var other = Scheduler(maxConcurrent: 1)
+        other.enqueue(ticket(1, host: "a", .background, preemptible: false))
+        #expect(starts(&other) == [1])
+        other.enqueue(ticket(2, host: "b", .interactive))
+        #expect(other.admit() == [])
+    }
+
+    @Test func noPreemptionForATaskWhoseHostIsFull() {
+        var scheduler = Scheduler(maxConcurrent: 2)
+        scheduler.enqueue(ticket(1, host: "a", hostLimit: 1, .default))
+        scheduler.enqueue(ticket(2, host: "b", .background, preemptible: true))
+        #expect(starts(&scheduler) == [1, 2])
+        scheduler.enqueue(ticket(3, host: "a", hostLimit: 1, .interactive))
+        #expect(scheduler.admit() == [])
+        #expect(scheduler.isRunning(2))
+    }
+
+    @Test func discretionaryTasksWaitUntilNothingElseIsQueued() {
+        var scheduler = Scheduler(maxConcurrent: 1)
+        scheduler.enqueue(ticket(1, 1.0, host: "a", .background, discretionary: true))
+        scheduler.enqueue(ticket(2, 0.1, host: "b", .background))
+        #expect(drain(&scheduler) == [2, 1])
+        // With work queued that cannot start yet (its host is full), they still wait.
+        var busy = Scheduler(maxConcurrent: 5)
+        busy.enqueue(ticket(1, host: "a", hostLimit: 1))
+        busy.enqueue(ticket(2, host: "a", hostLimit: 1))
+        busy.enqueue(ticket(3, host: "b", discretionary: true))
+        #expect(starts(&busy) == [1])
+        #expect(busy.queue().last?.blockedBy == .discretionary)
+        busy.remove(taskId: 1)
+        #expect(starts(&busy) == [2, 3])
+    }
+
+    @Test func discretionaryTasksWaitForTheirWindow() {
+        var scheduler = Scheduler(maxConcurrent: 2)
+        scheduler.discretionaryWindowOpen = false
+        scheduler.enqueue(ticket(1, discretionary: true))
+        #expect(starts(&scheduler) == [])
+        scheduler.discretionaryWindowOpen = true
+        #expect(starts(&scheduler) == [1])
+    }
+
+    @Test func countsByClass() {
+        var scheduler = Scheduler(maxConcurrent: 1)
+        scheduler.enqueue(ticket(1, 0.5, .interactive))
+        scheduler.enqueue(ticket(2, 0.5, .background))
+        scheduler.enqueue(ticket(3, 0.5, .background))
+        _ = scheduler.admit()
+        #expect(scheduler.runningByClass[.interactive] == 1)
+        #expect(scheduler.queuedByClass[.background] == 2)
+        scheduler.remove(taskId: 3)
+        #expect(scheduler.queuedByClass[.background] == 1)
+    }
+
+    /// Random operations against a plain reference (a sorted scan of every queued task): the
+    /// heaps, parking and lazy deletion must admit exactly what the scan admits.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
+    func matchesAPlainScan(seed: UInt64) {
+        var random = SplitMix(seed)
+        var scheduler = Scheduler(maxConcurrent: 4)
+        var reference = ReferenceScheduler(maxConcurrent: 4)
+        var nextId = 1
+        for _ in 0..<2_000 {
+            switch random.next() % 10 {
+            case 0...3:
+                // As in the service, a host key belongs to one session, and a host's and a
+                // session's limits are the same for all their tasks.
+                let host = Int(random.next() % 3), session = Int(random.next() % 2)
+                let t = ticket(nextId, Double(random.next() % 4) / 4, host: "s\(session) h\(host)", hostLimit: 1 + host % 2,
+                               session: "s\(session)", sessionLimit: session == 0 ? nil : 2,
+                               SchedulingClass.allCases[Int(random.next() % 4)], discretionary: random.next() % 8 == 0)
+                nextId += 1
+                scheduler.enqueue(t)
+                reference.enqueue(t)
+            case 4...5:
+                guard nextId > 1 else { continue }
+                let id = 1 + Int(random.next() % UInt64(nextId - 1))
+                scheduler.remove(taskId: id)
+                reference.remove(id)
+            case 6:
+                guard nextId > 1 else { continue }
+                let id = 1 + Int(random.next() % UInt64(nextId - 1))
+                let priority = Double(random.next() % 4) / 4
+                scheduler.reprioritise(taskId: id, priority: priority)
+                reference.reprioritise(id, priority)
+            default:
+                #expect(starts(&scheduler) == reference.admit())
+            }
+        }
     }
 
     @Test(arguments: [
@@ -124,5 +273,68 @@ import Testing
         #expect(a != Scheduler.hostKey(sessionId: "two", url: "http://h/"))
         #expect(a != Scheduler.hostKey(sessionId: "one", url: "https://h/"))
         #expect(a == Scheduler.hostKey(sessionId: "one", url: "http://h:80/other"))
+    }
+}
+
+/// The scheduler's rules as the simplest code: every queued task in a list, sorted and scanned.
+private struct ReferenceScheduler {
+    let maxConcurrent: Int
+    var queued: [(ticket: Scheduler.Ticket, order: Int)] = []
+    var running: [Int: Scheduler.Ticket] = [:]
+    var order = 0
+
+    mutating func enqueue(_ ticket: Scheduler.Ticket) {
+        guard running[ticket.taskId] == nil, !queued.contains(where: { $0.ticket.taskId == ticket.taskId }) else { return }
+        order += 1
+        queued.append((ticket, order))
+    }
+
+    mutating func remove(_ id: Int) {
+        running[id] = nil
+        queued.removeAll { $0.ticket.taskId == id }
+    }
+
+    mutating func reprioritise(_ id: Int, _ priority: Double) {
+        guard let index = queued.firstIndex(where: { $0.ticket.taskId == id }) else { return }
+        queued[index].ticket.priority = priority
+    }
+
+    mutating func admit() -> [Int] {
+        queued.sort { a, b in
+            if a.ticket.discretionary != b.ticket.discretionary { return !a.ticket.discretionary }
+            if a.ticket.schedulingClass != b.ticket.schedulingClass { return a.ticket.schedulingClass < b.ticket.schedulingClass }
+            if a.ticket.priority != b.ticket.priority { return a.ticket.priority > b.ticket.priority }
+            return a.order < b.order
+        }
+        var started: [Int] = []
+        var index = 0
+        while index < queued.count {
+            let ticket = queued[index].ticket
+            if ticket.discretionary && queued.contains(where: { !$0.ticket.discretionary }) { break }
+            let onHost = running.values.filter { $0.host == ticket.host }.count
+            let inSession = running.values.filter { $0.session == ticket.session }.count
+            if onHost >= max(1, ticket.hostLimit) || ticket.sessionLimit.map({ inSession >= $0 }) == true {
+                index += 1
+                continue
+            }
+            if running.count >= maxConcurrent { break }
+            running[ticket.taskId] = ticket
+            queued.remove(at: index)
+            started.append(ticket.taskId)
+        }
+        return started
+    }
+}
+
+/// A small seeded generator, so a failing sequence can be replayed.
+private struct SplitMix {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -84,6 +84,9 @@ final class EngineLoop {
             transfer.lastActivity = Self.now()
             transfer.resetSpeed()
             try? transfer.handle.pause(false)
+        case .preempt(let taskId):
+            guard let transfer = transfers[taskId], transfer.job.download != nil, tusRuns[taskId] == nil else { return }
+            letConnectionGo(taskId, transfer)
         case .bodyAvailable(let taskId, let available, let ended):
             guard let transfer = transfers[taskId] else { return }
             transfer.bodyGrew(available: available, ended: ended)

@@ -77,6 +77,9 @@ enum EngineCommand: Sendable {
     case resume(taskId: Int)
     /// With `keepPartial`, a download keeps its partial file and reports resume data.
     case cancel(taskId: Int, keepPartial: Bool)
+    /// The scheduler gave the slot of this (background download) transfer to a higher class: it
+    /// lets its connection go as a long-suspended download does (reported as `detached`).
+    case preempt(taskId: Int)
     /// A client-streamed body grew to `available` bytes (and may have ended).
     case bodyAvailable(taskId: Int, available: Int, ended: Bool)
 }

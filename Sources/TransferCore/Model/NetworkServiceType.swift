@@ -2,6 +2,33 @@
 /// scheduling class and a DSCP marking (issue 4). `voip` is accepted as deprecated.
 public enum NetworkServiceType: String, Codable, Sendable, CaseIterable {
     case `default`, video, background, voice, responsiveData, avStreaming, responsiveAV, callSignaling, voip
+
+    /// The scheduling class a task of this service type is admitted in (README, "Scheduling").
+    public var schedulingClass: SchedulingClass {
+        switch self {
+        case .voice, .voip, .callSignaling, .responsiveData, .responsiveAV: .interactive
+        case .video, .avStreaming: .streaming
+        case .default: .default
+        case .background: .background
+        }
+    }
+}
+
+/// The scheduler's classes, in admission order: a queued task of an earlier class is admitted
+/// before any of a later one; within a class, higher priority first, then arrival. Background
+/// transfers are preempted when an earlier class needs their slot.
+public enum SchedulingClass: String, Codable, Sendable, CaseIterable, Comparable {
+    /// Someone waits on the answer (voice, call signalling, responsive data and AV).
+    case interactive
+    /// Media that plays as it arrives (video, avStreaming).
+    case streaming
+    case `default`
+    /// Work nobody waits on: runs on what is left and yields its slot.
+    case background
+
+    var rank: Int { Self.allCases.firstIndex(of: self)! }
+
+    public static func < (a: SchedulingClass, b: SchedulingClass) -> Bool { a.rank < b.rank }
 }
 
 /// URLRequest.CachePolicy names, stored and reported; the URL cache that honours them is issue 5.

@@ -23,6 +23,9 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var httpCookieAcceptPolicy: CookieAcceptPolicy = .onlyFromMainDocumentDomain
     public var httpAdditionalHeaders: [String: String] = [:]
     public var httpMaximumConnectionsPerHost = 6
+    /// Not URLSession's: the most tasks of this session running at once (nil: only the global
+    /// and per-host caps apply).
+    @NullEncoded public var maximumConcurrentTasks: Int? = nil
 
     public init() {}
 
@@ -32,7 +35,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case isDiscretionary, sessionSendsLaunchEvents, waitsForConnectivity, connectionProxyDictionary
         case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
-        case httpAdditionalHeaders, httpMaximumConnectionsPerHost
+        case httpAdditionalHeaders, httpMaximumConnectionsPerHost, maximumConcurrentTasks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -59,21 +62,16 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpShouldSetCookies = try value(.httpShouldSetCookies, true)
         httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)
         httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
-        // Decoded as a number first: JSONDecoder reports 2.5 for an Int as "not valid JSON"
-        // with no field, which would answer malformed_json.
-        if let number = try c.decodeIfPresent(Double.self, forKey: .httpMaximumConnectionsPerHost) {
-            guard number.rounded() == number, abs(number) < 1e9 else {
-                throw DecodingError.typeMismatch(Int.self, .init(codingPath: c.codingPath + [CodingKeys.httpMaximumConnectionsPerHost], debugDescription: "must be an integer"))
-            }
-            httpMaximumConnectionsPerHost = Int(number)
-        } else {
-            httpMaximumConnectionsPerHost = 6
-        }
+        httpMaximumConnectionsPerHost = try Self.integer(c, .httpMaximumConnectionsPerHost) ?? 6
+        maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks)
 
         try Validate.interval(timeoutIntervalForRequest, decoder.path(CodingKeys.timeoutIntervalForRequest))
         try Validate.interval(timeoutIntervalForResource, decoder.path(CodingKeys.timeoutIntervalForResource))
         guard (1...64).contains(httpMaximumConnectionsPerHost) else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.httpMaximumConnectionsPerHost), message: "must be between 1 and 64")
+        }
+        if let cap = maximumConcurrentTasks, !(1...10_000).contains(cap) {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.maximumConcurrentTasks), message: "must be between 1 and 10000, or null")
         }
         if tlsMinimumSupportedProtocolVersion.rawValue > tlsMaximumSupportedProtocolVersion.rawValue {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.tlsMinimumSupportedProtocolVersion), message: "must not be above tlsMaximumSupportedProtocolVersion")
@@ -81,5 +79,15 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         for name in httpAdditionalHeaders.keys.sorted() {
             try Validate.header(name: name, value: httpAdditionalHeaders[name] ?? "", decoder.path(CodingKeys.httpAdditionalHeaders))
         }
+    }
+
+    /// An integer field, decoded as a number first: JSONDecoder reports 2.5 for an Int as "not
+    /// valid JSON" with no field, which would answer malformed_json.
+    private static func integer(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Int? {
+        guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return nil }
+        guard number.rounded() == number, abs(number) < 1e9 else {
+            throw DecodingError.typeMismatch(Int.self, .init(codingPath: c.codingPath + [key], debugDescription: "must be an integer"))
+        }
+        return Int(number)
     }
 }

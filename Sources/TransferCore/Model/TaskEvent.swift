@@ -9,6 +9,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case didCompleteWithError, didBecomeInvalid
     /// A client-streamed body has sent every chunk so far and waits for the next.
     case needNewBodyStream
+    /// Not URLSession's: a background transfer gave its slot to a higher class; it is queued
+    /// again and continues from its partial file when admitted.
+    case wasPreempted
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

@@ -33,12 +33,16 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var bodyStream: BodyStreamState?
     /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
     public var resumable: ResumableUpload?
+    /// How often the scheduler stopped this (background) transfer to give its slot to a higher class.
+    public var preemptions = 0
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
+    /// The scheduler's class for it, from the service type.
+    public var schedulingClass: SchedulingClass { networkServiceType.schedulingClass }
 
     enum CodingKeys: String, CodingKey {
-        case id, sessionId, kind, state, phase, priority, networkServiceType, description
+        case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
     }
@@ -68,6 +72,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
         streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
         bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
+        preemptions = try c.decodeIfPresent(Int.self, forKey: .preemptions) ?? 0
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -101,6 +106,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(phase, forKey: .phase)
         try c.encode(priority, forKey: .priority)
         try c.encode(networkServiceType, forKey: .networkServiceType)
+        try c.encode(schedulingClass, forKey: .schedulingClass)
+        try c.encode(preemptions, forKey: .preemptions)
         try c.encode(description, forKey: .description)
         try c.encode(originalRequest, forKey: .originalRequest)
         try c.encode(currentRequest, forKey: .currentRequest)

@@ -1,9 +1,18 @@
+internal import FoundationEssentials
+
 /// How the transfer service is set up; the daemon fills it from flags and environment.
 public struct ServiceConfiguration: Sendable {
     /// The folder holding the SQLite database (and, later, downloads).
     public var dataDirectory: String
-    /// The most transfers running at once, over all sessions.
-    public var maxConcurrentTransfers = 32
+    /// The most transfers running at once, over all sessions: by default 8 per core, at least 16
+    /// (transfers wait on the network far more than on the CPU).
+    public var maxConcurrentTransfers = ServiceConfiguration.defaultConcurrentTransfers
+    /// When tasks of isDiscretionary sessions may start (nil: any time, when nothing else waits).
+    public var discretionaryWindow: DailyWindow?
+
+    public static var defaultConcurrentTransfers: Int {
+        max(16, 8 * ProcessInfo.processInfo.activeProcessorCount)
+    }
     /// A data task's body is held in memory, so it is bounded (URLSession has no bound; a service
     /// must). Larger responses fail with dataLengthExceedsMaximum.
     public var maxDataTaskBodySize = 64 << 20

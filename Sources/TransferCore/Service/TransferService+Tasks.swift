@@ -251,50 +251,74 @@ extension TransferService {
     func enqueue(_ s: inout ServiceState, task id: Int) {
         guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return }
         s.tasks[id]?.task.phase = .queued
-        s.scheduler.enqueue(
-            taskId: id, priority: entry.task.priority.value,
+        let schedulingClass = entry.task.schedulingClass
+        s.scheduler.enqueue(Scheduler.Ticket(
+            taskId: id, schedulingClass: schedulingClass, priority: entry.task.priority.value,
             host: Scheduler.hostKey(sessionId: session.id, url: entry.task.originalRequest.url),
-            hostLimit: session.configuration.httpMaximumConnectionsPerHost)
+            hostLimit: session.configuration.httpMaximumConnectionsPerHost,
+            session: session.id, sessionLimit: session.configuration.maximumConcurrentTasks,
+            discretionary: session.configuration.isDiscretionary,
+            // A download continues from its partial file with a range: stopping it loses nothing.
+            // A tus upload continues too, but between steps only; data and uploads would start over.
+            preemptible: schedulingClass == .background && entry.task.kind == .download))
     }
 
-    /// Hands every task the scheduler admits to the engine.
+    /// Hands every task the scheduler admits to the engine, and stops the background transfers
+    /// it preempts (they come back through `detached`, queued again with their partial files).
     func admit(_ s: inout ServiceState, _ deliveries: inout Deliveries) {
         guard s.accepting else { return }
-        for id in s.scheduler.admit() {
-            guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { continue }
-            if entry.task.startedAt != nil {
-                reset(&s, task: id)
-                // A download that goes on from its partial file still has those bytes.
-                if entry.task.kind == .download, let resume = entry.task.resume {
-                    s.tasks[id]?.task.progress.bytesReceived = resume.offset
-                    s.tasks[id]?.task.progress.bytesExpectedToReceive = resume.expectedLength
-                }
+        s.scheduler.discretionaryWindowOpen = configuration.discretionaryWindow?.contains(Date()) ?? true
+        for decision in s.scheduler.admit() {
+            switch decision {
+            case .start(let id): start(&s, task: id, &deliveries)
+            case .preempt(let id): preempt(&s, task: id, &deliveries)
             }
-            let now = Date()
-            s.tasks[id]?.task.startedAt = now
-            s.tasks[id]?.task.phase = .connecting
-            s.tasks[id]?.task.currentRequest = entry.task.originalRequest
-            s.tasks[id]?.inEngine = true
-            let elapsed = now.timeIntervalSince(entry.task.createdAt)
-            var job = TransferJob(
-                taskId: id, request: entry.task.originalRequest, body: entry.requestBody, streamedBody: entry.task.streamedBody,
-                resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
-                maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
-            job.bodyStream = bodyStreamSnapshot(of: entry.task)
-            if entry.task.kind == .download {
-                job.download = DownloadTarget(
-                    partialPath: partialPath(of: id),
-                    destinationPath: entry.task.destination.map { configuration.downloadsRoot + "/" + $0 },
-                    defaultDirectory: configuration.dataDirectory + "/files/\(id)",
-                    root: configuration.downloadsRoot)
-                job.resume = entry.task.resume
-                // Nothing of an ephemeral session is recorded, its download offsets included.
-                job.checkpoints = isRecorded(s, session: session.id)
-            }
-            job.tus = entry.task.resumable
-            engine.submit(.start(job))
-            changed(&s, task: id, persist: true, &deliveries)
         }
+    }
+
+    private func preempt(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id], entry.inEngine else { return }
+        s.tasks[id]?.task.phase = .queued
+        s.tasks[id]?.task.preemptions += 1
+        engine.submit(.preempt(taskId: id))
+        emit(&s, session: entry.task.sessionId, task: id, .wasPreempted, [:], &deliveries)
+        changed(&s, task: id, persist: true, &deliveries)
+    }
+
+    private func start(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return }
+        if entry.task.startedAt != nil {
+            reset(&s, task: id)
+            // A download that goes on from its partial file still has those bytes.
+            if entry.task.kind == .download, let resume = entry.task.resume {
+                s.tasks[id]?.task.progress.bytesReceived = resume.offset
+                s.tasks[id]?.task.progress.bytesExpectedToReceive = resume.expectedLength
+            }
+        }
+        let now = Date()
+        s.tasks[id]?.task.startedAt = now
+        s.tasks[id]?.task.phase = .connecting
+        s.tasks[id]?.task.currentRequest = entry.task.originalRequest
+        s.tasks[id]?.inEngine = true
+        let elapsed = now.timeIntervalSince(entry.task.createdAt)
+        var job = TransferJob(
+            taskId: id, request: entry.task.originalRequest, body: entry.requestBody, streamedBody: entry.task.streamedBody,
+            resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
+            maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
+        job.bodyStream = bodyStreamSnapshot(of: entry.task)
+        if entry.task.kind == .download {
+            job.download = DownloadTarget(
+                partialPath: partialPath(of: id),
+                destinationPath: entry.task.destination.map { configuration.downloadsRoot + "/" + $0 },
+                defaultDirectory: configuration.dataDirectory + "/files/\(id)",
+                root: configuration.downloadsRoot)
+            job.resume = entry.task.resume
+            // Nothing of an ephemeral session is recorded, its download offsets included.
+            job.checkpoints = isRecorded(s, session: session.id)
+        }
+        job.tus = entry.task.resumable
+        engine.submit(.start(job))
+        changed(&s, task: id, persist: true, &deliveries)
     }
 
     /// Where a running download's bytes are written until it succeeds.

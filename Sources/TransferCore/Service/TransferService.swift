@@ -93,6 +93,15 @@ public final class TransferService: Sendable {
 
     /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
     func checkpoint() {
+        if configuration.discretionaryWindow != nil {
+            // The window opens with no event to wake the scheduler: look once a checkpoint.
+            let deliveries = state.withLock { s in
+                var deliveries = Deliveries()
+                admit(&s, &deliveries)
+                return deliveries
+            }
+            deliveries.run()
+        }
         state.withLock { s in
             guard !s.dirty.isEmpty else { return }
             let operations = s.dirty.compactMap { id in
