@@ -44,6 +44,8 @@ struct Scheduler: Sendable {
         let discretionary: Bool
         /// Why it is not running yet.
         let blockedBy: Blocker
+        /// Its place in admission order: sort by this.
+        let key: Key
     }
 
     enum Blocker: String, Sendable, Codable {
@@ -51,7 +53,7 @@ struct Scheduler: Sendable {
     }
 
     /// The heap's sort key: smaller is admitted first.
-    private struct Key: Comparable, Sendable {
+    struct Key: Comparable, Sendable {
         let discretionary: Bool
         let rank: Int
         let priority: Double
@@ -206,11 +208,15 @@ struct Scheduler: Sendable {
     /// Queued tasks in the order they would be admitted if every cap had room, with the reason
     /// each waits. O(n log n): for listing, not for admission.
     func queue(limit: Int = .max) -> [QueuedTask] {
-        let sorted = queued.values.sorted { $0.key < $1.key }
-        return sorted.prefix(limit).map { entry in
+        Array(queueSnapshot().sorted { $0.key < $1.key }.prefix(limit))
+    }
+
+    /// The queued tasks unsorted (O(n)), so the caller can sort them outside its lock.
+    func queueSnapshot() -> [QueuedTask] {
+        queued.values.map { entry in
             QueuedTask(taskId: entry.ticket.taskId, schedulingClass: entry.ticket.schedulingClass,
                        priority: entry.ticket.priority, discretionary: entry.ticket.discretionary,
-                       blockedBy: blocker(of: entry))
+                       blockedBy: blocker(of: entry), key: entry.key)
         }
     }
 

@@ -24,6 +24,8 @@ struct ServiceState: Sendable {
     var tasksBySession: [String: [Int]] = [:]
     var events: [String: EventLog] = [:]
     var scheduler: Scheduler
+    /// Bytes moved per scheduling class, for the rates `GET /v1/stats` serves.
+    var rates = ClassRates()
     var waiters = Waiters()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []

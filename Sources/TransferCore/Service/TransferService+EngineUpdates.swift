@@ -24,6 +24,7 @@ extension TransferService {
                 emit(&s, session: session, task: id, .didReceiveResponse, ["response": JSONValue(encoding: response)], &deliveries)
                 changed(&s, task: id, persist: true, &deliveries)
             case .received(let bytes, let total, let expected, let speed):
+                s.rates.received(bytes, entry.task.schedulingClass)
                 s.tasks[id]?.task.progress.bytesReceived = total
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = expected
                 s.tasks[id]?.task.progress.bytesPerSecond = speed
@@ -40,6 +41,7 @@ extension TransferService {
                 }
                 changed(&s, task: id, persist: false, &deliveries)
             case .sent(let bytes, let total, let expected):
+                s.rates.sent(bytes, entry.task.schedulingClass)
                 s.tasks[id]?.task.progress.bytesSent = total
                 emit(&s, session: session, task: id, .didSendBodyData, [
                     "bytesSent": .integer(Int64(bytes)), "totalBytesSent": .integer(Int64(total)),

@@ -102,7 +102,9 @@ public final class TransferService: Sendable {
             }
             deliveries.run()
         }
+        let now = EngineLoop.now()
         state.withLock { s in
+            s.rates.sample(at: now)
             guard !s.dirty.isEmpty else { return }
             let operations = s.dirty.compactMap { id in
                 s.tasks[id].flatMap { isRecorded(s, session: $0.task.sessionId) ? StoreOperation.saveTask($0.task, requestBody: $0.requestBody) : nil }
