@@ -16,14 +16,14 @@ import Testing
         // Sample the origin's open connections for as long as the tasks run, on a thread of its
         // own (Swift concurrency's two threads may be busy with other tests).
         let sampler = ConnectionSampler(origin)
-        let ids = try (0..<6).map { try harness.task(in: session, origin.url("/slow/\($0)")).id }
+        let ids = try (0..<10).map { try harness.task(in: session, origin.url("/slow/\($0)")).id }
         var tasks: [TransferTask] = []
         for id in ids { tasks.append(try await harness.completion(id)) }
         let sampled = await sampler.stop()
 
         #expect(tasks.allSatisfy { $0.error == nil && $0.response?.statusCode == 200 })
         for id in ids { #expect(try harness.service.body(task: id, owner: nil).body == body) }
-        #expect(origin.requests.count == 6)
+        #expect(origin.requests.count == 10)
         #expect(sampled.samples > 50)
         #expect(sampled.max <= 2, "the origin saw \(sampled.max) connections at once")
         #expect(sampled.max == 2, "two transfers should have run side by side")
@@ -52,7 +52,9 @@ import Testing
         #expect(queuedDone.error == nil)
     }
 
-    @Test func higherPriorityRunsFirstAndReprioritisingReorders() async throws {
+    /// The issue's test: cap 1, 20 queued tasks of mixed priority start in exactly priority,
+    /// then arrival order; a PATCH moves a queued task.
+    @Test func twentyQueuedTasksStartByPriorityThenArrivalAndAPatchMovesOne() async throws {
         let origin = try OriginServer { request in
             request.path == "/blocker" ? .stallAfterHeaders(contentLength: 10) : .text(request.path)
         }
@@ -63,25 +65,108 @@ import Testing
 
         let blocker = try harness.task(in: session, origin.url("/blocker"))
         try await harness.waitFor(blocker.id) { $0.phase == .transferring }
-        let low1 = try harness.task(in: session, origin.url("/low1"), priority: .low)
-        let low2 = try harness.task(in: session, origin.url("/low2"), priority: .low)
-        let low3 = try harness.task(in: session, origin.url("/low3"), priority: .low)
-        let high = try harness.task(in: session, origin.url("/high"), priority: .high)
-        let mid = try harness.task(in: session, origin.url("/mid"), priority: .default)
-        for id in [low1.id, low2.id, low3.id, high.id, mid.id] {
-            #expect(try harness.service.task(id, owner: nil).phase == .queued)
+        let priorities = [0.25, 0.5, 0.75, 1.0, 0.0, 0.5, 0.25, 0.9, 0.5, 0.75, 0.1, 0.5, 1.0, 0.25, 0.6, 0.5, 0.75, 0.0, 0.3, 0.5]
+        var queued: [(path: String, priority: Double, id: Int)] = []
+        for (index, priority) in priorities.enumerated() {
+            let path = "/t\(index)"
+            let task = try harness.task(in: session, origin.url(path), priority: TaskPriority(value: priority))
+            queued.append((path, priority, task.id))
         }
-        // PATCH priority re-orders a queued task at once.
-        let raised = try harness.service.update(task: low3.id, try JSONCoding.decoder.decode(TaskUpdate.self, from: Data(#"{"priority": 1.0}"#.utf8)), owner: nil)
-        #expect(raised.priority.value == 1.0)
+        for item in queued { #expect(try harness.service.task(item.id, owner: nil).phase == .queued) }
+        // PATCH: the last task (0.5) jumps to the front; an early 1.0 drops to the back.
+        _ = try harness.service.update(task: queued[19].id, try JSONCoding.decoder.decode(TaskUpdate.self, from: Data(#"{"priority": "high"}"#.utf8)), owner: nil)
+        _ = try harness.service.update(task: queued[3].id, try JSONCoding.decoder.decode(TaskUpdate.self, from: Data(#"{"priority": 0}"#.utf8)), owner: nil)
+        queued[19].priority = 0.75
+        queued[3].priority = 0.0
+        let expected = queued.enumerated().sorted { a, b in
+            a.element.priority != b.element.priority ? a.element.priority > b.element.priority : a.offset < b.offset
+        }.map(\.element.path)
 
         _ = try harness.service.cancel(task: blocker.id, owner: nil)
-        var finished: [TransferTask] = []
-        for id in [low1.id, low2.id, low3.id, high.id, mid.id] { finished.append(try await harness.completion(id)) }
-        #expect(finished.allSatisfy { $0.error == nil })
-        #expect(origin.requests.map(\.path) == ["/blocker", "/low3", "/high", "/mid", "/low1", "/low2"])
-        let starts = finished.map { ($0.originalRequest.url, $0.startedAt ?? .distantPast) }.sorted { $0.1 < $1.1 }.map(\.0)
-        #expect(starts == ["/low3", "/high", "/mid", "/low1", "/low2"].map { origin.url($0) })
+        for item in queued { #expect(try await harness.completion(item.id).error == nil) }
+        #expect(origin.requests.map(\.path) == ["/blocker"] + expected)
+    }
+
+    @Test func interactiveBeforeStreamingBeforeDefaultBeforeBackground() async throws {
+        let origin = try OriginServer { request in
+            request.path == "/blocker" ? .stallAfterHeaders(contentLength: 10) : .text(request.path)
+        }
+        defer { origin.stop() }
+        let harness = try ServiceHarness { $0.maxConcurrentTransfers = 1 }
+        defer { harness.stop() }
+        let session = try harness.session()
+        let blocker = try harness.task(in: session, origin.url("/blocker"))
+        try await harness.waitFor(blocker.id) { $0.phase == .transferring }
+        var ids: [Int] = []
+        for (path, type, priority) in [("/bg", NetworkServiceType.background, 1.0), ("/default", .default, 0.5), ("/video", .video, 0.1),
+                                       ("/voice", .voice, 0.2), ("/data", .responsiveData, 0.9)] {
+            var request = RequestSpec(url: origin.url(path))
+            request.networkServiceType = type
+            let task = try harness.service.createTask(in: session, TaskCreate(kind: .data, request: request, priority: TaskPriority(value: priority)), owner: nil)
+            #expect(task.schedulingClass == type.schedulingClass)
+            ids.append(task.id)
+        }
+        _ = try harness.service.cancel(task: blocker.id, owner: nil)
+        for id in ids { #expect(try await harness.completion(id).error == nil) }
+        #expect(origin.requests.map(\.path) == ["/blocker", "/data", "/voice", "/video", "/default", "/bg"])
+    }
+
+    @Test func aSessionCapHoldsItsTasksWhileOtherSessionsRun() async throws {
+        let origin = try OriginServer { request in
+            request.path.hasPrefix("/stall") ? .stallAfterHeaders(contentLength: 10) : .text("quick")
+        }
+        defer { origin.stop() }
+        let harness = try ServiceHarness()
+        defer { harness.stop() }
+        let capped = try harness.session { $0.maximumConcurrentTasks = 1 }
+        let other = try harness.session()
+        let first = try harness.task(in: capped, origin.url("/stall1"))
+        try await harness.waitFor(first.id) { $0.phase == .transferring }
+        let second = try harness.task(in: capped, origin.url("/q"))
+        #expect(try await harness.completion(try harness.task(in: other, origin.url("/other")).id).error == nil)
+        #expect(try harness.service.task(second.id, owner: nil).phase == .queued)
+        _ = try harness.service.cancel(task: first.id, owner: nil)
+        #expect(try await harness.completion(second.id).error == nil)
+    }
+
+    /// The issue's test: a background download gives its slot to an interactive task, then
+    /// continues with a range and ends byte-identical.
+    @Test func anInteractiveTaskPreemptsABackgroundDownloadWhichResumesByteIdentical() async throws {
+        let file = randomBytes(3 << 20)
+        let origin = try OriginServer { request in
+            guard request.path == "/big.bin" else { return .text("answer") }
+            // Served slowly (about 2.5 MiB/s) so the download is still running when preempted.
+            guard case .respond(let status, let headers, let body) = OriginBehavior.ranged(file, for: request, headers: ["ETag": "\"v1\""]) else {
+                return .respond(status: 500)
+            }
+            return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 32 << 10, interval: .milliseconds(12))
+        }
+        defer { origin.stop() }
+        let harness = try ServiceHarness { $0.maxConcurrentTransfers = 1 }
+        defer { harness.stop() }
+        let background = try harness.session { $0.networkServiceType = .background }
+        let interactive = try harness.session { $0.networkServiceType = .responsiveData }
+
+        let download = try harness.service.createTask(in: background, TaskCreate(kind: .download, request: RequestSpec(url: origin.url("/big.bin"))), owner: nil)
+        #expect(download.schedulingClass == .background)
+        try await harness.waitFor(download.id) { $0.progress.bytesReceived > 256 << 10 }
+        let urgent = try harness.task(in: interactive, origin.url("/urgent"))
+        let answered = try await harness.completion(urgent.id)
+        #expect(answered.error == nil)
+
+        let done = try await harness.completion(download.id)
+        #expect(done.error == nil)
+        #expect(done.preemptions == 1)
+        let location = try #require(done.location)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == file)
+        let events = try await harness.events(background).filter { $0.taskId == download.id }.map(\.type)
+        #expect(events.contains(.wasPreempted))
+        #expect(events.contains(.didResumeAtOffset))
+        // The origin saw: the download, the interactive request while it was stopped, then the rest as a range.
+        let seen = origin.requests
+        #expect(seen.map(\.path) == ["/big.bin", "/urgent", "/big.bin"])
+        #expect(seen.last?.header("Range")?.hasPrefix("bytes=") == true && seen.last?.header("Range") != "bytes=0-")
+        #expect(seen.last?.header("If-Range") == "\"v1\"")
     }
 }
 
