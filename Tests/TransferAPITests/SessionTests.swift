@@ -26,6 +26,7 @@ import TransferCore
         "httpCookieAcceptPolicy": "onlyFromMainDocumentDomain",
         "httpAdditionalHeaders": [String: Any](),
         "httpMaximumConnectionsPerHost": 6,
+        "maximumConcurrentTasks": NSNull(),
     ] }
 
     static let sessionKeys: Set<String> = ["id", "kind", "identifier", "description", "state", "configuration", "createdAt", "invalidatedAt", "version"]

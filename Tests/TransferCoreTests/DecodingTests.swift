@@ -91,6 +91,8 @@ import Testing
         (#"{"timeoutIntervalForResource": 1e12}"#, "timeoutIntervalForResource"),
         (#"{"httpMaximumConnectionsPerHost": 0}"#, "httpMaximumConnectionsPerHost"),
         (#"{"httpMaximumConnectionsPerHost": 65}"#, "httpMaximumConnectionsPerHost"),
+        (#"{"maximumConcurrentTasks": 0}"#, "maximumConcurrentTasks"),
+        (#"{"maximumConcurrentTasks": 10001}"#, "maximumConcurrentTasks"),
         (#"{"tlsMinimumSupportedProtocolVersion": "TLSv13", "tlsMaximumSupportedProtocolVersion": "TLSv12"}"#, "tlsMinimumSupportedProtocolVersion"),
         (#"{"httpAdditionalHeaders": {"Bad Name": "x"}}"#, "httpAdditionalHeaders"),
         (#"{"httpAdditionalHeaders": {"X-Inject": "a\r\nEvil: 1"}}"#, "httpAdditionalHeaders"),
