@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// The body of `POST /v1/sessions`.
 public struct SessionCreate: Decodable, Sendable {
     public var kind: SessionKind = .default
@@ -51,6 +53,8 @@ public struct TaskCreate: Decodable, Sendable {
     /// Uploads only: send the body with a resumable-upload protocol (tus), so a failure or a
     /// restart continues from the server's offset.
     public var resumable: ResumableProtocol?
+    /// URLSessionTask.earliestBeginDate: the task waits (phase `waiting`) until then.
+    public var earliestBeginDate: Date?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -62,7 +66,7 @@ public struct TaskCreate: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
-        case resumeData, destination, host, port, resumable
+        case resumeData, destination, host, port, resumable, earliestBeginDate
     }
 
     public init(from decoder: any Decoder) throws {
@@ -105,6 +109,10 @@ public struct TaskCreate: Decodable, Sendable {
         }
         if let description, description.count > 1000 {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")
+        }
+        earliestBeginDate = try c.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
+        if let date = earliestBeginDate, date.timeIntervalSinceNow > 366 * 86_400 {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.earliestBeginDate), message: "must be within a year from now")
         }
     }
 }

@@ -12,6 +12,8 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// Not URLSession's: a background transfer gave its slot to a higher class; it is queued
     /// again and continues from its partial file when admitted.
     case wasPreempted
+    /// URLSession's willBeginDelayedRequest: a task held by its earliestBeginDate starts now.
+    case willBeginDelayedRequest
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

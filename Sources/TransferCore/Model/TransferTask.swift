@@ -33,6 +33,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var bodyStream: BodyStreamState?
     /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
     public var resumable: ResumableUpload?
+    /// URLSessionTask.earliestBeginDate: not started before then.
+    public var earliestBeginDate: Date?
     /// How often the scheduler stopped this (background) transfer to give its slot to a higher class.
     public var preemptions = 0
 
@@ -42,7 +44,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var schedulingClass: SchedulingClass { networkServiceType.schedulingClass }
 
     enum CodingKeys: String, CodingKey {
-        case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, description
+        case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
     }
@@ -73,6 +75,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
         bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
         preemptions = try c.decodeIfPresent(Int.self, forKey: .preemptions) ?? 0
+        earliestBeginDate = try c.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -108,6 +111,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(networkServiceType, forKey: .networkServiceType)
         try c.encode(schedulingClass, forKey: .schedulingClass)
         try c.encode(preemptions, forKey: .preemptions)
+        try c.encode(earliestBeginDate, forKey: .earliestBeginDate)
         try c.encode(description, forKey: .description)
         try c.encode(originalRequest, forKey: .originalRequest)
         try c.encode(currentRequest, forKey: .currentRequest)

@@ -41,6 +41,7 @@ extension TransferService {
                                     priority: request.priority, description: request.description,
                                     request: info, owner: owner, now: Date())
             task.destination = destination
+            task.earliestBeginDate = request.earliestBeginDate
             task.streamedBody = streamed?.segments
             if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
             if let resumable = request.resumable {
