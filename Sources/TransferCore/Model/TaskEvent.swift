@@ -9,6 +9,10 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case didCompleteWithError, didBecomeInvalid
     /// A client-streamed body has sent every chunk so far and waits for the next.
     case needNewBodyStream
+    /// URLSession's: the task cannot reach its host and waits for connectivity (once per wait).
+    case taskIsWaitingForConnectivity
+    /// Not URLSession's: a transient failure, the task is tried again after `delay` seconds.
+    case willRetry
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

@@ -33,6 +33,9 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var bodyStream: BodyStreamState?
     /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
     public var resumable: ResumableUpload?
+    /// How many times the task was tried again after a transient failure (background sessions,
+    /// `RetryPolicy`); tries while waiting for connectivity do not count.
+    public var retryCount = 0
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -40,7 +43,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable
-        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
+        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
     }
 
     public init(from decoder: any Decoder) throws {
@@ -68,6 +71,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
         streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
         bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
+        retryCount = try c.decodeIfPresent(Int.self, forKey: .retryCount) ?? 0  // rows stored before retries
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -111,6 +115,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(destination, forKey: .destination)
         try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(resumable, forKey: .resumable)
+        try c.encode(retryCount, forKey: .retryCount)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

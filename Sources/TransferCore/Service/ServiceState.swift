@@ -12,6 +12,8 @@ struct TaskEntry: Sendable {
     /// A completed data task's response body, for sessions whose bodies are not stored
     /// (ephemeral); others read it from the store.
     var responseBody: Data?
+    /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
+    var connectivityTries: Int?
 }
 
 /// Everything `TransferService` guards with its one lock.
@@ -24,6 +26,8 @@ struct ServiceState: Sendable {
     var tasksBySession: [String: [Int]] = [:]
     var events: [String: EventLog] = [:]
     var scheduler: Scheduler
+    /// Running tasks kept out of the scheduler until a date (`TransferService+Holds`).
+    var holds = Holds()
     var waiters = Waiters()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []
