@@ -21,7 +21,7 @@ import Testing
         let session = try harness.session { $0.waitsForConnectivity = true }
         let created = try harness.task(in: session, "http://127.0.0.1:\(port)/later")
 
-        try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting }
+        try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
         // A few tries fail while nothing listens (every 0.1 to 0.4 s), then the host comes up.
         try await Task.sleep(for: .milliseconds(800))
         #expect(try harness.service.task(created.id, owner: nil).state == .running)
@@ -57,7 +57,7 @@ import Testing
         defer { harness.stop() }
         let session = try harness.backgroundSession()
         let created = try harness.task(in: session, "http://127.0.0.1:\(port)/later")
-        try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting }
+        try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
         let origin = try OriginServer(port: port) { _ in .text("up") }
         defer { origin.stop() }
         let task = try await harness.completion(created.id, timeout: 10)
@@ -74,7 +74,7 @@ import Testing
         }
         let start = ContinuousClock.now
         let created = try harness.task(in: session, "http://127.0.0.1:\(port)/never")
-        try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting }
+        try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
         let task = try await harness.completion(created.id, timeout: 10)
         let elapsed = seconds(since: start)
         #expect(task.error?.code == URLErrorCode.timedOut.rawValue)
@@ -82,5 +82,30 @@ import Testing
         #expect(elapsed >= 0.7 && elapsed < 1.5, "gave up after \(elapsed) s")
         let types = try await harness.events(session).map(\.type)
         #expect(types == [.taskIsWaitingForConnectivity, .didCompleteWithError])
+    }
+
+    @Test func aDownloadWaitingForItsHostKeepsItsPartialFile() async throws {
+        let payload = randomBytes(200_000)
+        let headers = ["ETag": "\"v1\""]
+        // The host sends 80 000 bytes of 200 000, then goes away; it comes back on the same port.
+        let first = try OriginServer { _ in .wrongLength(declared: payload.count, headers: headers, body: payload.prefix(80_000)) }
+        let port = first.port
+        let harness = try ServiceHarness {
+            $0.retryBackoff = Backoff(base: 1, cap: 1)  // the retry comes after the host went away
+            $0.connectivityBackoff = Backoff(base: 0.2, cap: 0.4)
+        }
+        defer { harness.stop() }
+        let session = try harness.backgroundSession()
+        let created = try harness.service.createTask(in: session, TaskCreate(kind: .download, request: RequestSpec(url: first.url("/file.bin"))), owner: nil)
+        #expect(await first.waitForRequests(1))
+        first.stop()
+
+        try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
+        let second = try OriginServer(port: port) { request in .ranged(payload, for: request, headers: headers) }
+        defer { second.stop() }
+        let task = try await harness.completion(created.id, timeout: 10)
+        #expect(task.error == nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(task.location))) == payload)
+        #expect(second.requests.map { $0.header("Range") } == ["bytes=80000-"])
     }
 }
