@@ -20,7 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // C libraries: one system-library target each, shims only for variadic calls.
@@ -41,7 +41,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of blobs, computed while they stream to disk (BlobWriter).
                 .product(name: "Crypto", package: "swift-crypto"),
-                // The scheduler's queues: O(log n) admission with 100,000 tasks queued.
+                // Heaps: the scheduler's queues (O(log n) admission with 100,000 tasks queued)
+                // and timed holds (retry backoff, waiting for connectivity, earliestBeginDate).
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
             swiftSettings: strict

@@ -51,6 +51,12 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("task-retention"), help: "Seconds a completed task (record, body, file in the data folder) is kept; 0 keeps it until deleted. Env TRANSFERD_TASK_RETENTION. Default 604800 (7 days).")
     var taskRetention: Int?
 
+    @Option(name: .customLong("retry-backoff"), help: "Background sessions' retry backoff, BASE:CAP in seconds (waits grow from BASE, doubling, up to CAP, with jitter). Env TRANSFERD_RETRY_BACKOFF. Default 1:300.")
+    var retryBackoff: String?
+
+    @Option(name: .customLong("connectivity-backoff"), help: "How often a task waiting for connectivity tries again, BASE:CAP in seconds. Env TRANSFERD_CONNECTIVITY_BACKOFF. Default 1:30.")
+    var connectivityBackoff: String?
+
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
 
@@ -102,8 +108,20 @@ struct TransferdCommand: AsyncParsableCommand {
         if let value = try integer(taskRetention, environment, "TRANSFERD_TASK_RETENTION", 0...(100 * 365 * 86_400)) {
             configuration.service.taskRetention = value == 0 ? nil : Double(value)
         }
+        if let value = try backoff(retryBackoff, environment, "TRANSFERD_RETRY_BACKOFF") { configuration.service.retryBackoff = value }
+        if let value = try backoff(connectivityBackoff, environment, "TRANSFERD_CONNECTIVITY_BACKOFF") { configuration.service.connectivityBackoff = value }
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
         return configuration
+    }
+
+    /// BASE:CAP seconds, 0 < BASE <= CAP <= one day.
+    private func backoff(_ flag: String?, _ environment: [String: String], _ name: String) throws -> Backoff? {
+        guard let text = flag ?? environment[name] else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0.filter { $0 != " " }) }
+        guard parts.count == 2, let base = parts[0], let cap = parts[1], base > 0, base <= cap, cap <= 86_400 else {
+            throw ValidationError("\(name) must be BASE:CAP in seconds with 0 < BASE <= CAP <= 86400, got \(text)")
+        }
+        return Backoff(base: base, cap: cap)
     }
 
     private func integer(_ flag: Int?, _ environment: [String: String], _ name: String, _ range: ClosedRange<Int>) throws -> Int? {

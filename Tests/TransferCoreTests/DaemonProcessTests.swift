@@ -174,11 +174,11 @@ import Testing
     @Test func helpListsEveryFlagAndItsEnvironmentVariable() async throws {
         let result = try await DaemonProcess.run(["--help"])
         #expect(result.status == 0 && result.exited)
-        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level"] {
+        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff"] {
             #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
         }
         for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_DOWNLOADS_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",
-                     "TRANSFERD_MAX_BODY_SIZE", "TRANSFERD_MAX_REQUEST_SIZE", "TRANSFERD_MAX_BLOB_SIZE", "TRANSFERD_HTTP_THREADS", "TRANSFERD_LOG_LEVEL"] {
+                     "TRANSFERD_MAX_BODY_SIZE", "TRANSFERD_MAX_REQUEST_SIZE", "TRANSFERD_MAX_BLOB_SIZE", "TRANSFERD_HTTP_THREADS", "TRANSFERD_LOG_LEVEL", "TRANSFERD_RETRY_BACKOFF", "TRANSFERD_CONNECTIVITY_BACKOFF"] {
             #expect(result.stdout.contains(name), "--help does not mention \(name)")
         }
     }
@@ -216,6 +216,8 @@ import Testing
         (["--listen", "127.0.0.1:70000"], "--listen"),
         (["--listen", "[::1"], "--listen"),
         (["--max-transfers", "0"], "TRANSFERD_MAX_TRANSFERS"),
+        (["--retry-backoff", "5:1"], "TRANSFERD_RETRY_BACKOFF"),
+        (["--connectivity-backoff", "soon"], "TRANSFERD_CONNECTIVITY_BACKOFF"),
         (["--log-level", "info", "--bogus-flag"], "--bogus-flag"),
     ])
     func badArgumentsFailClearly(arguments: [String], mention: String) async throws {

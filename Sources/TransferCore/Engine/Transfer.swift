@@ -355,7 +355,15 @@ final class Transfer: EasyHandleDelegate {
     /// Where a download stands, if it can be resumed: it needs a validator (a strong ETag or
     /// Last-Modified) so that a later ranged request can tell whether the resource changed.
     func resumeState() -> ResumeState? {
-        guard let file, let response, failure == nil, !needsRestartFromZero, response.statusCode < 300 else { return nil }
+        guard let file, failure == nil, !needsRestartFromZero else { return nil }
+        guard let response else {
+            // A resumed download that got no answer yet (it could not connect): the partial file
+            // is as the last attempt left it, and so is what it was resumed from.
+            guard base > 0, var state = job.resume else { return nil }
+            state.offset = file.written
+            return state
+        }
+        guard response.statusCode < 300 else { return nil }
         let headers = response.headers
         let etag = ResponseInfo.value(of: "ETag", in: headers) ?? (base > 0 ? job.resume?.etag : nil)
         let lastModified = ResponseInfo.value(of: "Last-Modified", in: headers) ?? (base > 0 ? job.resume?.lastModified : nil)

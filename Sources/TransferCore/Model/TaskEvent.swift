@@ -14,6 +14,10 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case wasPreempted
     /// URLSession's willBeginDelayedRequest: a task held by its earliestBeginDate starts now.
     case willBeginDelayedRequest
+    /// URLSession's: the task cannot reach its host and waits for connectivity (once per wait).
+    case taskIsWaitingForConnectivity
+    /// Not URLSession's: a transient failure, the task is tried again after `delay` seconds.
+    case willRetry
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

@@ -37,6 +37,9 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var earliestBeginDate: Date?
     /// How often the scheduler stopped this (background) transfer to give its slot to a higher class.
     public var preemptions = 0
+    /// How many times the task was tried again after a transient failure (background sessions,
+    /// `RetryPolicy`); tries while waiting for connectivity do not count.
+    public var retryCount = 0
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -46,7 +49,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable
-        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
+        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
     }
 
     public init(from decoder: any Decoder) throws {
@@ -76,6 +79,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
         preemptions = try c.decodeIfPresent(Int.self, forKey: .preemptions) ?? 0
         earliestBeginDate = try c.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
+        retryCount = try c.decodeIfPresent(Int.self, forKey: .retryCount) ?? 0  // rows stored before retries
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -122,6 +126,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(destination, forKey: .destination)
         try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(resumable, forKey: .resumable)
+        try c.encode(retryCount, forKey: .retryCount)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

@@ -32,6 +32,13 @@ public struct ServiceConfiguration: Sendable {
     /// its file) is kept, in seconds; nil keeps it until it is deleted.
     public var taskRetention: Double? = 7 * 86_400
 
+    /// Background sessions' retries of transient failures: the wait before retry n is drawn
+    /// from [d/2, d], d = min(cap, base · 2ⁿ) seconds.
+    public var retryBackoff = Backoff(base: 1, cap: 300)
+
+    /// How often a task waiting for connectivity tries to connect again, the same way.
+    public var connectivityBackoff = Backoff(base: 1, cap: 30)
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 

@@ -12,6 +12,8 @@ struct TaskEntry: Sendable {
     /// A completed data task's response body, for sessions whose bodies are not stored
     /// (ephemeral); others read it from the store.
     var responseBody: Data?
+    /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
+    var connectivityTries: Int?
 }
 
 /// Everything `TransferService` guards with its one lock.
@@ -26,6 +28,8 @@ struct ServiceState: Sendable {
     var scheduler: Scheduler
     /// Bytes moved per scheduling class, for the rates `GET /v1/stats` serves.
     var rates = ClassRates()
+    /// Running tasks kept out of the scheduler until a date (`TransferService+Holds`).
+    var holds = Holds()
     var waiters = Waiters()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []

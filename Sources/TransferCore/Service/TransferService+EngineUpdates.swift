@@ -6,6 +6,8 @@ extension TransferService {
         let deliveries = state.withLock { s in
             var deliveries = Deliveries()
             guard let entry = s.tasks[id], entry.task.state != .completed else { return deliveries }
+            // A transient failure may be tried again instead of completing the task.
+            if case .completed(let outcome) = update, retryIfTransient(&s, task: id, after: outcome, &deliveries) { return deliveries }
             let session = entry.task.sessionId
             switch update {
             case .connecting:

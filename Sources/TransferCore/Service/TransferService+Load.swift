@@ -66,6 +66,15 @@ extension TransferService {
             }
         case .running where task.phase == .queued:
             enqueue(&s, task: id)
+        case .running where task.resumable == nil && (task.phase == .retrying || task.phase == .waiting):
+            // Held for a retry or for connectivity (holds are not stored): it was out of the
+            // engine, so it simply tries again now, a download from its partial file if whole.
+            let resume = checkpointedResume(of: task)
+            reset(&s, task: id)
+            s.tasks[id]?.task.resume = resume
+            if task.kind == .download && resume == nil { unlink(partialPath(of: id)) }
+            enqueue(&s, task: id)
+            changed(&s, task: id, persist: true, &deliveries)
         case .running where task.resumable != nil:
             // A tus upload's state is on its server: in every kind of session it carries on by
             // itself, asking the server (HEAD) how much it has.

@@ -156,6 +156,8 @@ extension TransferService {
                 engine.submit(.pause(taskId: id))
             } else {
                 s.scheduler.remove(taskId: id)
+                // A task held for a retry or for connectivity waits for its resume instead.
+                if releaseHold(&s, task: id) { s.tasks[id]?.task.phase = .queued }
             }
             changed(&s, task: id, persist: true, &deliveries)
         }
@@ -330,6 +332,7 @@ extension TransferService {
     func complete(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks[id], entry.task.state != .completed else { return }
         s.scheduler.remove(taskId: id)
+        releaseHold(&s, task: id)
         var task = entry.task
         task.state = .completed
         task.phase = .done

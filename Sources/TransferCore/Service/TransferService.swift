@@ -21,6 +21,8 @@ public final class TransferService: Sendable {
     let resumeSigner: ResumeDataSigner
     private let checkpointTimer = HandOffTimer()
     private let retentionTimer = HandOffTimer()
+    /// The one timer behind every hold (`TransferService+Holds`).
+    let holdTimer = HoldTimer()
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
     public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service")) throws {
@@ -54,6 +56,7 @@ public final class TransferService: Sendable {
             sweep.resume()
             retentionTimer.set(sweep)
         }
+        holdTimer.start { [weak self] in self?.releaseDueHolds() }
         let deliveries = state.withLock { s in
             var deliveries = Deliveries()
             admit(&s, &deliveries)
@@ -78,6 +81,7 @@ public final class TransferService: Sendable {
         beginShutdown()
         checkpointTimer.cancel()
         retentionTimer.cancel()
+        holdTimer.cancel()
         if !engine.stop(timeout: 3) {
             logger.warning("engine thread did not stop in time")
         }

@@ -18,6 +18,8 @@ public struct OriginRequest: Sendable, CustomStringConvertible {
     public let index: Int
     /// Which accepted connection carried it, from 0 in accept order: equal values mean a reused connection.
     public let connectionIndex: Int
+    /// When the request was complete (its body read): gaps between retries are measured from it.
+    public let receivedAt: ContinuousClock.Instant
 
     public init(
         method: String,
@@ -26,7 +28,8 @@ public struct OriginRequest: Sendable, CustomStringConvertible {
         headers: [String: String] = [:],
         body: Data = Data(),
         index: Int = 0,
-        connectionIndex: Int = 0
+        connectionIndex: Int = 0,
+        receivedAt: ContinuousClock.Instant = .now
     ) {
         self.method = method
         self.path = path
@@ -35,6 +38,7 @@ public struct OriginRequest: Sendable, CustomStringConvertible {
         self.body = body
         self.index = index
         self.connectionIndex = connectionIndex
+        self.receivedAt = receivedAt
     }
 
     /// The value of the header field `name`, compared case-insensitively.

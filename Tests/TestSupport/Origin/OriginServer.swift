@@ -24,10 +24,11 @@ public final class OriginServer: Sendable {
     /// The port on 127.0.0.1.
     public let port: Int
 
-    /// Starts listening at once; requests are served as soon as this returns.
-    public init(handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
-        state = try OriginState(handler: handler)
-        port = state.port
+    /// Starts listening at once; requests are served as soon as this returns. `port` 0 lets the
+    /// kernel pick one; a given port (one seen free a moment ago) makes "a host that comes up later".
+    public init(port: Int = 0, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+        state = try OriginState(port: port, handler: handler)
+        self.port = state.port
         OriginAcceptLoop.start(state)
     }
 

@@ -21,9 +21,9 @@ final class OriginState: @unchecked Sendable {
     private var acceptLoopRunning = true
     private var stopped = false
 
-    init(handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+    init(port: Int = 0, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
         self.handler = handler
-        listener = try LoopbackListener()
+        listener = try LoopbackListener(port: port)
     }
 
     // MARK: Reading the counters

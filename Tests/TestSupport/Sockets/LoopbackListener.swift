@@ -13,8 +13,9 @@ final class LoopbackListener: @unchecked Sendable {
     /// Readable once ``signalStop()`` was called; connection threads poll it too.
     let stopPipe: (read: Int32, write: Int32)
 
-    init() throws {
-        (fd, port) = try SocketFactory.listenOnLoopback()
+    /// Listens on `port`, or with 0 on a port the kernel picks.
+    init(port: Int = 0) throws {
+        (fd, self.port) = try SocketFactory.listenOnLoopback(port: port)
         do {
             stopPipe = try SocketFactory.makePipe()
         } catch {

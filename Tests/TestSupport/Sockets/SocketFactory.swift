@@ -3,8 +3,9 @@ internal import Glibc
 /// Creates the descriptors the test helpers use: a loopback listener, client connections, a stop pipe.
 /// Each function hands back a descriptor that the caller owns and must close.
 enum SocketFactory {
-    /// A TCP listener on 127.0.0.1 with a port chosen by the kernel; returns the descriptor and the port.
-    static func listenOnLoopback(backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {
+    /// A TCP listener on 127.0.0.1 on `port`, or with 0 a port chosen by the kernel; returns the
+    /// descriptor and the port.
+    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {
         // Non-blocking: poll(2) said a connection was pending, but it may be gone by accept4(2).
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_INET, type, 0)
@@ -14,7 +15,7 @@ enum SocketFactory {
             _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
+            address.sin_port = UInt16(port).bigEndian
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let bound = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
