@@ -110,7 +110,13 @@ public struct TaskCreate: Decodable, Sendable {
         if let description, description.count > 1000 {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")
         }
-        earliestBeginDate = try c.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
+        if let text = try c.decodeIfPresent(String.self, forKey: .earliestBeginDate) {
+            // Parsed here rather than by the decoder's date strategy, whose error names no field.
+            guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) else {
+                throw InputError.invalidValue(field: decoder.path(CodingKeys.earliestBeginDate), message: "must be an RFC 3339 date-time, e.g. 2026-11-21T08:00:00Z")
+            }
+            earliestBeginDate = date
+        }
         if let date = earliestBeginDate, date.timeIntervalSinceNow > 366 * 86_400 {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.earliestBeginDate), message: "must be within a year from now")
         }

@@ -2,8 +2,7 @@ internal import FoundationEssentials
 internal import Synchronization
 
 /// Holding a running task out of the scheduler until a date, in a phase that says why
-/// (`retrying` during a backoff, `waiting` for connectivity; an earliestBeginDate could use
-/// `queued`). When the hold falls due the task is enqueued and admitted like any other.
+/// (`retrying` during a backoff, `waiting` for connectivity or for the task's earliestBeginDate). When the hold falls due the task is enqueued and admitted like any other.
 ///
 /// Holds live in memory only (`ServiceState.holds`): after a restart a task that was held is
 /// simply enqueued (`TransferService+Load`). A suspend drops the hold (the task stays
@@ -31,11 +30,30 @@ extension TransferService {
         return true
     }
 
+    /// Queues running task `id` for admission, or, while its earliestBeginDate is ahead and it
+    /// has not started, holds it until then (phase `waiting`). The caller admits and persists.
+    func schedule(_ s: inout ServiceState, task id: Int, now: Date = Date()) {
+        guard let task = s.tasks[id]?.task else { return }
+        if task.startedAt == nil, let begin = task.earliestBeginDate, begin > now {
+            s.scheduler.remove(taskId: id)
+            s.tasks[id]?.task.phase = .waiting
+            s.holds.insert(task: id, until: begin, phase: .waiting)
+            armHoldTimer(&s)
+        } else {
+            enqueue(&s, task: id)
+        }
+    }
+
     /// The hold timer fired: enqueues every running task whose hold is due, admits, re-arms.
     func releaseDueHolds(now: Date = Date()) {
         let deliveries = state.withLock { s in
             var deliveries = Deliveries()
             for id in s.holds.takeDue(now: now) where s.tasks[id]?.task.state == .running {
+                if let task = s.tasks[id]?.task, task.startedAt == nil, task.earliestBeginDate != nil {
+                    // URLSession asks its delegate here; a service tells the client instead.
+                    emit(&s, session: task.sessionId, task: id, .willBeginDelayedRequest,
+                         ["request": JSONValue(encoding: task.originalRequest)], &deliveries)
+                }
                 enqueue(&s, task: id)
                 changed(&s, task: id, persist: true, &deliveries)
             }

@@ -64,8 +64,9 @@ extension TransferService {
                 if task.kind == .download && resume == nil { unlink(partialPath(of: id)) }
                 changed(&s, task: id, persist: true, &deliveries)  // a new version: its served state changed
             }
-        case .running where task.phase == .queued:
-            enqueue(&s, task: id)
+        case .running where task.phase == .queued || (task.phase == .waiting && task.startedAt == nil):
+            // Queued again; one waiting for its earliestBeginDate waits on (holds are not stored).
+            schedule(&s, task: id)
         case .running where task.resumable == nil && (task.phase == .retrying || task.phase == .waiting):
             // Held for a retry or for connectivity (holds are not stored): it was out of the
             // engine, so it simply tries again now, a download from its partial file if whole.

@@ -62,7 +62,7 @@ extension TransferService {
             var deliveries = Deliveries()
             if task.state == .running {
                 if RequestURL.isSupported(info.url) {
-                    enqueue(&s, task: id)
+                    schedule(&s, task: id)
                     admit(&s, &deliveries)
                 } else {
                     complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(info.url.prefix(200))"), body: nil, &deliveries)
@@ -136,7 +136,7 @@ extension TransferService {
             if entry.inEngine {
                 engine.submit(.resume(taskId: id))
             } else if RequestURL.isSupported(entry.task.originalRequest.url) {
-                enqueue(&s, task: id)
+                schedule(&s, task: id)
             } else {
                 complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported"), body: nil, &deliveries)
                 return
