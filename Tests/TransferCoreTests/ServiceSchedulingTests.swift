@@ -55,16 +55,9 @@ import Testing
     /// The test: cap 1, 20 queued tasks of mixed priority start in exactly priority,
     /// then arrival order; a PATCH moves a queued task.
     @Test func twentyQueuedTasksStartByPriorityThenArrivalAndAPatchMovesOne() async throws {
-        let origin = try OriginServer { request in
-            request.path == "/blocker" ? .stallAfterHeaders(contentLength: 10) : .text(request.path)
-        }
-        defer { origin.stop() }
-        let harness = try ServiceHarness { $0.maxConcurrentTransfers = 1 }
-        defer { harness.stop() }
-        let session = try harness.session()
-
-        let blocker = try harness.task(in: session, origin.url("/blocker"))
-        try await harness.waitFor(blocker.id) { $0.phase == .transferring }
+        let slot = try await BlockedSlot()
+        defer { slot.stop() }
+        let (origin, harness, session) = (slot.origin, slot.harness, slot.session)
         let priorities = [0.25, 0.5, 0.75, 1.0, 0.0, 0.5, 0.25, 0.9, 0.5, 0.75, 0.1, 0.5, 1.0, 0.25, 0.6, 0.5, 0.75, 0.0, 0.3, 0.5]
         var queued: [(path: String, priority: Double, id: Int)] = []
         for (index, priority) in priorities.enumerated() {
@@ -82,21 +75,15 @@ import Testing
             a.element.priority != b.element.priority ? a.element.priority > b.element.priority : a.offset < b.offset
         }.map(\.element.path)
 
-        _ = try harness.service.cancel(task: blocker.id, owner: nil)
+        try slot.release()
         for item in queued { #expect(try await harness.completion(item.id).error == nil) }
         #expect(origin.requests.map(\.path) == ["/blocker"] + expected)
     }
 
     @Test func interactiveBeforeStreamingBeforeDefaultBeforeBackground() async throws {
-        let origin = try OriginServer { request in
-            request.path == "/blocker" ? .stallAfterHeaders(contentLength: 10) : .text(request.path)
-        }
-        defer { origin.stop() }
-        let harness = try ServiceHarness { $0.maxConcurrentTransfers = 1 }
-        defer { harness.stop() }
-        let session = try harness.session()
-        let blocker = try harness.task(in: session, origin.url("/blocker"))
-        try await harness.waitFor(blocker.id) { $0.phase == .transferring }
+        let slot = try await BlockedSlot()
+        defer { slot.stop() }
+        let (origin, harness, session) = (slot.origin, slot.harness, slot.session)
         var ids: [Int] = []
         for (path, type, priority) in [("/bg", NetworkServiceType.background, 1.0), ("/default", .default, 0.5), ("/video", .video, 0.1),
                                        ("/voice", .voice, 0.2), ("/data", .responsiveData, 0.9)] {
@@ -106,7 +93,7 @@ import Testing
             #expect(task.schedulingClass == type.schedulingClass)
             ids.append(task.id)
         }
-        _ = try harness.service.cancel(task: blocker.id, owner: nil)
+        try slot.release()
         for id in ids { #expect(try await harness.completion(id).error == nil) }
         #expect(origin.requests.map(\.path) == ["/blocker", "/data", "/voice", "/video", "/default", "/bg"])
     }
@@ -167,6 +154,33 @@ import Testing
         #expect(seen.map(\.path) == ["/big.bin", "/urgent", "/big.bin"])
         #expect(seen.last?.header("Range")?.hasPrefix("bytes=") == true && seen.last?.header("Range") != "bytes=0-")
         #expect(seen.last?.header("If-Range") == "\"v1\"")
+    }
+}
+
+/// A service whose one transfer slot (cap 1) is taken by a stalled transfer to `/blocker`, so
+/// every task created next waits in the queue until `release`. Other paths answer their path.
+private struct BlockedSlot {
+    let origin: OriginServer
+    let harness: ServiceHarness
+    let session: String
+    let blocker: Int
+
+    init() async throws {
+        origin = try OriginServer { request in
+            request.path == "/blocker" ? .stallAfterHeaders(contentLength: 10) : .text(request.path)
+        }
+        harness = try ServiceHarness { $0.maxConcurrentTransfers = 1 }
+        session = try harness.session()
+        blocker = try harness.task(in: session, origin.url("/blocker")).id
+        try await harness.waitFor(blocker) { $0.phase == .transferring }
+    }
+
+    /// Cancels the blocker: the queue drains in admission order.
+    func release() throws { _ = try harness.service.cancel(task: blocker, owner: nil) }
+
+    func stop() {
+        harness.stop()
+        origin.stop()
     }
 }
 
