@@ -59,3 +59,13 @@ let curlXferInfoCallback: curl_xferinfo_callback = { userdata, dltotal, dlnow, u
     guard let delegate = handle.delegate else { return 0 }
     return delegate.easyHandle(handle, progress: counters) ? 0 : 1
 }
+
+/// Marks each socket curl opens for the transfer (CURLSOCKTYPE_IPCXN) with the handle's DSCP.
+/// A marking the kernel refuses leaves the connection unmarked rather than failing it.
+/// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_SOCKOPTFUNCTION.html
+let curlSockoptCallback: curl_sockopt_callback = { userdata, fd, purpose in
+    guard let userdata, purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKOPT_OK }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    if let dscp = handle.dscp, dscp != 0 { _ = SocketMarking.mark(fd, dscp: dscp) }
+    return CURL_SOCKOPT_OK
+}

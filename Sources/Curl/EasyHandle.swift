@@ -11,6 +11,8 @@ public final class EasyHandle {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// CURLOPT_ERRORBUFFER: curl writes a detailed message here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The DSCP code point the sockopt callback marks new sockets with (`EasyOption.dscp`).
+    private(set) var dscp: Int?
 
     public init() throws(CurlCode) {
         CurlLibrary.initialise()
@@ -85,6 +87,11 @@ public final class EasyHandle {
         case .maxSendSpeed(let rate):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate)))
         case .streamWeight(let weight): try setLong(CURLOPT_STREAM_WEIGHT, weight)
+        case .dscp(let value):
+            dscp = value
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            try CurlCode.check(transferd_easy_setopt_sockopt_callback(raw, CURLOPT_SOCKOPTFUNCTION, value == nil ? nil : curlSockoptCallback))
+            try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_SOCKOPTDATA, value == nil ? nil : me))
         case .verbose(let on): try setLong(CURLOPT_VERBOSE, on ? 1 : 0)
         case .userAgent(let agent): try setString(CURLOPT_USERAGENT, agent)
         }
@@ -106,6 +113,13 @@ public final class EasyHandle {
     /// Pauses or resumes both directions. - SeeAlso: https://curl.se/libcurl/c/curl_easy_pause.html
     public func pause(_ paused: Bool) throws(CurlCode) {
         try CurlCode.check(curl_easy_pause(raw, paused ? CURLPAUSE_ALL : CURLPAUSE_CONT))
+    }
+
+    /// Pauses sending only (CURLPAUSE_SEND sets the whole pause state: receiving is unpaused,
+    /// which redelivers a chunk a write callback refused; that callback may pause it again).
+    /// Allowed from inside this handle's callbacks; `pause(false)` resumes.
+    public func pauseSending() throws(CurlCode) {
+        try CurlCode.check(curl_easy_pause(raw, CURLPAUSE_SEND))
     }
 
     /// The detailed message curl wrote for the last failure, or nil.

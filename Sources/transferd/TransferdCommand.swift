@@ -48,6 +48,12 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("task-retention"), help: "Seconds a completed task (record, body, file in the data folder) is kept; 0 keeps it until deleted. Env TRANSFERD_TASK_RETENTION. Default 604800 (7 days).")
     var taskRetention: Int?
 
+    @Option(name: .customLong("max-download-rate"), help: "Global download limit in bytes per second, over all transfers (PATCH /v1/limits changes it). Env TRANSFERD_MAX_DOWNLOAD_RATE. Default unlimited.")
+    var maxDownloadRate: Int?
+
+    @Option(name: .customLong("max-upload-rate"), help: "Global upload limit in bytes per second, over all transfers (PATCH /v1/limits changes it). Env TRANSFERD_MAX_UPLOAD_RATE. Default unlimited.")
+    var maxUploadRate: Int?
+
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
 
@@ -93,6 +99,9 @@ struct TransferdCommand: AsyncParsableCommand {
         if let value = try integer(taskRetention, environment, "TRANSFERD_TASK_RETENTION", 0...(100 * 365 * 86_400)) {
             configuration.service.taskRetention = value == 0 ? nil : Double(value)
         }
+        let rates = 1...BandwidthLimit.maxRate
+        configuration.service.bandwidthLimits.downloadBytesPerSecond = try integer(maxDownloadRate, environment, "TRANSFERD_MAX_DOWNLOAD_RATE", rates)
+        configuration.service.bandwidthLimits.uploadBytesPerSecond = try integer(maxUploadRate, environment, "TRANSFERD_MAX_UPLOAD_RATE", rates)
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
         return configuration
     }

@@ -33,13 +33,15 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var bodyStream: BodyStreamState?
     /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
     public var resumable: ResumableUpload?
+    /// The task's own rate limit (nil: only the daemon-wide limits apply).
+    public var bandwidthLimit: BandwidthLimit?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, description
-        case originalRequest, currentRequest, response, progress, error, location, destination, resumable
+        case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream
     }
 
@@ -60,6 +62,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         location = try c.decodeIfPresent(String.self, forKey: .location)
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
         resumable = try c.decodeIfPresent(ResumableUpload.self, forKey: .resumable)
+        bandwidthLimit = try c.decodeIfPresent(BandwidthLimit.self, forKey: .bandwidthLimit)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
         startedAt = try c.decodeIfPresent(Date.self, forKey: .startedAt)
         completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
@@ -111,6 +114,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(destination, forKey: .destination)
         try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(resumable, forKey: .resumable)
+        try c.encode(bandwidthLimit, forKey: .bandwidthLimit)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

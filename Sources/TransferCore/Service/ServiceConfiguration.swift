@@ -23,6 +23,10 @@ public struct ServiceConfiguration: Sendable {
     /// its file) is kept, in seconds; nil keeps it until it is deleted.
     public var taskRetention: Double? = 7 * 86_400
 
+    /// The daemon-wide rate limits at start (`--max-download-rate`, `--max-upload-rate`);
+    /// PATCH /v1/limits changes them while running (not kept across a restart).
+    public var bandwidthLimits = BandwidthLimits()
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 
