@@ -69,10 +69,11 @@ final class BandwidthGovernor {
         return true
     }
 
-    /// Takes `bytes` that moved from every bucket that applies.
-    func moved(_ bytes: Int, _ throttle: inout TransferThrottle, _ direction: TransferDirection, now: Double) {
+    /// Takes `bytes` that moved from every bucket that applies; a released transfer has used
+    /// its turn and leaves the line.
+    func moved(_ taskId: Int, _ bytes: Int, _ throttle: inout TransferThrottle, _ direction: TransferDirection, now: Double) {
         guard bytes > 0 else { return }
-        throttle.granted.remove(direction)
+        if throttle.granted.remove(direction) != nil { stopWaiting(taskId, &throttle, direction) }
         throttle.own[direction]?.take(bytes)
         for key in sharedBuckets(direction, background: throttle.background) {
             if key.background { background[direction]?.take(bytes) } else { global[direction]?.take(bytes) }
@@ -80,7 +81,8 @@ final class BandwidthGovernor {
     }
 
     /// Whether a waiting transfer could go on now (every bucket it needs has tokens); if so it
-    /// is released: no longer waiting, and allowed past the others once.
+    /// is released: allowed past the others once. It keeps its place in line until it moved
+    /// (an upload sends in the next curl_multi_perform), so others do not overtake it.
     func release(_ taskId: Int, _ throttle: inout TransferThrottle, now: Double) -> Bool {
         var released = false
         for direction in throttle.waitingSince.keys {
@@ -91,7 +93,7 @@ final class BandwidthGovernor {
             }
             let shared = sharedBuckets(direction, background: throttle.background)
             guard shared.allSatisfy({ refill($0, now: now); return hasTokens($0) }) else { continue }
-            stopWaiting(taskId, &throttle, direction)
+            throttle.waitingSince[direction] = nil
             throttle.granted.insert(direction)
             released = true
         }

@@ -254,7 +254,7 @@ final class Transfer: EasyHandleDelegate {
         if let governor {
             let now = EngineLoop.now()
             guard governor.mayMove(job.taskId, &throttle, .download, now: now) else { return .pause }
-            governor.moved(bytes.byteCount, &throttle, .download, now: now)
+            governor.moved(job.taskId, bytes.byteCount, &throttle, .download, now: now)
         }
         if let file {
             guard file.write(bytes) else {
@@ -326,7 +326,7 @@ final class Transfer: EasyHandleDelegate {
     private func throttleUpload(moved bytes: Int) {
         guard let governor else { return }
         let now = EngineLoop.now()
-        governor.moved(bytes, &throttle, .upload, now: now)
+        governor.moved(job.taskId, bytes, &throttle, .upload, now: now)
         let bodyLeft = bodySize.map { sent + bytes < $0 } ?? true
         guard bodyLeft, pausedAt == nil, !governor.mayMove(job.taskId, &throttle, .upload, now: now) else { return }
         try? handle.pauseSending()
