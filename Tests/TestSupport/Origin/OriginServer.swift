@@ -21,13 +21,17 @@ import Foundation
 public final class OriginServer: Sendable {
     private let state: OriginState
 
-    /// The port on 127.0.0.1.
+    /// The port on 127.0.0.1 (on ::1 when made with `ipv6`).
     public let port: Int
+    /// `127.0.0.1` or `[::1]`, as it goes in a URL.
+    public let host: String
 
-    /// Starts listening at once; requests are served as soon as this returns.
-    public init(handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
-        state = try OriginState(handler: handler)
+    /// Starts listening at once, on 127.0.0.1 (or on ::1 with `ipv6`); requests are served as
+    /// soon as this returns.
+    public init(ipv6: Bool = false, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+        state = try OriginState(ipv6: ipv6, handler: handler)
         port = state.port
+        host = ipv6 ? "[::1]" : "127.0.0.1"
         OriginAcceptLoop.start(state)
     }
 
@@ -35,9 +39,9 @@ public final class OriginServer: Sendable {
         state.stop()
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://127.0.0.1:PORT` (or `http://[::1]:PORT`), without a trailing slash.
     public var baseURL: String {
-        "http://127.0.0.1:\(port)"
+        "http://\(host):\(port)"
     }
 
     /// ``baseURL`` followed by `path` (which should start with "/").

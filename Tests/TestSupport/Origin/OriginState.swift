@@ -21,9 +21,9 @@ final class OriginState: @unchecked Sendable {
     private var acceptLoopRunning = true
     private var stopped = false
 
-    init(handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+    init(ipv6: Bool = false, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
         self.handler = handler
-        listener = try LoopbackListener()
+        listener = try LoopbackListener(ipv6: ipv6)
     }
 
     // MARK: Reading the counters

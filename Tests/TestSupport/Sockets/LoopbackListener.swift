@@ -13,8 +13,8 @@ final class LoopbackListener: @unchecked Sendable {
     /// Readable once ``signalStop()`` was called; connection threads poll it too.
     let stopPipe: (read: Int32, write: Int32)
 
-    init() throws {
-        (fd, port) = try SocketFactory.listenOnLoopback()
+    init(ipv6: Bool = false) throws {
+        (fd, port) = try SocketFactory.listenOnLoopback(ipv6: ipv6)
         do {
             stopPipe = try SocketFactory.makePipe()
         } catch {
