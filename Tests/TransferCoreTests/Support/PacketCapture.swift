@@ -17,7 +17,8 @@ final class PacketCapture {
         let description: String
     }
 
-    private let process = Process()
+    private let pid: pid_t
+    private var running = true
     private let folder: TempDirectory
     private var output: String { folder.path + "/tcpdump.out" }
     private var errors: String { folder.path + "/tcpdump.err" }
@@ -30,19 +31,15 @@ final class PacketCapture {
             throw Failure(description: "tcpdump is not installed (apt-get install tcpdump; scripts/test.sh does it): the DSCP marks cannot be checked on the wire")
         }
         folder = try TempDirectory(prefix: "transferd-capture")
-        FileManager.default.createFile(atPath: folder.path + "/tcpdump.out", contents: nil)
-        FileManager.default.createFile(atPath: folder.path + "/tcpdump.err", contents: nil)
-        process.executableURL = URL(fileURLWithPath: path)
         let filter = "tcp and (" + ports.map { "dst port \($0)" }.joined(separator: " or ") + ")"
-        // -l: line-buffered, so what was captured is in the file when it is stopped.
-        process.arguments = ["-i", "lo", "-n", "-v", "-l", "-c", String(limit), filter]
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path + "/tcpdump.out"))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path + "/tcpdump.err"))
-        try process.run()
+        // -l: line-buffered; --immediate-mode: each packet is printed as it is seen, not when
+        // a capture buffer fills or times out.
+        pid = try Self.spawn(path, ["-i", "lo", "-n", "-v", "-l", "--immediate-mode", "-c", String(limit), filter],
+                             stdout: folder.path + "/tcpdump.out", stderr: folder.path + "/tcpdump.err")
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             if (try? String(contentsOfFile: errors, encoding: .utf8))?.contains("listening on") == true { return }
-            if !process.isRunning { break }
+            if reap(blocking: false) { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
         let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
@@ -55,12 +52,51 @@ final class PacketCapture {
         folder.remove()
     }
 
-    /// Stops tcpdump (SIGTERM to its PID; it flushes and exits) and waits up to 5 s for it.
+    /// posix_spawn with an empty signal mask and default handlers: Foundation's Process passes
+    /// on the test thread's mask, where SIGTERM is blocked, and tcpdump then never stops.
+    private static func spawn(_ path: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        guard status == 0 else { throw Failure(description: "cannot start tcpdump: \(String(cString: strerror(status)))") }
+        return pid
+    }
+
+    /// Whether the child has ended (and is reaped).
+    private func reap(blocking: Bool) -> Bool {
+        guard running else { return true }
+        var status: Int32 = 0
+        if waitpid(pid, &status, blocking ? 0 : WNOHANG) == pid { running = false }
+        return !running
+    }
+
+    /// Stops tcpdump by its PID (SIGTERM: it flushes and exits) and reaps it; should it not end
+    /// within 5 s, SIGKILL.
     func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        guard running else { return }
+        kill(pid, SIGTERM)
         let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        while !reap(blocking: false), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if running {
+            kill(pid, SIGKILL)
+            _ = reap(blocking: true)
+        }
     }
 
     /// Stops the capture and parses what it saw. `tcpdump -v` prints `IP (tos 0x20, ...)` with
