@@ -55,7 +55,7 @@ final class EngineLoop {
         multi.close()
     }
 
-    private func apply(_ command: EngineCommand) {
+    func apply(_ command: EngineCommand) {
         switch command {
         case .start(let job):
             guard transfers[job.taskId] == nil, tusRuns[job.taskId] == nil else { return }

@@ -56,6 +56,8 @@ final class Transfer: EasyHandleDelegate {
     private let governor: BandwidthGovernor?
     /// This transfer's own limit and whether it waits for tokens (`BandwidthGovernor`).
     var throttle: TransferThrottle
+    /// The HTTP/2 stream weight libcurl took for it (from the task's priority).
+    private(set) var streamWeight: Int?
 
     /// When a download's partial file was last synced and its offset reported (monotonic seconds).
     var lastCheckpoint = EngineLoop.now()
@@ -107,7 +109,7 @@ final class Transfer: EasyHandleDelegate {
         // 16 KiB reads (libcurl's default) cost a 1 GiB loopback download about 9 % against
         // curl, and with the checkpoint fdatasync about 23 %; 512 KiB reads beat curl (bench/).
         try handle.set(.receiveBufferSize(512 * 1024))
-        try handle.set(.streamWeight(StreamWeight.forPriority(job.priority)))
+        try setStreamWeight(job.priority)
         // Best effort (0) is what an unmarked socket sends: no callback needed.
         let dscp = request.networkServiceType.dscp
         if dscp != 0 { try handle.set(.dscp(dscp)) }
@@ -340,7 +342,13 @@ final class Transfer: EasyHandleDelegate {
     /// The task's priority changed: over HTTP/2, curl sends the new weight in a PRIORITY frame
     /// the next time it sends or reads for this stream (see `EasyOption.streamWeight`).
     func setPriority(_ priority: Double) {
-        try? handle.set(.streamWeight(StreamWeight.forPriority(priority)))
+        try? setStreamWeight(priority)
+    }
+
+    private func setStreamWeight(_ priority: Double) throws {
+        let weight = StreamWeight.forPriority(priority)
+        try handle.set(.streamWeight(weight))
+        streamWeight = weight
     }
 
     // MARK: reporting
