@@ -41,8 +41,8 @@ public enum EasyOption {
     /// the one in effect); over HTTP/1.1 it does nothing.
     case streamWeight(Int)
     /// Marks every socket curl opens for the transfer with this DSCP code point (0-63), through
-    /// CURLOPT_SOCKOPTFUNCTION; nil removes the callback. A connection reused from the cache
-    /// keeps the marking it was opened with.
+    /// CURLOPT_SOCKOPTFUNCTION. Added to a `MultiHandle`, a connection reused from its cache is
+    /// marked again before the request goes when it carries another code point (`SocketMarks`).
     case dscp(Int?)
     case verbose(Bool)
     case userAgent(String?)

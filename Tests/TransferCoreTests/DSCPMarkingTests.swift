@@ -37,4 +37,30 @@ import Testing
             #expect(classes == [type.dscp << 2], "\(type) over \(ipv6 ? "IPv6" : "IPv4")")
         }
     }
+
+    /// A kept-alive connection opened for one service type and reused by a task of another is
+    /// marked again before the second request goes (CURLOPT_PREREQFUNCTION), and back.
+    @Test(arguments: [false, true])
+    func reusedConnectionIsMarkedAgain(ipv6: Bool) async throws {
+        let origin = try OriginServer(ipv6: ipv6) { _ in .respond(body: Data("kept alive".utf8)) }
+        defer { origin.stop() }
+        let harness = try ServiceHarness()
+        defer { harness.stop() }
+        let session = try harness.session()
+        for type in [NetworkServiceType.voice, .background, .default, .video] {
+            let capture = try PacketCapture(destinationPorts: [origin.port])
+            var request = RequestSpec(url: origin.url("/\(type.rawValue)"))
+            request.networkServiceType = type
+            let task = try harness.service.createTask(in: session, TaskCreate(kind: .data, request: request), owner: nil)
+            let done = try await harness.completion(task.id, timeout: 10)
+            #expect(done.error == nil, "\(type): \(String(describing: done.error))")
+            // The request's packets: an ACK of the previous response may still leave unmarked again.
+            let requests = capture.packets().filter { $0.payload > 0 }
+            #expect(!requests.isEmpty, "\(type): no request packet captured")
+            let classes = Set(requests.map(\.trafficClass))
+            print("dscp \(ipv6 ? "IPv6" : "IPv4") reused connection, \(type.rawValue): \(classes.sorted().map { "0x" + String($0, radix: 16) }), want 0x\(String(type.dscp << 2, radix: 16))")
+            #expect(classes == [type.dscp << 2], "\(type) on a reused connection over \(ipv6 ? "IPv6" : "IPv4")")
+        }
+        #expect(origin.connectionCount == 1, "the tasks did not share one connection")
+    }
 }

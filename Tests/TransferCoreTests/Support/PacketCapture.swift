@@ -6,11 +6,13 @@ import TestSupport
 /// packets and time. We run as root, so it may capture. A missing tcpdump is an error, not a
 /// skip: scripts/test.sh installs it.
 final class PacketCapture {
-    /// One captured packet: the TOS byte (IPv4) or traffic class (IPv6), and its destination port.
+    /// One captured packet: the TOS byte (IPv4) or traffic class (IPv6), its destination port
+    /// and its TCP payload's length.
     struct Packet: CustomStringConvertible {
         let trafficClass: Int
         let destinationPort: Int
-        var description: String { "0x\(String(trafficClass, radix: 16)) -> :\(destinationPort)" }
+        let payload: Int
+        var description: String { "0x\(String(trafficClass, radix: 16)) -> :\(destinationPort), \(payload) bytes" }
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -112,11 +114,17 @@ final class PacketCapture {
         return records.compactMap { record in
             guard let port = Self.destinationPort(record) else { return nil }
             let value = Self.hex(after: record.contains(" IP6 ") || record.hasPrefix("IP6") ? "class 0x" : "tos 0x", in: record) ?? 0
-            return Packet(trafficClass: value, destinationPort: port)
+            return Packet(trafficClass: value, destinationPort: port, payload: Self.payload(record) ?? 0)
         }
     }
 
     var rawOutput: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+
+    /// The TCP line ends with ", length N" (N bytes of payload), after the IP header's lengths.
+    private static func payload(_ record: String) -> Int? {
+        guard let range = record.range(of: ", length ", options: .backwards) else { return nil }
+        return Int(record[range.upperBound...].prefix { $0.isNumber })
+    }
 
     private static func hex(after marker: String, in record: String) -> Int? {
         guard let range = record.range(of: marker) else { return nil }
