@@ -123,6 +123,7 @@ final class EngineLoop {
     private func restartFromZero(_ taskId: Int, _ transfer: Transfer) {
         transfers[taskId] = nil
         taskIds[ObjectIdentifier(transfer.handle)] = nil
+        governor.forget(taskId, &transfer.throttle)
         multi.remove(transfer.handle)
         var job = transfer.job
         job.resume = nil

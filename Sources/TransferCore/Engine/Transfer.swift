@@ -110,7 +110,8 @@ final class Transfer: EasyHandleDelegate {
         // curl, and with the checkpoint fdatasync about 23 %; 512 KiB reads beat curl (bench/).
         try handle.set(.receiveBufferSize(512 * 1024))
         try setStreamWeight(job.priority)
-        // Best effort (0) is what an unmarked socket sends: no callback needed.
+        // Best effort (0) is what an unmarked socket sends; a reused connection another type
+        // marked is reset to it all the same (the multi handle's SocketMarks).
         let dscp = request.networkServiceType.dscp
         if dscp != 0 { try handle.set(.dscp(dscp)) }
         // timeoutIntervalForRequest is an idle timeout: fail when no byte moves for that long.
