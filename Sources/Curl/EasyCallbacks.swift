@@ -1,4 +1,5 @@
 internal import CCurl
+internal import Glibc
 
 // libcurl's callbacks. They are file-scope C function pointers (never closures formed inside
 // isolated code), receive the owning EasyHandle through Unmanaged userdata, and never throw,
@@ -58,4 +59,36 @@ let curlXferInfoCallback: curl_xferinfo_callback = { userdata, dltotal, dlnow, u
     let counters = TransferCounters(downloadTotal: Int(dltotal), downloaded: Int(dlnow), uploadTotal: Int(ultotal), uploaded: Int(ulnow))
     guard let delegate = handle.delegate else { return 0 }
     return delegate.easyHandle(handle, progress: counters) ? 0 : 1
+}
+
+/// Marks each socket curl opens for the transfer (CURLSOCKTYPE_IPCXN) with the handle's DSCP,
+/// and records it with its multi handle's `SocketMarks`. A marking the kernel refuses leaves
+/// the connection unmarked rather than failing it.
+/// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_SOCKOPTFUNCTION.html
+let curlSockoptCallback: curl_sockopt_callback = { userdata, fd, purpose in
+    guard let userdata, purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKOPT_OK }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    let dscp = handle.dscp ?? 0
+    let marked = dscp != 0 && SocketMarking.mark(fd, dscp: dscp)
+    handle.socketMarks?.opened(fd, dscp: marked ? dscp : 0)
+    return CURL_SOCKOPT_OK
+}
+
+/// Closes a socket curl opened, forgetting its marking. Its userdata is the multi handle's
+/// `SocketMarks` (curl keeps the callback of the handle that opened the connection and may
+/// close it much later, after that easy handle is gone).
+/// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_CLOSESOCKETFUNCTION.html
+let curlCloseSocketCallback: curl_closesocket_callback = { userdata, fd in
+    if let userdata { Unmanaged<SocketMarks>.fromOpaque(userdata).takeUnretainedValue().closed(fd) }
+    return close(fd)
+}
+
+/// Called once the connection for a request is ready, new or reused: a reused one may carry
+/// another transfer's marking. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_PREREQFUNCTION.html
+let curlPrereqCallback: curl_prereq_callback = { userdata, primaryIP, _, primaryPort, localPort in
+    guard let userdata, let primaryIP else { return CURL_PREREQFUNC_OK }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    let endpoints = SocketMarks.Endpoints(localPort: Int(localPort), peerAddress: String(cString: primaryIP), peerPort: Int(primaryPort))
+    handle.socketMarks?.ensure(endpoints, dscp: handle.dscp ?? 0)
+    return CURL_PREREQFUNC_OK
 }

@@ -11,6 +11,10 @@ public final class EasyHandle {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// CURLOPT_ERRORBUFFER: curl writes a detailed message here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The DSCP code point the sockopt callback marks new sockets with (`EasyOption.dscp`).
+    private(set) var dscp: Int?
+    /// Its multi handle's record of socket markings, while it is added to one.
+    private(set) var socketMarks: SocketMarks?
 
     public init() throws(CurlCode) {
         CurlLibrary.initialise()
@@ -85,9 +89,33 @@ public final class EasyHandle {
         case .maxSendSpeed(let rate):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate)))
         case .streamWeight(let weight): try setLong(CURLOPT_STREAM_WEIGHT, weight)
+        case .dscp(let value):
+            dscp = value
+            try setSocketCallbacks()
         case .verbose(let on): try setLong(CURLOPT_VERBOSE, on ? 1 : 0)
         case .userAgent(let agent): try setString(CURLOPT_USERAGENT, agent)
         }
+    }
+
+    /// Added to a multi handle: its sockets are recorded there, so a reused connection can be
+    /// re-marked (`SocketMarks`).
+    func use(_ marks: SocketMarks) throws(CurlCode) {
+        socketMarks = marks
+        try setSocketCallbacks()
+    }
+
+    /// The sockopt callback marks new sockets (when there is a marking or a record to keep); the
+    /// prereq and close callbacks keep the multi handle's record (when there is one).
+    private func setSocketCallbacks() throws(CurlCode) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let marks = socketMarks.map { Unmanaged.passUnretained($0).toOpaque() }
+        let sockopt = dscp != nil || marks != nil
+        try CurlCode.check(transferd_easy_setopt_sockopt_callback(raw, CURLOPT_SOCKOPTFUNCTION, sockopt ? curlSockoptCallback : nil))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_SOCKOPTDATA, sockopt ? me : nil))
+        try CurlCode.check(transferd_easy_setopt_closesocket_callback(raw, CURLOPT_CLOSESOCKETFUNCTION, marks == nil ? nil : curlCloseSocketCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_CLOSESOCKETDATA, marks))
+        try CurlCode.check(transferd_easy_setopt_prereq_callback(raw, CURLOPT_PREREQFUNCTION, marks == nil ? nil : curlPrereqCallback))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_PREREQDATA, marks == nil ? nil : me))
     }
 
     private func setLong(_ option: CURLoption, _ value: Int) throws(CurlCode) {
@@ -106,6 +134,13 @@ public final class EasyHandle {
     /// Pauses or resumes both directions. - SeeAlso: https://curl.se/libcurl/c/curl_easy_pause.html
     public func pause(_ paused: Bool) throws(CurlCode) {
         try CurlCode.check(curl_easy_pause(raw, paused ? CURLPAUSE_ALL : CURLPAUSE_CONT))
+    }
+
+    /// Pauses sending only (CURLPAUSE_SEND sets the whole pause state: receiving is unpaused,
+    /// which redelivers a chunk a write callback refused; that callback may pause it again).
+    /// Allowed from inside this handle's callbacks; `pause(false)` resumes.
+    public func pauseSending() throws(CurlCode) {
+        try CurlCode.check(curl_easy_pause(raw, CURLPAUSE_SEND))
     }
 
     /// The detailed message curl wrote for the last failure, or nil.

@@ -35,7 +35,15 @@ public enum EasyOption {
     case receiveBufferSize(Int)
     case maxReceiveSpeed(Int)
     case maxSendSpeed(Int)
+    /// HTTP/2 stream weight, 1 to 256 (CURLOPT_STREAM_WEIGHT; libcurl ignores values outside).
+    /// Changed on a running transfer, libcurl sends a PRIORITY frame the next time it sends or
+    /// reads for that stream (7.88 lib/http2.c h2_session_send compares the wanted weight with
+    /// the one in effect); over HTTP/1.1 it does nothing.
     case streamWeight(Int)
+    /// Marks every socket curl opens for the transfer with this DSCP code point (0-63), through
+    /// CURLOPT_SOCKOPTFUNCTION. Added to a `MultiHandle`, a connection reused from its cache is
+    /// marked again before the request goes when it carries another code point (`SocketMarks`).
+    case dscp(Int?)
     case verbose(Bool)
     case userAgent(String?)
 }

@@ -8,6 +8,9 @@ public final class MultiHandle {
     /// Easy handles by their C pointer, so completions map back to the Swift owner.
     private var handles: [UnsafeMutableRawPointer: EasyHandle] = [:]
     public let waker: MultiWaker
+    /// Every socket its transfers opened and its DSCP marking; lives until after
+    /// curl_multi_cleanup, which closes the last cached connections through it.
+    let socketMarks = SocketMarks()
 
     public init() throws(CurlMultiError) {
         CurlLibrary.initialise()
@@ -28,6 +31,8 @@ public final class MultiHandle {
 
     public func add(_ easy: EasyHandle) throws(CurlMultiError) {
         guard let raw else { throw CurlMultiError(rawValue: Int(CURLM_BAD_HANDLE.rawValue)) }
+        // Best effort: without the record a reused connection keeps its first marking.
+        try? easy.use(socketMarks)
         try CurlMultiError.check(curl_multi_add_handle(raw, easy.raw))
         handles[easy.raw] = easy
     }

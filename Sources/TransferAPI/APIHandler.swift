@@ -21,6 +21,7 @@ public final class APIHandler: HTTPRequestHandler {
         SessionRoutes.register(&router, service: service)
         TaskRoutes.register(&router, service: service)
         SchedulerRoutes.register(&router, service: service)
+        LimitsRoutes.register(&router, service: service)
         BlobRoutes.register(&router, blobs: service.blobs, maxBlobSize: maxBlobSize, logger: logger)
         self.router = router
         self.authenticator = authenticator

@@ -56,6 +56,11 @@ struct TransferdCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("connectivity-backoff"), help: "How often a task waiting for connectivity tries again, BASE:CAP in seconds. Env TRANSFERD_CONNECTIVITY_BACKOFF. Default 1:30.")
     var connectivityBackoff: String?
+    @Option(name: .customLong("max-download-rate"), help: "Global download limit in bytes per second, over all transfers (PATCH /v1/limits changes it). Env TRANSFERD_MAX_DOWNLOAD_RATE. Default unlimited.")
+    var maxDownloadRate: Int?
+
+    @Option(name: .customLong("max-upload-rate"), help: "Global upload limit in bytes per second, over all transfers (PATCH /v1/limits changes it). Env TRANSFERD_MAX_UPLOAD_RATE. Default unlimited.")
+    var maxUploadRate: Int?
 
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
@@ -110,6 +115,9 @@ struct TransferdCommand: AsyncParsableCommand {
         }
         if let value = try backoff(retryBackoff, environment, "TRANSFERD_RETRY_BACKOFF") { configuration.service.retryBackoff = value }
         if let value = try backoff(connectivityBackoff, environment, "TRANSFERD_CONNECTIVITY_BACKOFF") { configuration.service.connectivityBackoff = value }
+        let rates = 1...BandwidthLimit.maxRate
+        configuration.service.bandwidthLimits.downloadBytesPerSecond = try integer(maxDownloadRate, environment, "TRANSFERD_MAX_DOWNLOAD_RATE", rates)
+        configuration.service.bandwidthLimits.uploadBytesPerSecond = try integer(maxUploadRate, environment, "TRANSFERD_MAX_UPLOAD_RATE", rates)
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
         return configuration
     }

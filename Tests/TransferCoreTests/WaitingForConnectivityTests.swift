@@ -47,7 +47,7 @@ import Testing
         let start = ContinuousClock.now
         let task = try await harness.completion(try harness.task(in: session, "http://127.0.0.1:\(port)/never").id)
         #expect(task.error?.code == URLErrorCode.cannotConnectToHost.rawValue)
-        #expect(seconds(since: start) < 1)
+        #expect(seconds(since: start) < 3)  // no wait: the events show none either
         #expect(try await harness.events(session).map(\.type) == [.didCompleteWithError])
     }
 
@@ -79,7 +79,8 @@ import Testing
         let elapsed = seconds(since: start)
         #expect(task.error?.code == URLErrorCode.timedOut.rawValue)
         #expect(task.error?.message.contains("timeoutIntervalForResource") == true)
-        #expect(elapsed >= 0.7 && elapsed < 1.5, "gave up after \(elapsed) s")
+        // At the deadline, not after another wait (slack for a loaded machine).
+        #expect(elapsed >= 0.7 && elapsed < 2.5, "gave up after \(elapsed) s")
         let types = try await harness.events(session).map(\.type)
         #expect(types == [.taskIsWaitingForConnectivity, .didCompleteWithError])
     }

@@ -31,7 +31,7 @@ extension EngineLoop {
         if case .send(let from) = step { base = from } else { base = 0 }
         let length = run.upload.length
         do {
-            let transfer = try Transfer(job: job) { [observer] update in
+            let transfer = try Transfer(job: job, governor: governor) { [observer] update in
                 // Only byte counts go out as they happen; responses are the run's to judge.
                 if case .sent(let bytes, let total, _) = update {
                     observer.transfer(taskId, .sent(bytes: bytes, total: base + total, expected: length))

@@ -13,6 +13,8 @@ final class EngineLoop {
     var taskIds: [ObjectIdentifier: Int] = [:]
     /// Tus uploads by task, also between steps (`EngineLoop+Tus`).
     var tusRuns: [Int: TusRun] = [:]
+    /// The daemon-wide rate limits and the line of transfers waiting for tokens.
+    let governor = BandwidthGovernor()
 
     init(multi: MultiHandle, observer: any TransferObserver) {
         self.multi = multi
@@ -39,8 +41,10 @@ final class EngineLoop {
             }
             let pending = sweep(now: Self.now())
             // While coalesced counts wait to be reported, wake soon enough to report them; a tus
-            // upload waiting out a backoff wakes the loop when it is over.
+            // upload waiting out a backoff wakes the loop when it is over; a throttled transfer
+            // when its tokens are back.
             var timeout = pending ? Int(Transfer.reportInterval * 1000) : 1000
+            if let wait = releaseThrottled(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
             if let wait = startDueTusSteps(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
             multi.poll(timeoutMilliseconds: timeout)
         }
@@ -51,7 +55,7 @@ final class EngineLoop {
         multi.close()
     }
 
-    private func apply(_ command: EngineCommand) {
+    func apply(_ command: EngineCommand) {
         switch command {
         case .start(let job):
             guard transfers[job.taskId] == nil, tusRuns[job.taskId] == nil else { return }
@@ -61,7 +65,8 @@ final class EngineLoop {
                 return
             }
             do {
-                let transfer = try Transfer(job: job) { [observer] update in observer.transfer(taskId, update) }
+                let transfer = try Transfer(job: job, governor: governor) { [observer] update in observer.transfer(taskId, update) }
+                try sizeReceiveBuffer(transfer)
                 try multi.add(transfer.handle)
                 transfers[taskId] = transfer
                 taskIds[ObjectIdentifier(transfer.handle)] = taskId
@@ -94,6 +99,14 @@ final class EngineLoop {
             transfer.waitsForBody = false
             // A client-suspended transfer stays paused; resuming it unpauses.
             if transfer.pausedAt == nil { try? transfer.handle.pause(false) }
+        case .setPriority(let taskId, let priority):
+            transfers[taskId]?.setPriority(priority)
+        case .setBandwidthLimit(let taskId, let limit):
+            // A tus upload's next step starts with the new limit too.
+            tusRuns[taskId]?.job.bandwidthLimit = limit
+            transfers[taskId]?.setBandwidthLimit(limit)
+        case .setLimits(let limits):
+            governor.setLimits(limits, now: Self.now())
         case .cancel(let taskId, let keepPartial):
             if tusRuns[taskId] != nil, transfers[taskId] == nil {
                 // Between two steps of a tus upload: nothing to stop but the run.
@@ -113,6 +126,7 @@ final class EngineLoop {
     private func restartFromZero(_ taskId: Int, _ transfer: Transfer) {
         transfers[taskId] = nil
         taskIds[ObjectIdentifier(transfer.handle)] = nil
+        governor.forget(taskId, &transfer.throttle)
         multi.remove(transfer.handle)
         var job = transfer.job
         job.resume = nil
@@ -123,6 +137,8 @@ final class EngineLoop {
     func pause(_ transfer: Transfer) {
         guard transfer.pausedAt == nil else { return }
         transfer.pausedAt = Self.now()
+        // Suspended, it gives up its place in line; resuming redelivers its chunk, which queues again.
+        governor.forget(transfer.job.taskId, &transfer.throttle)
         try? transfer.handle.pause(true)
     }
 
@@ -139,6 +155,8 @@ final class EngineLoop {
                 }
                 continue
             }
+            // Waiting for tokens is not being idle.
+            if transfer.throttle.isThrottled { transfer.lastActivity = now }
             if transfer.pausedAt == nil, now - transfer.lastActivity > transfer.job.request.timeoutInterval {
                 stepEnded(taskId, transfer.interrupted(TaskError(.timedOut, "no data moved for longer than the request's timeoutInterval")))
                 continue
@@ -201,6 +219,7 @@ final class EngineLoop {
     func detach(_ taskId: Int) -> Transfer? {
         guard let transfer = transfers.removeValue(forKey: taskId) else { return nil }
         taskIds[ObjectIdentifier(transfer.handle)] = nil
+        governor.forget(taskId, &transfer.throttle)
         multi.remove(transfer.handle)
         return transfer
     }

@@ -52,6 +52,13 @@ final class Transfer: EasyHandleDelegate {
     private var lastReport = 0.0
     private var speed = SpeedMeter()
 
+    /// The rate limits shared by every transfer (nil: none apply, as in tests of the transfer alone).
+    private let governor: BandwidthGovernor?
+    /// This transfer's own limit and whether it waits for tokens (`BandwidthGovernor`).
+    var throttle: TransferThrottle
+    /// The HTTP/2 stream weight libcurl took for it (from the task's priority).
+    private(set) var streamWeight: Int?
+
     /// When a download's partial file was last synced and its offset reported (monotonic seconds).
     var lastCheckpoint = EngineLoop.now()
     /// The offset that checkpoint recorded, so an idle download is not synced again.
@@ -75,9 +82,11 @@ final class Transfer: EasyHandleDelegate {
     /// received just before a stall delay it (a 1 s timeout fired after 7 s).
     var lastActivity = EngineLoop.now()
 
-    init(job: TransferJob, report: @escaping (TransferUpdate) -> Void) throws {
+    init(job: TransferJob, governor: BandwidthGovernor? = nil, report: @escaping (TransferUpdate) -> Void) throws {
         self.job = job
         self.report = report
+        self.governor = governor
+        throttle = TransferThrottle(limit: job.bandwidthLimit, background: job.request.networkServiceType == .background, now: EngineLoop.now())
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
         let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
@@ -100,6 +109,11 @@ final class Transfer: EasyHandleDelegate {
         // 16 KiB reads (libcurl's default) cost a 1 GiB loopback download about 9 % against
         // curl, and with the checkpoint fdatasync about 23 %; 512 KiB reads beat curl (bench/).
         try handle.set(.receiveBufferSize(512 * 1024))
+        try setStreamWeight(job.priority)
+        // Best effort (0) is what an unmarked socket sends; a reused connection another type
+        // marked is reset to it all the same (the multi handle's SocketMarks).
+        let dscp = request.networkServiceType.dscp
+        if dscp != 0 { try handle.set(.dscp(dscp)) }
         // timeoutIntervalForRequest is an idle timeout: fail when no byte moves for that long.
         let idle = max(1, Int(request.timeoutInterval.rounded(.up)))
         try handle.set(.connectTimeoutMilliseconds(Int(request.timeoutInterval * 1000)))
@@ -239,6 +253,12 @@ final class Transfer: EasyHandleDelegate {
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
         if failure != nil { return .fail }
         if needsRestartFromZero || alreadyComplete { return .accept }  // a 416's own body is not the file
+        // Out of tokens: curl keeps the chunk and hands it back once the governor releases us.
+        if let governor {
+            let now = EngineLoop.now()
+            guard governor.mayMove(job.taskId, &throttle, .download, now: now) else { return .pause }
+            governor.moved(job.taskId, bytes.byteCount, &throttle, .download, now: now)
+        }
         if let file {
             guard file.write(bytes) else {
                 failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
@@ -296,9 +316,40 @@ final class Transfer: EasyHandleDelegate {
         if uploaded > sent {
             lastActivity = EngineLoop.now()
             unreportedSent += uploaded - sent
+            throttleUpload(moved: uploaded - sent)
             sent = uploaded
         }
         return true
+    }
+
+    /// Uploads are counted after they went (curl sends an inline body without asking the read
+    /// callback): the bytes are taken, and when tokens ran out sending pauses until the
+    /// governor releases it. A client-suspended transfer is paused in both directions already
+    /// (pausing sending alone would unpause receiving).
+    private func throttleUpload(moved bytes: Int) {
+        guard let governor else { return }
+        let now = EngineLoop.now()
+        governor.moved(job.taskId, bytes, &throttle, .upload, now: now)
+        let bodyLeft = bodySize.map { sent + bytes < $0 } ?? true
+        guard bodyLeft, pausedAt == nil, !governor.mayMove(job.taskId, &throttle, .upload, now: now) else { return }
+        try? handle.pauseSending()
+    }
+
+    /// The task's own rate limit changed (PATCH); it applies from the next chunk.
+    func setBandwidthLimit(_ limit: BandwidthLimit?) {
+        throttle.set(limit, now: EngineLoop.now())
+    }
+
+    /// The task's priority changed: over HTTP/2, curl sends the new weight in a PRIORITY frame
+    /// the next time it sends or reads for this stream (see `EasyOption.streamWeight`).
+    func setPriority(_ priority: Double) {
+        try? setStreamWeight(priority)
+    }
+
+    private func setStreamWeight(_ priority: Double) throws {
+        let weight = StreamWeight.forPriority(priority)
+        try handle.set(.streamWeight(weight))
+        streamWeight = weight
     }
 
     // MARK: reporting

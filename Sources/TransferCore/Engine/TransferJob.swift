@@ -27,6 +27,10 @@ struct TransferJob: Sendable {
     var bodyRewinds = true
     /// Set for a tus upload: `request` is its creation request, this is where it stands.
     var tus: ResumableUpload? = nil
+    /// URLSessionTask.priority (0 to 1): the HTTP/2 stream weight.
+    var priority = TaskPriority.default.value
+    /// The task's own rate limit (nil: only the daemon-wide limits apply).
+    var bandwidthLimit: BandwidthLimit? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -82,4 +86,10 @@ enum EngineCommand: Sendable {
     case preempt(taskId: Int)
     /// A client-streamed body grew to `available` bytes (and may have ended).
     case bodyAvailable(taskId: Int, available: Int, ended: Bool)
+    /// The task's priority changed: re-sets its HTTP/2 stream weight.
+    case setPriority(taskId: Int, priority: Double)
+    /// The task's own rate limit changed (nil: none).
+    case setBandwidthLimit(taskId: Int, BandwidthLimit?)
+    /// The daemon-wide rate limits changed.
+    case setLimits(BandwidthLimits)
 }

@@ -6,7 +6,7 @@ internal import FoundationEssentials
 final class TusRun {
     var upload: TusUpload
     /// The task's job: its request is the creation request, its body the whole upload.
-    let job: TransferJob
+    var job: TransferJob
     /// The whole body as segments (inline bodies become one), so a PATCH can start anywhere.
     let segments: [BodySegment]
     /// When the run started (monotonic seconds): timeoutIntervalForResource spans every step.

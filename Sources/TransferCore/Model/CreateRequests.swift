@@ -55,6 +55,8 @@ public struct TaskCreate: Decodable, Sendable {
     public var resumable: ResumableProtocol?
     /// URLSessionTask.earliestBeginDate: the task waits (phase `waiting`) until then.
     public var earliestBeginDate: Date?
+    /// The task's own rate limit, on top of the daemon-wide ones.
+    public var bandwidthLimit: BandwidthLimit?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -66,7 +68,7 @@ public struct TaskCreate: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
-        case resumeData, destination, host, port, resumable, earliestBeginDate
+        case resumeData, destination, host, port, resumable, earliestBeginDate, bandwidthLimit
     }
 
     public init(from decoder: any Decoder) throws {
@@ -82,6 +84,7 @@ public struct TaskCreate: Decodable, Sendable {
         }
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
         resumeData = try c.decodeIfPresent(String.self, forKey: .resumeData)
+        bandwidthLimit = try c.decodeIfPresent(BandwidthLimit.self, forKey: .bandwidthLimit).flatMap { $0.isUnlimited ? nil : $0 }
         for key in [CodingKeys.host, .port] where c.contains(key) {
             throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to stream tasks, which are not available in this version")
         }
@@ -153,13 +156,20 @@ extension TaskCreate {
 public struct TaskUpdate: Decodable, Sendable {
     public var priority: TaskPriority?
     public var description: String??
+    /// Fields given replace the task's own rate limit's (null: unlimited); null removes it.
+    public var bandwidthLimit: BandwidthLimitPatch?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case priority, description }
+    enum CodingKeys: String, CodingKey, CaseIterable { case priority, description, bandwidthLimit }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         priority = try c.decodeIfPresent(TaskPriority.self, forKey: .priority)
         if c.contains(.description) { description = .some(try c.decodeIfPresent(String.self, forKey: .description)) }
+        if c.contains(.bandwidthLimit) {
+            bandwidthLimit = try c.decodeNil(forKey: .bandwidthLimit)
+                ? BandwidthLimitPatch(downloadBytesPerSecond: .some(nil), uploadBytesPerSecond: .some(nil))
+                : try c.decode(BandwidthLimitPatch.self, forKey: .bandwidthLimit)
+        }
     }
 }

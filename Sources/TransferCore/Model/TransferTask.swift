@@ -40,6 +40,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// How many times the task was tried again after a transient failure (background sessions,
     /// `RetryPolicy`); tries while waiting for connectivity do not count.
     public var retryCount = 0
+    /// The task's own rate limit (nil: only the daemon-wide limits apply).
+    public var bandwidthLimit: BandwidthLimit?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -48,7 +50,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
-        case originalRequest, currentRequest, response, progress, error, location, destination, resumable
+        case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
     }
 
@@ -69,6 +71,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         location = try c.decodeIfPresent(String.self, forKey: .location)
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
         resumable = try c.decodeIfPresent(ResumableUpload.self, forKey: .resumable)
+        bandwidthLimit = try c.decodeIfPresent(BandwidthLimit.self, forKey: .bandwidthLimit)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
         startedAt = try c.decodeIfPresent(Date.self, forKey: .startedAt)
         completedAt = try c.decodeIfPresent(Date.self, forKey: .completedAt)
@@ -127,6 +130,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(resumable, forKey: .resumable)
         try c.encode(retryCount, forKey: .retryCount)
+        try c.encode(bandwidthLimit, forKey: .bandwidthLimit)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

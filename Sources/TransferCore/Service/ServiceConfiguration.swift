@@ -38,6 +38,9 @@ public struct ServiceConfiguration: Sendable {
 
     /// How often a task waiting for connectivity tries to connect again, the same way.
     public var connectivityBackoff = Backoff(base: 1, cap: 30)
+    /// The daemon-wide rate limits at start (`--max-download-rate`, `--max-upload-rate`);
+    /// PATCH /v1/limits changes them while running (not kept across a restart).
+    public var bandwidthLimits = BandwidthLimits()
 
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }

@@ -36,6 +36,8 @@ struct ServiceState: Sendable {
     /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).
     var appendingChunks: Set<Int> = []
     var nextTaskId = 1
+    /// The daemon-wide rate limits in effect (TransferService+Limits).
+    var bandwidthLimits = BandwidthLimits()
     var nextEventSeq = 1
     var accepting = true
 }

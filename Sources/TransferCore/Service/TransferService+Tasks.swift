@@ -42,6 +42,7 @@ extension TransferService {
                                     request: info, owner: owner, now: Date())
             task.destination = destination
             task.earliestBeginDate = request.earliestBeginDate
+            task.bandwidthLimit = request.bandwidthLimit
             task.streamedBody = streamed?.segments
             if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
             if let resumable = request.resumable {
@@ -119,6 +120,8 @@ extension TransferService {
                 s.scheduler.reprioritise(taskId: id, priority: priority.value)
             }
             if let description = update.description { s.tasks[id]?.task.description = description }
+            if let patch = update.bandwidthLimit { setBandwidthLimit(&s, task: id, patch) }
+            if let priority = update.priority, s.tasks[id]?.inEngine == true { engine.submit(.setPriority(taskId: id, priority: priority.value)) }
             var deliveries = Deliveries()
             changed(&s, task: id, persist: true, &deliveries)
             admit(&s, &deliveries)
@@ -320,6 +323,7 @@ extension TransferService {
             job.checkpoints = isRecorded(s, session: session.id)
         }
         job.tus = entry.task.resumable
+        job.adopt(entry.task)
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
     }

@@ -37,6 +37,8 @@ public final class TransferService: Sendable {
         resumeSigner = try ResumeDataSigner(dataDirectory: configuration.dataDirectory)
         engine = try CurlEngine()
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
+        state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
+        engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         try load()
     }

@@ -21,14 +21,18 @@ import Foundation
 public final class OriginServer: Sendable {
     private let state: OriginState
 
-    /// The port on 127.0.0.1.
+    /// The port on 127.0.0.1 (on ::1 when made with `ipv6`).
     public let port: Int
+    /// `127.0.0.1` or `[::1]`, as it goes in a URL.
+    public let host: String
 
-    /// Starts listening at once; requests are served as soon as this returns. `port` 0 lets the
-    /// kernel pick one; a given port (one seen free a moment ago) makes "a host that comes up later".
-    public init(port: Int = 0, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
-        state = try OriginState(port: port, handler: handler)
+    /// Starts listening at once, on 127.0.0.1 (or on ::1 with `ipv6`); requests are served as
+    /// soon as this returns. `port` 0 lets the kernel pick one; a given port (one seen free a
+    /// moment ago) makes "a host that comes up later".
+    public init(port: Int = 0, ipv6: Bool = false, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+        state = try OriginState(port: port, ipv6: ipv6, handler: handler)
         self.port = state.port
+        host = ipv6 ? "[::1]" : "127.0.0.1"
         OriginAcceptLoop.start(state)
     }
 
@@ -36,9 +40,9 @@ public final class OriginServer: Sendable {
         state.stop()
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://127.0.0.1:PORT` (or `http://[::1]:PORT`), without a trailing slash.
     public var baseURL: String {
-        "http://127.0.0.1:\(port)"
+        "http://\(host):\(port)"
     }
 
     /// ``baseURL`` followed by `path` (which should start with "/").

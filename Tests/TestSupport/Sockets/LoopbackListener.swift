@@ -13,9 +13,9 @@ final class LoopbackListener: @unchecked Sendable {
     /// Readable once ``signalStop()`` was called; connection threads poll it too.
     let stopPipe: (read: Int32, write: Int32)
 
-    /// Listens on `port`, or with 0 on a port the kernel picks.
-    init(port: Int = 0) throws {
-        (fd, self.port) = try SocketFactory.listenOnLoopback(port: port)
+    /// Listens on 127.0.0.1 (or ::1) on `port`, or with 0 on a port the kernel picks.
+    init(port: Int = 0, ipv6: Bool = false) throws {
+        (fd, self.port) = try SocketFactory.listenOnLoopback(port: port, ipv6: ipv6)
         do {
             stopPipe = try SocketFactory.makePipe()
         } catch {

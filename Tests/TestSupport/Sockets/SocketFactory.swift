@@ -3,9 +3,10 @@ internal import Glibc
 /// Creates the descriptors the test helpers use: a loopback listener, client connections, a stop pipe.
 /// Each function hands back a descriptor that the caller owns and must close.
 enum SocketFactory {
-    /// A TCP listener on 127.0.0.1 on `port`, or with 0 a port chosen by the kernel; returns the
-    /// descriptor and the port.
-    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {
+    /// A TCP listener on 127.0.0.1 (or ::1) on `port`, or with 0 a port chosen by the kernel;
+    /// returns the descriptor and the port.
+    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128, ipv6: Bool = false) throws -> (fd: Int32, port: Int) {
+        if ipv6 { return try listenOnIPv6Loopback(port: port, backlog: backlog) }
         // Non-blocking: poll(2) said a connection was pending, but it may be gone by accept4(2).
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_INET, type, 0)
@@ -32,6 +33,36 @@ enum SocketFactory {
             }
             guard named == 0 else { throw SocketError.lastError("getsockname") }
             return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        } catch {
+            _ = close(fd)
+            throw error
+        }
+    }
+
+    /// A TCP listener on ::1 (IPv6 only) with a port chosen by the kernel.
+    private static func listenOnIPv6Loopback(port: Int, backlog: Int32) throws -> (fd: Int32, port: Int) {
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        let fd = socket(AF_INET6, type, 0)
+        guard fd >= 0 else { throw SocketError.lastError("socket") }
+        do {
+            var one: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = UInt16(port).bigEndian
+            address.sin6_addr = in6addr_loopback
+            let size = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) }
+            }
+            guard bound == 0 else { throw SocketError.lastError("bind") }
+            guard listen(fd, backlog) == 0 else { throw SocketError.lastError("listen") }
+            var length = size
+            let named = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            guard named == 0 else { throw SocketError.lastError("getsockname") }
+            return (fd, Int(UInt16(bigEndian: address.sin6_port)))
         } catch {
             _ = close(fd)
             throw error

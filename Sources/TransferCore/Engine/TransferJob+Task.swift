@@ -1,0 +1,8 @@
+extension TransferJob {
+    /// Takes what the engine needs from the task record beyond its request: its priority (the
+    /// HTTP/2 stream weight) and its own rate limit.
+    mutating func adopt(_ task: TransferTask) {
+        priority = task.priority.value
+        bandwidthLimit = task.bandwidthLimit
+    }
+}
