@@ -35,6 +35,12 @@ enum SessionRoutes {
             let body = try request.decode(TaskCreate.self)
             return .json(try service.createTask(in: request.parameter("sid"), body, owner: request.owner), status: 201)
         }
+        // All or nothing, in order; `tasks:batch` is one literal segment (the AIP-136 style).
+        router.add("POST", "/v1/sessions/{sid}/tasks:batch") { request in
+            let body = try request.decode(TaskBatchCreate.self)
+            let tasks = try service.createTasks(in: request.parameter("sid"), body.tasks, owner: request.owner)
+            return .json(TaskBatch(tasks: tasks), status: 201)
+        }
         router.add("GET", "/v1/sessions/{sid}/tasks") { request in
             var state: TaskState?
             if let text = request.http.query["state"] {
@@ -58,4 +64,9 @@ struct InvalidateRequest: Decodable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         cancelTasks = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .cancelTasks) ?? false
     }
+}
+
+/// The answer of POST /v1/sessions/{sid}/tasks:batch: the created tasks, in the order given.
+struct TaskBatch: Encodable {
+    let tasks: [TransferTask]
 }

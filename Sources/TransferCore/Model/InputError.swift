@@ -9,6 +9,8 @@ public enum InputError: Error, Sendable, Equatable {
     case notImplemented(field: String?, message: String)
     /// Refused outright, e.g. a destination that leaves the downloads root: 400 with `code`.
     case refused(field: String, code: String, message: String)
+    /// More items than one request may carry (a batch over its limit): 413.
+    case tooLarge(field: String, message: String)
 }
 
 /// A coding key for any name, used to see every key a JSON object really has.

@@ -100,11 +100,9 @@ public final class Store: Sendable {
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Self.json(session), session.version)
         case .saveTask(let task, let body):
-            try tx.run("""
-                INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version
-                WHERE excluded.version > tasks.version
-                """, task.id, task.sessionId, task.state.rawValue, try Self.json(task), body, task.version)
+            try save(task, requestBody: body, tx)
+        case .saveTasks(let rows):
+            for row in rows { try save(row.task, requestBody: row.requestBody, tx) }
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .appendEvent(let event):
@@ -121,6 +119,14 @@ public final class Store: Sendable {
         case .reserveTaskId(let id):
             try reserve(taskId: id, tx)
         }
+    }
+
+    private func save(_ task: TransferTask, requestBody body: Data?, _ tx: Database.Transaction) throws {
+        try tx.run("""
+            INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version
+            WHERE excluded.version > tasks.version
+            """, task.id, task.sessionId, task.state.rawValue, try Self.json(task), body, task.version)
     }
 
     private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
