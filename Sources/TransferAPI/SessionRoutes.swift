@@ -39,7 +39,8 @@ enum SessionRoutes {
         router.add("POST", "/v1/sessions/{sid}/tasks:batch") { request in
             let body = try request.decode(TaskBatchCreate.self)
             let tasks = try service.createTasks(in: request.parameter("sid"), body.tasks, owner: request.owner)
-            return .json(TaskBatch(tasks: tasks), status: 201)
+            let answer = TransferTask.jsonList(tasks, under: "tasks")
+            return .now(HTTPResponse(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: answer))
         }
         router.add("GET", "/v1/sessions/{sid}/tasks") { request in
             var state: TaskState?
@@ -64,9 +65,4 @@ struct InvalidateRequest: Decodable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         cancelTasks = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .cancelTasks) ?? false
     }
-}
-
-/// The answer of POST /v1/sessions/{sid}/tasks:batch: the created tasks, in the order given.
-struct TaskBatch: Encodable {
-    let tasks: [TransferTask]
 }

@@ -143,8 +143,10 @@ public final class Store: Sendable {
         String(decoding: try JSONCoding.encoder.encode(session), as: UTF8.self)
     }
 
+    /// The stored form (the served fields plus the owner, resume state and streamed body),
+    /// written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
     static func json(_ task: TransferTask) throws -> String {
-        String(decoding: try JSONCoding.encoder.encode(StoredTask(task: task)), as: UTF8.self)
+        String(decoding: task.jsonData(stored: true), as: UTF8.self)
     }
 
     static func json(_ event: TaskEvent) throws -> String {
@@ -196,10 +198,4 @@ public final class Store: Sendable {
         flush()
         database.close()
     }
-}
-
-/// The stored form of a task: the served fields plus the owner.
-private struct StoredTask: Encodable {
-    let task: TransferTask
-    func encode(to encoder: any Encoder) throws { try task.encode(to: encoder, stored: true) }
 }
