@@ -34,9 +34,13 @@ public func fieldPath(_ path: [any CodingKey]) -> String {
 extension Decoder {
     /// Throws `InputError.unknownField` for the first key of this object that `Keys` lacks.
     public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
-        let container = try self.container(keyedBy: AnyCodingKey.self)
-        let known = Set(Keys.allCases.map(\.stringValue))
-        if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+        // On every object of every request: no Set, no sort (they were a quarter of the CPU of
+        // a batch). The smallest unknown name is reported, whatever the object's key order.
+        var unknown: String?
+        for key in try self.container(keyedBy: AnyCodingKey.self).allKeys where Keys(stringValue: key.stringValue) == nil {
+            if unknown.map({ key.stringValue < $0 }) ?? true { unknown = key.stringValue }
+        }
+        if let unknown {
             throw InputError.unknownField(fieldPath(codingPath + [AnyCodingKey(stringValue: unknown)]))
         }
     }
