@@ -17,10 +17,11 @@
 #      over one keep-alive connection with the same client.
 #   c. batches: BENCH_BATCHES POSTs of BENCH_BATCH suspended tasks each to tasks:batch, one
 #      connection. Tasks/s.
-#   d. memory: a fresh daemon; one download that nginx trickles at 1 byte/s holds the only slot
-#      of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED running tasks to that
+#   d. memory: a fresh daemon (--max-transfers 512); one download that nginx trickles at 1 byte/s
+#      holds the only slot of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED running tasks to that
 #      host are queued behind it (batches of 10,000). VmRSS before and after, KiB per queued task.
-#   e. admission: the latency of POSTing one task to another session (free capacity; admitted
+#   e. admission: the latency of POSTing one task to another session (per-host cap 256, so room
+#      for all 200 probes at once; admitted
 #      inside the POST, its answer says "phase":"connecting") with 0, 1,000 and BENCH_QUEUED
 #      tasks queued: median of 200 POSTs each, the answers checked for the admission. The
 #      queued tasks have the same priority, so the probe sits behind all of them in the queue.
@@ -86,6 +87,12 @@ check_files() {
     rm -rf "$dir"
 }
 
+# count_of TEXT PATTERN: how many times PATTERN (a plain string) occurs in TEXT.
+count_of() {
+    local stripped="${1//"$2"/}"
+    echo $(((${#1} - ${#stripped}) / ${#2}))
+}
+
 # post PATH JSON: POSTs JSON to the daemon and prints the answer; fails on a non-2xx answer.
 post() {
     curl -fsS --max-time "$TIMEOUT" -X POST -H 'Content-Type: application/json' --data-binary "$2" "$DAEMON_URL$1" \
@@ -118,8 +125,8 @@ wait_completions() {
         [ "$SECONDS" -lt "$deadline" ] || die "only $done of $count tasks completed within ${TIMEOUT}s"
         page="$(curl -fsS --max-time 40 "$DAEMON_URL/v1/sessions/$session/events?after=$after&wait=30&limit=1000")" \
             || die "events poll failed"
-        done=$((done + $(grep -o '"type":"didCompleteWithError"' <<<"$page" | wc -l)))
-        FAILED=$((FAILED + $(grep -o '"error":{' <<<"$page" | wc -l)))
+        done=$((done + $(count_of "$page" '"type":"didCompleteWithError"')))
+        FAILED=$((FAILED + $(count_of "$page" '"error":{')))
         [[ "$page" =~ \"next\":([0-9]+)\}$ ]] && after="${BASH_REMATCH[1]}"
     done
 }
@@ -191,7 +198,7 @@ log "(a) $FILES files: curl --parallel --parallel-max $CONCURRENCY"
 for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg"
 mkdir -p "$WORK/out/curl"
 t0="$(now_ns)"
-timeout "$TIMEOUT" curl -sS --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
+timeout "$TIMEOUT" curl -sS --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
 CURL_NS=$(($(now_ns) - t0))
 check_files "$WORK/out/curl" curl
 
@@ -268,10 +275,11 @@ stop_peer transferd "$DAEMON_PID"
 # ---- d, e. a long queue: memory and admission -------------------------------------------------------
 
 rm -rf "$WORK/data"
-start_bench_daemon --max-transfers 256
+start_bench_daemon --max-transfers 512
 answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":1}}')"
 QUEUE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
-answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":64}}')"
+# Room for every probe at once: none has to wait for another's completion to be admitted.
+answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":256}}')"
 PROBE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
 answer="$(post "/v1/sessions/$QUEUE_SESSION/tasks" "{\"kind\":\"download\",\"request\":{\"url\":\"$NGINX_URL/stall/big.bin\"}}")"
 STALLED_ID="$(json_number "$answer" id)" || die "stalled task: $answer"
