@@ -18,13 +18,14 @@
 #   c. batches: BENCH_BATCHES POSTs of BENCH_BATCH suspended tasks each to tasks:batch, one
 #      connection. Tasks/s.
 #   d. memory: a fresh daemon (--max-transfers 512); one download that nginx trickles at 1 byte/s
-#      holds the only slot of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED running tasks to that
-#      host are queued behind it (batches of 10,000). VmRSS before and after, KiB per queued task.
-#   e. admission: the latency of POSTing one task to another session (per-host cap 256, so room
-#      for all 200 probes at once; admitted
-#      inside the POST, its answer says "phase":"connecting") with 0, 1,000 and BENCH_QUEUED
-#      tasks queued: median of 200 POSTs each, the answers checked for the admission. The
-#      queued tasks have the same priority, so the probe sits behind all of them in the queue.
+#      holds the only slot of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED
+#      running tasks to that host are queued behind it (batches of 10,000). VmRSS before and
+#      after, KiB per queued task.
+#   e. admission: the latency of POSTing one task to another session (per-host cap 256, room for
+#      all 200 probes at once; admitted inside the POST, its answer says "phase":"connecting")
+#      with 0, 1,000 and BENCH_QUEUED tasks queued: median of 200 POSTs each, the answers checked
+#      for the admission. The queued tasks have the same priority, so the probe sits behind all
+#      of them in the queue.
 # nginx, aria2c and transferd are stopped by PID and the temporary folder removed however it
 # exits. Figures are medians or totals of one run; the machine is shared, so run it twice.
 #
