@@ -21,9 +21,9 @@
 #      holds the only slot of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED
 #      running tasks to that host are queued behind it (batches of 10,000). VmRSS before and
 #      after, KiB per queued task.
-#   e. admission: the latency of POSTing one task to another session (per-host cap 256, room for
-#      all 200 probes at once; admitted inside the POST, its answer says "phase":"connecting")
-#      with 0, 1,000 and BENCH_QUEUED tasks queued: median of 200 POSTs each, the answers checked
+#   e. admission: the latency of POSTing one task to another session (per-host cap 64, room for
+#      all 50 probes at once; admitted inside the POST, its answer says "phase":"connecting")
+#      with 0, 1,000 and BENCH_QUEUED tasks queued: median of 50 POSTs each, the answers checked
 #      for the admission. The queued tasks have the same priority, so the probe sits behind all
 #      of them in the queue.
 # nginx, aria2c and transferd are stopped by PID and the temporary folder removed however it
@@ -279,20 +279,21 @@ rm -rf "$WORK/data"
 start_bench_daemon --max-transfers 512
 answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":1}}')"
 QUEUE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
-# Room for every probe at once: none has to wait for another's completion to be admitted.
-answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":256}}')"
-PROBE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
 answer="$(post "/v1/sessions/$QUEUE_SESSION/tasks" "{\"kind\":\"download\",\"request\":{\"url\":\"$NGINX_URL/stall/big.bin\"}}")"
 STALLED_ID="$(json_number "$answer" id)" || die "stalled task: $answer"
 printf '{"kind":"data","request":{"url":"%s/files/f00000"}}' "$NGINX_URL" >"$WORK/probe.json"
 
-# probe: 200 POSTs to the probe session; sets PROBE_US (median µs) and checks each was admitted.
+# probe: PROBES POSTs to a new session with room for all of them at once (none waits for
+# another's completion); sets PROBE_US (median µs) and checks that each was admitted.
+PROBES=50
 probe() {
-    submit "/v1/sessions/$PROBE_SESSION/tasks" "$WORK/probe.json" 200 200 201 '"phase":"connecting"'
+    local answer session admitted
+    answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":64}}")"
+    session="$(json_string "$answer" id)" || die "session: $answer"
+    submit "/v1/sessions/$session/tasks" "$WORK/probe.json" "$PROBES" "$PROBES" 201 '"phase":"connecting"'
     PROBE_US="$(submit_field latency_us)"
-    local admitted
     admitted="$(submit_field matched)"
-    [ "$admitted" -eq 200 ] || die "only $admitted of 200 probe tasks were admitted inside their POST"
+    [ "$admitted" -eq "$PROBES" ] || die "only $admitted of $PROBES probe tasks were admitted inside their POST"
 }
 
 # fill_queue TOTAL: queues running tasks in the queue session until TOTAL are queued.
@@ -361,7 +362,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo
     echo "(d) $QUEUED_NOW tasks queued behind one stalled transfer: VmRSS $(awk -v k="$RSS_EMPTY_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB -> $(awk -v k="$RSS_FULL_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB, $PER_TASK_KIB KiB per queued task   goal < 2"
     echo
-    echo "(e) POST of a task admitted at once (median of 200), with the queue at:"
+    echo "(e) POST of a task admitted at once (median of $PROBES), with the queue at:"
     echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"
     echo "    admission share over the empty queue: 1000: $(awk -v a="$PROBE_1K_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs, $QUEUED_NOW: $(awk -v a="$PROBE_FULL_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs"
     echo
