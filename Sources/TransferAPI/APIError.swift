@@ -57,6 +57,7 @@ public struct APIError: Error, Sendable, Equatable {
             case .invalidValue(let field, let message): return APIError(422, "invalid_value", "\(field) \(message)", field: field)
             case .notImplemented(let field, let message): return APIError(422, "not_implemented", message, field: field)
             case .refused(let field, let code, let message): return APIError(400, code, message, field: field)
+            case .tooLarge(let field, let message): return APIError(413, "too_large", "\(field) \(message)", field: field)
             }
         case let error as RequestURL.Malformed:
             return APIError(422, "invalid_url", "\(error.field) \(error.message)", field: error.field)

@@ -136,14 +136,14 @@ bench_commit() {
     echo "$commit"
 }
 
-# start_bench_daemon: starts $BINARY on a free port with its data in $WORK/data; sets DAEMON_PID
-# and DAEMON_URL.
+# start_bench_daemon [FLAGS...]: starts $BINARY on a free port with its data in $WORK/data (and
+# FLAGS, e.g. --max-transfers 64); sets DAEMON_PID and DAEMON_URL.
 start_bench_daemon() {
     local attempt port
     for attempt in 1 2 3; do
         port="$(free_port)"
         log "starting transferd on 127.0.0.1:$port (attempt $attempt), data in $WORK/data"
-        "$BINARY" --listen "127.0.0.1:$port" --data-dir "$WORK/data" --log-level warning \
+        "$BINARY" --listen "127.0.0.1:$port" --data-dir "$WORK/data" --log-level warning "$@" \
             >>"$WORK/transferd.log" 2>&1 </dev/null &
         DAEMON_PID=$!
         record_peer transferd "$DAEMON_PID"

@@ -9,6 +9,8 @@ public enum InputError: Error, Sendable, Equatable {
     case notImplemented(field: String?, message: String)
     /// Refused outright, e.g. a destination that leaves the downloads root: 400 with `code`.
     case refused(field: String, code: String, message: String)
+    /// More items than one request may carry (a batch over its limit): 413.
+    case tooLarge(field: String, message: String)
 }
 
 /// A coding key for any name, used to see every key a JSON object really has.
@@ -32,9 +34,13 @@ public func fieldPath(_ path: [any CodingKey]) -> String {
 extension Decoder {
     /// Throws `InputError.unknownField` for the first key of this object that `Keys` lacks.
     public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
-        let container = try self.container(keyedBy: AnyCodingKey.self)
-        let known = Set(Keys.allCases.map(\.stringValue))
-        if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+        // On every object of every request: no Set, no sort (they were a quarter of the CPU of
+        // a batch). The smallest unknown name is reported, whatever the object's key order.
+        var unknown: String?
+        for key in try self.container(keyedBy: AnyCodingKey.self).allKeys where Keys(stringValue: key.stringValue) == nil {
+            if unknown.map({ key.stringValue < $0 }) ?? true { unknown = key.stringValue }
+        }
+        if let unknown {
             throw InputError.unknownField(fieldPath(codingPath + [AnyCodingKey(stringValue: unknown)]))
         }
     }

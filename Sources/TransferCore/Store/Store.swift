@@ -100,11 +100,9 @@ public final class Store: Sendable {
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Self.json(session), session.version)
         case .saveTask(let task, let body):
-            try tx.run("""
-                INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version
-                WHERE excluded.version > tasks.version
-                """, task.id, task.sessionId, task.state.rawValue, try Self.json(task), body, task.version)
+            try save(task, requestBody: body, tx)
+        case .saveTasks(let rows):
+            for row in rows { try save(row.task, requestBody: row.requestBody, tx) }
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .appendEvent(let event):
@@ -123,6 +121,14 @@ public final class Store: Sendable {
         }
     }
 
+    private func save(_ task: TransferTask, requestBody body: Data?, _ tx: Database.Transaction) throws {
+        try tx.run("""
+            INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version
+            WHERE excluded.version > tasks.version
+            """, task.id, task.sessionId, task.state.rawValue, try Self.json(task), body, task.version)
+    }
+
     private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
         try tx.run("""
             INSERT INTO counters(name, value) VALUES('max_task_id', ?)
@@ -137,8 +143,10 @@ public final class Store: Sendable {
         String(decoding: try JSONCoding.encoder.encode(session), as: UTF8.self)
     }
 
+    /// The stored form (the served fields plus the owner, resume state and streamed body),
+    /// written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
     static func json(_ task: TransferTask) throws -> String {
-        String(decoding: try JSONCoding.encoder.encode(StoredTask(task: task)), as: UTF8.self)
+        String(decoding: task.jsonData(stored: true), as: UTF8.self)
     }
 
     static func json(_ event: TaskEvent) throws -> String {
@@ -190,10 +198,4 @@ public final class Store: Sendable {
         flush()
         database.close()
     }
-}
-
-/// The stored form of a task: the served fields plus the owner.
-private struct StoredTask: Encodable {
-    let task: TransferTask
-    func encode(to encoder: any Encoder) throws { try task.encode(to: encoder, stored: true) }
 }

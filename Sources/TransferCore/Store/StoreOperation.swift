@@ -6,6 +6,8 @@ public import FoundationEssentials
 enum StoreOperation: Sendable {
     case saveSession(Session)
     case saveTask(TransferTask, requestBody: Data?)
+    /// New tasks created together (a batch): one operation, so they commit all or none.
+    case saveTasks([TaskRow])
     case saveBody(taskId: Int, body: Data)
     case appendEvent(TaskEvent)
     /// Keep only the newest `keep` events of a session.
@@ -14,4 +16,12 @@ enum StoreOperation: Sendable {
     case deleteTask(id: Int)
     /// Records that `id` was given (to a task that is not stored), so it is never given again.
     case reserveTaskId(Int)
+}
+
+extension StoreOperation {
+    /// A task and its request body, as `saveTasks` writes them.
+    struct TaskRow: Sendable {
+        let task: TransferTask
+        let requestBody: Data?
+    }
 }

@@ -1,0 +1,182 @@
+internal import Glibc
+public import FoundationEssentials
+
+/// Writes a task's JSON byte for byte as `JSONCoding.encoder` writes `TransferTask` (keys sorted
+/// by their UTF-8 bytes, RFC 3339 dates in UTC, slashes unescaped), without Codable's boxing.
+///
+/// Why: encoding a task through JSONEncoder took most of the CPU of creating one (its stored
+/// record and its answer: about 20 µs each on the development machine, 66% of a batch's time).
+/// The common parts (the task, its requests, its progress) are written here; the rare nested
+/// values (response, error, resume state, streamed body, tus state) still go through
+/// JSONCoding.encoder. `TaskJSONTests` holds the output to the Codable form, so a field added
+/// to `TransferTask.encode(to:stored:)` and not here fails a test.
+struct TaskJSONWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+
+    /// The served form (`stored: false`) or the stored form, which adds the owner, the resume
+    /// state and the streamed body segments when they are set.
+    mutating func write(_ task: TransferTask, stored: Bool) {
+        open()
+        key("bandwidthLimit"); encoded(task.bandwidthLimit)
+        key("bodyStream"); encoded(task.bodyStream)
+        key("completedAt"); date(task.completedAt)
+        key("createdAt"); date(task.createdAt)
+        key("currentRequest"); request(task.currentRequest)
+        key("description"); string(task.description)
+        key("destination"); string(task.destination)
+        key("earliestBeginDate"); date(task.earliestBeginDate)
+        key("error"); encoded(task.error)
+        key("id"); integer(task.id)
+        key("kind"); string(task.kind.rawValue)
+        key("location"); string(task.location)
+        key("networkServiceType"); string(task.networkServiceType.rawValue)
+        key("originalRequest"); request(task.originalRequest)
+        if stored, let owner = task.owner { key("owner"); string(owner) }
+        key("phase"); string(task.phase.rawValue)
+        key("preemptions"); integer(task.preemptions)
+        key("priority"); number(task.priority.value)
+        key("progress"); progress(task.progress)
+        key("response"); encoded(task.response)
+        key("resumable"); encoded(task.resumable)
+        if stored, let resume = task.resume { key("resume"); encoded(resume) }
+        key("retryCount"); integer(task.retryCount)
+        key("schedulingClass"); string(task.schedulingClass.rawValue)
+        key("sessionId"); string(task.sessionId)
+        key("startedAt"); date(task.startedAt)
+        key("state"); string(task.state.rawValue)
+        if stored, let segments = task.streamedBody { key("streamedBody"); encoded(segments) }
+        key("version"); integer(task.version)
+        close()
+    }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    // MARK: the parts of a task
+
+    private mutating func request(_ info: RequestInfo?) {
+        guard let info else { return raw("null") }
+        open()
+        key("bodyLength"); info.bodyLength.map { integer($0) } ?? raw("null")
+        key("cachePolicy"); string(info.cachePolicy.rawValue)
+        key("headers"); open()
+        for name in info.headers.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            key(name); string(info.headers[name])
+        }
+        close()
+        key("method"); string(info.method)
+        key("networkServiceType"); string(info.networkServiceType.rawValue)
+        key("timeoutInterval"); number(info.timeoutInterval)
+        key("url"); string(info.url)
+        close()
+    }
+
+    private mutating func progress(_ progress: TaskProgress) {
+        open()
+        key("bytesExpectedToReceive"); progress.bytesExpectedToReceive.map { integer($0) } ?? raw("null")
+        key("bytesExpectedToSend"); progress.bytesExpectedToSend.map { integer($0) } ?? raw("null")
+        key("bytesPerSecond"); number(progress.bytesPerSecond)
+        key("bytesReceived"); integer(progress.bytesReceived)
+        key("bytesSent"); integer(progress.bytesSent)
+        key("fractionCompleted"); progress.fractionCompleted.map { number($0) } ?? raw("null")
+        key("secondsRemaining"); progress.secondsRemaining.map { number($0) } ?? raw("null")
+        close()
+    }
+
+    // MARK: JSON values
+
+    private mutating func open() { bytes.append(UInt8(ascii: "{")) }
+    private mutating func close() { bytes.append(UInt8(ascii: "}")) }
+
+    /// `"name":`, after a comma unless it is the object's first key.
+    private mutating func key(_ name: String) {
+        if bytes.last != UInt8(ascii: "{") { bytes.append(UInt8(ascii: ",")) }
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private mutating func string(_ text: String?) {
+        guard var text else { return raw("null") }
+        let plain = text.withUTF8 { utf8 in
+            // Quotes, backslashes and control characters need escapes: JSONEncoder writes those.
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain { encoded(text) }
+    }
+
+    private mutating func integer(_ value: Int) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// As JSONEncoder writes a Double: its description, without a trailing ".0".
+    private mutating func number(_ value: Double) {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// `.iso8601`: `yyyy-MM-ddTHH:mm:ssZ` in UTC, whole seconds (the fraction dropped).
+    private mutating func date(_ value: Date?) {
+        guard let value else { return raw("null") }
+        var seconds = time_t(value.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        guard gmtime_r(&seconds, &parts) != nil, (0...9999).contains(parts.tm_year + 1900) else { return encoded(value) }
+        bytes.append(UInt8(ascii: "\""))
+        digits(Int(parts.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "Z"))
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func digits(_ value: Int, _ count: Int) {
+        var divisor = 1
+        for _ in 1..<count { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// A value JSONCoding.encoder writes (the rare and nested parts); nil is null.
+    private mutating func encoded(_ value: (some Encodable)?) {
+        guard let value else { return raw("null") }
+        guard let data = try? JSONCoding.encoder.encode(value) else { return raw("null") }
+        bytes.append(contentsOf: data)
+    }
+}
+
+extension TransferTask {
+    /// The task as JSON (served, or `stored` with what only the store keeps), as
+    /// `JSONCoding.encoder` would write it, several times faster (see `TaskJSONWriter`).
+    public func jsonData(stored: Bool = false) -> Data {
+        var writer = TaskJSONWriter()
+        writer.write(self, stored: stored)
+        return Data(writer.bytes)
+    }
+
+    /// `{"KEY":[task,task,...]}` in the served form, e.g. a batch's answer.
+    public static func jsonList(_ tasks: [TransferTask], under key: StaticString) -> Data {
+        var writer = TaskJSONWriter(capacity: 64 + tasks.count * 700)
+        writer.raw("{\"")
+        writer.raw(key)
+        writer.raw("\":[")
+        for (index, task) in tasks.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.write(task, stored: false)
+        }
+        writer.raw("]}")
+        return Data(writer.bytes)
+    }
+}

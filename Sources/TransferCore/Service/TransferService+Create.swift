@@ -1,0 +1,142 @@
+internal import Glibc
+internal import Synchronization
+internal import FoundationEssentials
+
+extension TransferService {
+    /// The most tasks one `createTasks` call takes (`POST .../tasks:batch`).
+    public static let maxBatchSize = 10_000
+
+    /// Creates a task in a session. It runs (queued until admitted) unless created suspended.
+    /// Returns once the task is durably stored.
+    public func createTask(in sessionId: String, _ request: TaskCreate, owner: String?) throws -> TransferTask {
+        try create(in: sessionId, [try prepare(request, owner: owner)], owner: owner)[0]
+    }
+
+    /// Creates tasks all or nothing: every spec is checked first (an error names its index,
+    /// `tasks[3].request.url`), then all are created under one hold of the lock, stored in one
+    /// transaction and queued in the order given, so equal priorities are admitted in that
+    /// order. Returns the tasks in that order once they are durably stored.
+    public func createTasks(in sessionId: String, _ requests: [TaskCreate], owner: String?) throws -> [TransferTask] {
+        guard requests.count <= Self.maxBatchSize else {
+            throw InputError.tooLarge(field: "tasks", message: "has \(requests.count) tasks; a batch takes at most \(Self.maxBatchSize)")
+        }
+        var prepared: [PreparedTask] = []
+        prepared.reserveCapacity(requests.count)
+        for (index, request) in requests.enumerated() {
+            do {
+                prepared.append(try prepare(request, owner: owner))
+            } catch {
+                throw InputError.located(error, under: "tasks[\(index)]")
+            }
+        }
+        return try create(in: sessionId, prepared, owner: owner)
+    }
+
+    /// Checks one spec and does the work that needs no lock: opens resume data, encodes an
+    /// inline body, resolves a blob, file or form body, checks the destination.
+    private func prepare(_ request: TaskCreate, owner: String?) throws -> PreparedTask {
+        // What to send: the client's request, or the one sealed inside resume data.
+        let resume = try request.resumeData.map { try resumeSigner.open($0, field: "resumeData") }
+        guard request.request != nil || resume != nil else { throw InputError.invalidValue(field: "request", message: "is required") }
+        let body = request.request?.body?.inlineData
+        let streamed = try request.request?.body.flatMap { try streamedBody($0, owner: owner) }
+        let destination = request.destination ?? resume?.destination
+        if let destination {
+            _ = try RootedPath.resolve(destination, root: configuration.downloadsRoot, field: "destination", code: "invalid_destination")
+        }
+        return PreparedTask(spec: request, resume: resume, body: body, streamed: streamed, destination: destination)
+    }
+
+    /// Creates prepared tasks in one hold of the lock; nothing in it fails once the session is
+    /// found accepting, so either all tasks exist afterwards or none does.
+    private func create(in sessionId: String, _ prepared: [PreparedTask], owner: String?) throws -> [TransferTask] {
+        let (tasks, deliveries) = try state.withLock { s throws -> ([TransferTask], Deliveries) in
+            guard s.accepting else { throw ServiceError.shuttingDown }
+            let session = try visibleSession(s, sessionId, owner)
+            guard session.state == .active else {
+                throw ServiceError.conflict(code: "session_invalidated", message: "session \(sessionId) is \(session.state.rawValue) and accepts no new tasks")
+            }
+            let now = Date()
+            var deliveries = Deliveries()
+            var saved: [StoreOperation.TaskRow] = []
+            saved.reserveCapacity(prepared.count)
+            let ids = s.nextTaskId..<(s.nextTaskId + prepared.count)
+            s.nextTaskId = ids.upperBound
+            s.tasksBySession[sessionId, default: []].append(contentsOf: ids)
+            for (id, task) in zip(ids, prepared) {
+                let entry = insert(&s, task, id: id, session: session, owner: owner, now: now)
+                saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody))
+            }
+            // One operation, so one transaction, even if the writer has to retry it alone.
+            if isRecorded(s, session: sessionId) {
+                store.enqueue(.saveTasks(saved))
+            } else if let last = ids.last {
+                // An ephemeral task's id is still reserved, so a restart never gives it again.
+                store.enqueue(.reserveTaskId(last))
+            }
+            for id in ids {
+                guard let entry = s.tasks[id], entry.task.state == .running else { continue }
+                let url = entry.task.originalRequest.url
+                if RequestURL.isSupported(url) {
+                    schedule(&s, task: id)
+                } else {
+                    complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(url.prefix(200))"), body: nil, &deliveries)
+                }
+            }
+            admit(&s, &deliveries)
+            return (ids.compactMap { s.tasks[$0]?.task }, deliveries)
+        }
+        store.flush()
+        deliveries.run()
+        return tasks
+    }
+
+    /// Builds one task from its prepared spec and puts it in the state (not yet queued).
+    private func insert(_ s: inout ServiceState, _ prepared: PreparedTask, id: Int, session: Session, owner: String?, now: Date) -> TaskEntry {
+        let request = prepared.spec
+        var info: RequestInfo
+        if let resume = prepared.resume {
+            info = resume.request
+            info.url = resume.url
+        } else {
+            // `prepare` made sure there is a request when there is no resume data.
+            let spec = request.request ?? RequestSpec(url: "")
+            info = RequestInfo(spec: spec, bodyLength: prepared.body?.count ?? prepared.streamed?.size, configuration: session.configuration)
+            if let contentType = prepared.streamed?.contentType {
+                // A form's boundary must match its bytes, so its Content-Type is ours.
+                info.headers = info.headers.filter { $0.key.lowercased() != "content-type" }
+                info.headers["Content-Type"] = contentType
+            }
+        }
+        var task = TransferTask(id: id, sessionId: session.id, kind: request.kind, state: request.state,
+                                priority: request.priority, description: request.description,
+                                request: info, owner: owner, now: now)
+        task.destination = prepared.destination
+        task.earliestBeginDate = request.earliestBeginDate
+        task.bandwidthLimit = request.bandwidthLimit
+        task.streamedBody = prepared.streamed?.segments
+        if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
+        if let resumable = request.resumable {
+            // The task's request is the tus creation request.
+            task.originalRequest.method = "POST"
+            task.resumable = ResumableUpload(protocol: resumable, filename: request.request?.body?.filename)
+        }
+        if let resume = prepared.resume {
+            // The partial file becomes this task's; if it is gone, the download starts over.
+            let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
+            task.resume = kept && resume.state.offset > 0 ? resume.state : nil
+        }
+        let entry = TaskEntry(task: task, requestBody: prepared.body)
+        s.tasks[id] = entry
+        return entry
+    }
+}
+
+/// One task spec after the checks that need no lock, ready to be created.
+private struct PreparedTask {
+    let spec: TaskCreate
+    let resume: ResumeData?
+    let body: Data?
+    let streamed: StreamedBody?
+    let destination: String?
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import TransferCore
+
+/// `TaskJSONWriter` writes the very bytes JSONCoding.encoder writes for a task, served and
+/// stored, over tasks in every shape the service makes (and awkward strings, numbers, dates).
+@Suite struct TaskJSONTests {
+    /// The Codable form, the reference.
+    private static func reference(_ task: TransferTask, stored: Bool) throws -> String {
+        struct Stored: Encodable {
+            let task: TransferTask
+            func encode(to encoder: any Encoder) throws { try task.encode(to: encoder, stored: true) }
+        }
+        let data = stored ? try JSONCoding.encoder.encode(Stored(task: task)) : try JSONCoding.encoder.encode(task)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func request(url: String = "http://127.0.0.1:8080/a/b?c=d", headers: [String: String] = [:]) -> RequestInfo {
+        RequestInfo(url: url, method: "GET", headers: headers, bodyLength: nil, cachePolicy: .useProtocolCachePolicy,
+                    timeoutInterval: 60, networkServiceType: .default)
+    }
+
+    static var tasks: [TransferTask] {
+        var plain = TransferTask(id: 1, sessionId: "shared", kind: .data, state: .running, priority: .default, description: nil,
+                                 request: request(), owner: nil, now: Date(timeIntervalSince1970: 1_700_000_000.999))
+        var all = [plain]
+
+        plain.id = 123_456_789
+        plain.owner = "fingerprint/with+slash"
+        plain.description = "quote \" backslash \\ slash / tab \t newline \n bell \u{7} nul \u{0} é ☃ 🚀"
+        plain.priority = TaskPriority(value: 0.123456789)
+        plain.originalRequest = request(url: "https://example.com/ä?q=\"x\"", headers: ["Zeta": "1", "alpha": "2", "Content-Type": "application/json", "X-Ünï": "v\u{1}"])
+        plain.originalRequest.bodyLength = 1_048_576
+        plain.originalRequest.timeoutInterval = 0.5
+        plain.originalRequest.method = "POST"
+        plain.originalRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        plain.originalRequest.networkServiceType = .background
+        all.append(plain)
+
+        var running = plain
+        running.kind = .download
+        running.phase = .transferring
+        running.currentRequest = running.originalRequest
+        running.startedAt = Date(timeIntervalSince1970: 1_700_000_001.5)
+        running.progress.bytesReceived = 5_000
+        running.progress.bytesExpectedToReceive = 20_000
+        running.progress.bytesSent = 12
+        running.progress.bytesExpectedToSend = 12
+        running.progress.bytesPerSecond = 1234.5
+        running.destination = "dir/file.bin"
+        running.resume = ResumeState(offset: 5_000, etag: "\"abc\"", lastModified: nil, expectedLength: 20_000)
+        all.append(running)
+
+        var done = running
+        done.state = .completed
+        done.phase = .done
+        done.completedAt = Date(timeIntervalSince1970: 4_102_444_799.25)  // 2099-12-31T23:59:59Z
+        done.response = ResponseInfo(statusCode: 206, headers: ["ETag": "\"abc\"", "Content-Length": "15000"], url: "https://example.com/ä")
+        done.error = TaskError(.cancelled, "cancelled")
+        done.location = "/data/files/1/file.bin"
+        done.version = 99
+        done.progress.bytesPerSecond = 1e-7
+        all.append(done)
+
+        var upload = plain
+        upload.kind = .upload
+        upload.streamedBody = [.file(path: "/uploads/a b.bin", size: 10), .bytes(Data("--x\r\n".utf8))]
+        upload.bodyStream = BodyStreamState()
+        upload.resumable = ResumableUpload(protocol: .tus, filename: "a b.bin")
+        upload.progress.bytesPerSecond = 3e20
+        upload.createdAt = Date(timeIntervalSince1970: 0)
+        all.append(upload)
+        return all
+    }
+
+    @Test(arguments: [false, true])
+    func writesTheBytesOfTheCodableForm(stored: Bool) throws {
+        for task in Self.tasks {
+            let fast = String(decoding: task.jsonData(stored: stored), as: UTF8.self)
+            let reference = try Self.reference(task, stored: stored)
+            #expect(fast == reference, "first difference at \(zip(fast.utf8, reference.utf8).prefix { $0 == $1 }.count): \(reference.utf8.dropFirst(zip(fast.utf8, reference.utf8).prefix { $0 == $1 }.count).prefix(60).map { Character(UnicodeScalar($0)) })")
+        }
+    }
+
+    @Test func datesAcrossTheRangeMatch() throws {
+        var task = Self.tasks[0]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            task.createdAt = Date(timeIntervalSince1970: Double.random(in: -1e9...4e9, using: &generator))
+            let fast = String(decoding: task.jsonData(), as: UTF8.self)
+            #expect(fast == (try Self.reference(task, stored: false)))
+        }
+    }
+
+    @Test func aListIsTheTasksUnderItsKey() throws {
+        let tasks = Self.tasks
+        struct List: Encodable { let tasks: [TransferTask] }
+        let fast = String(decoding: TransferTask.jsonList(tasks, under: "tasks"), as: UTF8.self)
+        #expect(fast == String(decoding: try JSONCoding.encoder.encode(List(tasks: tasks)), as: UTF8.self))
+    }
+}

@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# The scheduler benchmark: bash bench/scheduler.sh
+#
+# Measures, side by side in one run, how transferd takes and runs many small jobs:
+#   a. 2,000 files of 16 KiB from nginx on 127.0.0.1, 16 at a time: 'curl --parallel
+#      --parallel-max 16 --config LIST' (url/output pairs), 'aria2c -j16 -i LIST', and transferd
+#      (all 2,000 download tasks posted as ONE batch to a session whose
+#      httpMaximumConnectionsPerHost is 16; the daemon runs with --max-transfers 64; timed from
+#      the POST to the last didCompleteWithError in the session's event feed, long-polled).
+#      Every tool's files are counted and their sizes checked. Files/s and transferd/curl,
+#      transferd/aria2.
+#   b. single POSTs: BENCH_SUBMIT tasks, one POST each, over ONE keep-alive connection, created
+#      suspended (so the engine does not run them; they are stored and listed like any task).
+#      Tasks/s overall, for the first and for the last thousand. The client is
+#      bench/submit_client.c (built here with cc -O2): one request in flight, no allocation per
+#      request. For comparison, aria2's JSON-RPC aria2.addUri (aria2c --enable-rpc --pause=true)
+#      over one keep-alive connection with the same client.
+#   c. batches: BENCH_BATCHES POSTs of BENCH_BATCH suspended tasks each to tasks:batch, one
+#      connection. Tasks/s.
+#   d. memory: a fresh daemon (--max-transfers 512); one download that nginx trickles at 1 byte/s
+#      holds the only slot of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED
+#      running tasks to that host are queued behind it (batches of 10,000). VmRSS before and
+#      after, KiB per queued task.
+#   e. admission: the latency of POSTing one task to another session (per-host cap 64, room for
+#      all 50 probes at once; admitted inside the POST, its answer says "phase":"connecting")
+#      with 0, 1,000 and BENCH_QUEUED tasks queued: median of 50 POSTs each, the answers checked
+#      for the admission. The queued tasks have the same priority, so the probe sits behind all
+#      of them in the queue.
+# nginx, aria2c and transferd are stopped by PID and the temporary folder removed however it
+# exits. Figures are medians or totals of one run; the machine is shared, so run it twice.
+#
+# Environment:
+#   BENCH_FILES=2000         files for (a)
+#   BENCH_SUBMIT=10000       single POSTs for (b)
+#   BENCH_BATCHES=10         batches for (c), of BENCH_BATCH tasks each
+#   BENCH_BATCH=10000
+#   BENCH_QUEUED=100000      queued tasks for (d) and (e) (a multiple of 10,000, or less than it)
+#   BENCH_ARIA2=1            0: leave aria2 out
+#   BENCH_TIMEOUT=600        seconds any one step may take
+#   BENCH_BINARY=PATH        use this transferd binary instead of building one; no build step
+#   BENCH_TMPDIR=DIR         where the temporary folder goes (default: $TMPDIR or /tmp)
+set -euo pipefail
+
+SCRIPT_NAME="bench-scheduler"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/common.sh
+source scripts/lib/common.sh
+# shellcheck source=scripts/lib/peers.sh
+source scripts/lib/peers.sh
+# shellcheck source=scripts/lib/bench.sh
+source scripts/lib/bench.sh
+
+FILES="${BENCH_FILES:-2000}"
+SUBMIT="${BENCH_SUBMIT:-10000}"
+BATCHES="${BENCH_BATCHES:-10}"
+BATCH="${BENCH_BATCH:-10000}"
+QUEUED="${BENCH_QUEUED:-100000}"
+WANT_ARIA2="${BENCH_ARIA2:-1}"
+TIMEOUT="${BENCH_TIMEOUT:-600}"
+for name in FILES SUBMIT BATCHES BATCH QUEUED TIMEOUT; do
+    [[ "${!name}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_$name must be a positive integer, got '${!name}'"
+done
+[ "$SUBMIT" -ge 2000 ] || die "BENCH_SUBMIT must be at least 2000 (first and last thousand)"
+[ "$BATCH" -le 10000 ] || die "BENCH_BATCH must be at most 10000 (the daemon's batch limit)"
+CONCURRENCY=16
+FILE_BYTES=16384
+
+WORK=""
+SAMPLER_PID=""
+DAEMON_PID=""
+trap 'bench_cleanup $?' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+seconds_of() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e9 }'; }
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? n / s : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+# check_files DIR TOOL: DIR holds the FILES outputs, each FILE_BYTES long; then it is emptied.
+check_files() {
+    local dir="$1" tool="$2" count wrong
+    count="$(find "$dir" -type f | wc -l)"
+    [ "$count" -eq "$FILES" ] || die "$tool: $count files in $dir, expected $FILES"
+    wrong="$(find "$dir" -type f ! -size "${FILE_BYTES}c" | wc -l)"
+    [ "$wrong" -eq 0 ] || die "$tool: $wrong files in $dir are not $FILE_BYTES bytes"
+    rm -rf "$dir"
+}
+
+# count_of TEXT PATTERN: how many times PATTERN (a plain string) occurs in TEXT.
+count_of() {
+    local stripped="${1//"$2"/}"
+    echo $(((${#1} - ${#stripped}) / ${#2}))
+}
+
+# post PATH JSON: POSTs JSON to the daemon and prints the answer; fails on a non-2xx answer.
+post() {
+    curl -fsS --max-time "$TIMEOUT" -X POST -H 'Content-Type: application/json' --data-binary "$2" "$DAEMON_URL$1" \
+        || die "POST $1 failed"
+}
+
+# submit PATH BODYFILE COUNT GROUP STATUS [EXPECT]: runs the keep-alive client against the
+# daemon; its output in $WORK/submit.out.
+submit() {
+    local path="$1"
+    shift
+    timeout "$TIMEOUT" "$WORK/submit_client" "${DAEMON_URL##*:}" "$path" "$@" >"$WORK/submit.out" \
+        || die "submit_client $path failed"
+}
+submit_field() { awk -v key="$1" -v n="${2:-2}" '$1 == key { print $n; exit }' "$WORK/submit.out"; }
+
+# batch_body COUNT SPEC: a tasks:batch body of COUNT copies of the task SPEC.
+batch_body() {
+    local count="$1" spec="$2"
+    awk -v n="$count" -v spec="$spec" 'BEGIN { printf "{\"tasks\":["; for (i = 0; i < n; i++) printf "%s%s", (i ? "," : ""), spec; printf "]}" }'
+}
+
+# wait_completions SESSION COUNT: long-polls the session's events until COUNT tasks completed;
+# sets FAILED to the number that completed with an error.
+wait_completions() {
+    local session="$1" count="$2" after=0 done=0 page deadline
+    FAILED=0
+    deadline=$((SECONDS + TIMEOUT))
+    while [ "$done" -lt "$count" ]; do
+        [ "$SECONDS" -lt "$deadline" ] || die "only $done of $count tasks completed within ${TIMEOUT}s"
+        page="$(curl -fsS --max-time 40 "$DAEMON_URL/v1/sessions/$session/events?after=$after&wait=30&limit=1000")" \
+            || die "events poll failed"
+        done=$((done + $(count_of "$page" '"type":"didCompleteWithError"')))
+        FAILED=$((FAILED + $(count_of "$page" '"error":{')))
+        [[ "$page" =~ \"next\":([0-9]+)\}$ ]] && after="${BASH_REMATCH[1]}"
+    done
+}
+
+# ---- set up ----------------------------------------------------------------------------------
+
+ensure_swift
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl gcc libc6-dev
+[ "$WANT_ARIA2" = "1" ] && ensure_apt_packages aria2
+ensure_python
+bench_binary
+
+WORK="$(mktemp -d "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}/transferd-sched.XXXXXX")"
+mkdir -p "$WORK/www/files" "$WORK/www/stall" "$WORK/out" "$WORK/nginx/tmp" "$WORK/logs"
+cc -O2 -o "$WORK/submit_client" bench/submit_client.c || die "cc bench/submit_client.c failed"
+
+log "writing $FILES files of $FILE_BYTES bytes"
+head -c $((FILES * FILE_BYTES)) /dev/urandom | split -b "$FILE_BYTES" -d -a 5 - "$WORK/www/files/f"
+head -c 1048576 /dev/urandom >"$WORK/www/stall/big.bin"
+
+NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+user_line=""
+[ "$(id -u)" -eq 0 ] && user_line="user root;"
+for attempt in 1 2 3; do
+    port="$(free_port)"
+    cat >"$WORK/nginx/nginx.conf" <<EOF
+# Written by bench/scheduler.sh.
+$user_line
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/logs/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/nginx/tmp/body;
+    proxy_temp_path $WORK/nginx/tmp/proxy;
+    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
+    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
+    scgi_temp_path $WORK/nginx/tmp/scgi;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 30s;
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:$port;
+        root $WORK/www;
+        location = /healthz { return 200 "ok\n"; }
+        location /stall/ { limit_rate 1; }
+    }
+}
+EOF
+    "$NGINX_BIN" -p "$WORK/nginx" -e "$WORK/logs/nginx-error.log" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' \
+        >>"$WORK/logs/nginx.log" 2>&1 </dev/null &
+    pid=$!
+    record_peer nginx "$pid"
+    if wait_for_http nginx "$pid" "http://127.0.0.1:$port/healthz" 15; then
+        NGINX_URL="http://127.0.0.1:$port"
+        break
+    fi
+    stop_peer nginx "$pid"
+    [ "$attempt" -lt 3 ] || die "nginx did not start; see $WORK/logs/nginx-error.log"
+done
+NAMES=()
+for ((i = 0; i < FILES; i++)); do NAMES+=("$(printf 'f%05d' "$i")"); done
+
+# ---- a. many small files ---------------------------------------------------------------------------
+
+log "(a) $FILES files: curl --parallel --parallel-max $CONCURRENCY"
+for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg"
+mkdir -p "$WORK/out/curl"
+t0="$(now_ns)"
+timeout "$TIMEOUT" curl -sS --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
+CURL_NS=$(($(now_ns) - t0))
+check_files "$WORK/out/curl" curl
+
+ARIA2_NS=0
+if [ "$WANT_ARIA2" = "1" ]; then
+    log "(a) $FILES files: aria2c -j$CONCURRENCY -i LIST"
+    for name in "${NAMES[@]}"; do printf '%s/files/%s\n  out=%s\n' "$NGINX_URL" "$name" "$name"; done >"$WORK/aria2.list"
+    mkdir -p "$WORK/out/aria2"
+    t0="$(now_ns)"
+    timeout "$TIMEOUT" aria2c --quiet=true -j"$CONCURRENCY" --max-connection-per-server=1 --split=1 \
+        --file-allocation=none --allow-overwrite=true --auto-file-renaming=false \
+        --dir="$WORK/out/aria2" -i "$WORK/aria2.list" || die "aria2c failed"
+    ARIA2_NS=$(($(now_ns) - t0))
+    check_files "$WORK/out/aria2" aria2c
+fi
+
+start_bench_daemon --max-transfers 64
+answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":$CONCURRENCY}}")"
+FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
+{
+    printf '{"tasks":['
+    for ((i = 0; i < FILES; i++)); do
+        [ "$i" -gt 0 ] && printf ','
+        printf '{"kind":"download","request":{"url":"%s/files/%s"},"destination":"bench/%s"}' "$NGINX_URL" "${NAMES[$i]}" "${NAMES[$i]}"
+    done
+    printf ']}'
+} >"$WORK/files-batch.json"
+log "(a) $FILES files: transferd, one batch to session $FILES_SESSION"
+t0="$(now_ns)"
+curl -fsS --max-time "$TIMEOUT" -o /dev/null -X POST -H 'Content-Type: application/json' \
+    --data-binary "@$WORK/files-batch.json" "$DAEMON_URL/v1/sessions/$FILES_SESSION/tasks:batch" || die "batch POST failed"
+wait_completions "$FILES_SESSION" "$FILES"
+TRANSFERD_NS=$(($(now_ns) - t0))
+[ "$FAILED" -eq 0 ] || die "$FAILED download tasks failed"
+check_files "$WORK/data/downloads/bench" transferd
+
+# ---- b. single POSTs over one keep-alive connection ---------------------------------------------
+
+log "(b) $SUBMIT single POSTs (suspended tasks) over one connection"
+printf '{"kind":"data","request":{"url":"%s/files/f00000"},"state":"suspended"}' "$NGINX_URL" >"$WORK/one.json"
+submit /v1/sessions/shared/tasks "$WORK/one.json" "$SUBMIT" 1000 201
+SUBMIT_S="$(submit_field total 3)"
+FIRST_S="$(awk '$1 == "group" && $2 == 1 { print $3 }' "$WORK/submit.out")"
+LAST_S="$(awk '$1 == "group" { s = $3 } END { print s }' "$WORK/submit.out")"
+SUBMIT_LATENCY="$(submit_field latency_us)"
+
+RPC_S=""
+if [ "$WANT_ARIA2" = "1" ]; then
+    log "(b) $SUBMIT aria2.addUri over one connection (aria2c --enable-rpc --pause=true)"
+    rpc_port="$(free_port)"
+    aria2c --enable-rpc --rpc-listen-port="$rpc_port" --pause=true --dir="$WORK/out/rpc" --quiet=true \
+        --max-concurrent-downloads=1 >"$WORK/logs/aria2-rpc.log" 2>&1 </dev/null &
+    rpc_pid=$!
+    record_peer aria2c-rpc "$rpc_pid"
+    for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$rpc_port/jsonrpc" && break; sleep 0.1; done
+    printf '{"jsonrpc":"2.0","id":"b","method":"aria2.addUri","params":[["%s/files/f00000"]]}' "$NGINX_URL" >"$WORK/rpc.json"
+    timeout "$TIMEOUT" "$WORK/submit_client" "$rpc_port" /jsonrpc "$WORK/rpc.json" "$SUBMIT" 1000 200 >"$WORK/submit.out" \
+        || die "aria2 addUri failed"
+    RPC_S="$(submit_field total 3)"
+    RPC_FIRST_S="$(awk '$1 == "group" && $2 == 1 { print $3 }' "$WORK/submit.out")"
+    RPC_LAST_S="$(awk '$1 == "group" { s = $3 } END { print s }' "$WORK/submit.out")"
+    stop_peer aria2c-rpc "$rpc_pid"
+fi
+
+# ---- c. batches --------------------------------------------------------------------------------
+
+log "(c) $BATCHES batches of $BATCH suspended tasks"
+batch_body "$BATCH" "{\"kind\":\"data\",\"request\":{\"url\":\"$NGINX_URL/files/f00000\"},\"state\":\"suspended\"}" >"$WORK/batch.json"
+submit /v1/sessions/shared/tasks:batch "$WORK/batch.json" "$BATCHES" 1 201
+BATCH_S="$(submit_field total 3)"
+RSS_AFTER_SUBMIT_KIB="$(kib_field "$DAEMON_PID" VmRSS)"
+stop_peer transferd "$DAEMON_PID"
+
+# ---- d, e. a long queue: memory and admission -------------------------------------------------------
+
+rm -rf "$WORK/data"
+start_bench_daemon --max-transfers 512
+answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":1}}')"
+QUEUE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
+answer="$(post "/v1/sessions/$QUEUE_SESSION/tasks" "{\"kind\":\"download\",\"request\":{\"url\":\"$NGINX_URL/stall/big.bin\"}}")"
+STALLED_ID="$(json_number "$answer" id)" || die "stalled task: $answer"
+printf '{"kind":"data","request":{"url":"%s/files/f00000"}}' "$NGINX_URL" >"$WORK/probe.json"
+
+# probe: PROBES POSTs to a new session with room for all of them at once (none waits for
+# another's completion); sets PROBE_US (median µs) and checks that each was admitted.
+PROBES=50
+probe() {
+    local answer session admitted
+    answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":64}}")"
+    session="$(json_string "$answer" id)" || die "session: $answer"
+    submit "/v1/sessions/$session/tasks" "$WORK/probe.json" "$PROBES" "$PROBES" 201 '"phase":"connecting"'
+    PROBE_US="$(submit_field latency_us)"
+    admitted="$(submit_field matched)"
+    [ "$admitted" -eq "$PROBES" ] || die "only $admitted of $PROBES probe tasks were admitted inside their POST"
+}
+
+# fill_queue TOTAL: queues running tasks in the queue session until TOTAL are queued.
+QUEUED_NOW=0
+fill_queue() {
+    local target="$1" size
+    while [ "$QUEUED_NOW" -lt "$target" ]; do
+        size=$((target - QUEUED_NOW))
+        [ "$size" -gt 10000 ] && size=10000
+        batch_body "$size" "{\"kind\":\"data\",\"request\":{\"url\":\"$NGINX_URL/files/f00001\"}}" >"$WORK/queue.json"
+        submit "/v1/sessions/$QUEUE_SESSION/tasks:batch" "$WORK/queue.json" 1 1 201
+        QUEUED_NOW=$((QUEUED_NOW + size))
+    done
+}
+
+probe
+PROBE_0_US="$PROBE_US"
+RSS_EMPTY_KIB="$(kib_field "$DAEMON_PID" VmRSS)"
+fill_queue 1000
+probe
+PROBE_1K_US="$PROBE_US"
+log "(d) queueing $QUEUED tasks behind task $STALLED_ID"
+fill_queue "$QUEUED"
+sleep 1 # let the store writer and allocator settle before reading RSS
+RSS_FULL_KIB="$(kib_field "$DAEMON_PID" VmRSS)"
+probe
+PROBE_FULL_US="$PROBE_US"
+answer="$(curl -fsS "$DAEMON_URL/v1/tasks/$STALLED_ID")"
+[[ "$answer" =~ \"state\":\"running\" ]] || die "the stalled task is no longer running: $answer"
+answer="$(curl -fsS "$DAEMON_URL/v1/sessions/$QUEUE_SESSION/tasks?limit=1&cursor=$STALLED_ID")"
+[[ "$answer" =~ \"phase\":\"queued\" ]] || die "the first task behind the stalled one is not queued: $answer"
+
+# ---- report ------------------------------------------------------------------------------------
+
+CURL_FPS="$(rate "$FILES" "$(seconds_of "$CURL_NS")")"
+TRANSFERD_FPS="$(rate "$FILES" "$(seconds_of "$TRANSFERD_NS")")"
+SUBMIT_RATE="$(rate "$SUBMIT" "$SUBMIT_S")"
+FIRST_RATE="$(rate 1000 "$FIRST_S")"
+LAST_RATE="$(rate 1000 "$LAST_S")"
+BATCH_RATE="$(rate $((BATCHES * BATCH)) "$BATCH_S")"
+PER_TASK_KIB="$(awk -v a="$RSS_EMPTY_KIB" -v b="$RSS_FULL_KIB" -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", (b - a) / n }')"
+CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+{
+    echo
+    echo "transferd scheduler benchmark ($(bench_commit)), nginx $("$NGINX_BIN" -v 2>&1 | sed 's|.*nginx/||') on 127.0.0.1"
+    echo "machine: nproc $(nproc), ${CPU_MODEL:-unknown CPU}, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+    echo
+    echo "(a) $FILES files of $FILE_BYTES bytes, $CONCURRENCY at a time (count and sizes checked)"
+    printf '    %-44s %8s s %8s files/s\n' "curl --parallel --parallel-max $CONCURRENCY" "$(seconds_of "$CURL_NS")" "$CURL_FPS"
+    if [ "$WANT_ARIA2" = "1" ]; then
+        ARIA2_FPS="$(rate "$FILES" "$(seconds_of "$ARIA2_NS")")"
+        printf '    %-44s %8s s %8s files/s\n' "aria2c -j$CONCURRENCY -i LIST" "$(seconds_of "$ARIA2_NS")" "$ARIA2_FPS"
+    fi
+    printf '    %-44s %8s s %8s files/s\n' "transferd (one batch, POST to last completion)" "$(seconds_of "$TRANSFERD_NS")" "$TRANSFERD_FPS"
+    echo "    transferd/curl $(ratio "$TRANSFERD_FPS" "$CURL_FPS") (goal >= 1)$([ "$WANT_ARIA2" = "1" ] && echo ", transferd/aria2 $(ratio "$TRANSFERD_FPS" "$ARIA2_FPS") (goal >= 5)")"
+    echo
+    echo "(b) $SUBMIT single POSTs of suspended tasks over one keep-alive connection"
+    echo "    transferd: $SUBMIT_RATE tasks/s overall, first thousand $FIRST_RATE/s, last thousand $LAST_RATE/s (last/first $(ratio "$LAST_RATE" "$FIRST_RATE")), median latency $SUBMIT_LATENCY µs   goal >= 10000/s"
+    if [ -n "$RPC_S" ]; then
+        RPC_RATE="$(rate "$SUBMIT" "$RPC_S")"
+        echo "    aria2 addUri (paused): $RPC_RATE calls/s overall, first thousand $(rate 1000 "$RPC_FIRST_S")/s, last thousand $(rate 1000 "$RPC_LAST_S")/s; transferd/aria2 $(ratio "$SUBMIT_RATE" "$RPC_RATE")"
+    fi
+    echo
+    echo "(c) $BATCHES batches of $BATCH suspended tasks: $BATCH_RATE tasks/s ($BATCH_S s)   goal >= 100000/s"
+    echo "    daemon VmRSS after (b) and (c): $(awk -v k="$RSS_AFTER_SUBMIT_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB with $((SUBMIT + BATCHES * BATCH)) suspended tasks"
+    echo
+    echo "(d) $QUEUED_NOW tasks queued behind one stalled transfer: VmRSS $(awk -v k="$RSS_EMPTY_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB -> $(awk -v k="$RSS_FULL_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB, $PER_TASK_KIB KiB per queued task   goal < 2"
+    echo
+    echo "(e) POST of a task admitted at once (median of $PROBES), with the queue at:"
+    echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"
+    echo "    admission share over the empty queue: 1000: $(awk -v a="$PROBE_1K_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs, $QUEUED_NOW: $(awk -v a="$PROBE_FULL_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs"
+    echo
+    printf 'bench: files/s transferd %s curl %s%s; POST %s tasks/s (last/first %s); batch %s tasks/s; %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
+        "$TRANSFERD_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" \
+        "$BATCH_RATE" "$PER_TASK_KIB" "$PROBE_1K_US" "$PROBE_FULL_US" "$QUEUED_NOW"
+}
