@@ -254,6 +254,9 @@ import Testing
                 #expect(starts(&scheduler) == reference.admit())
             }
         }
+        // Once every task has left, nothing is kept for their hosts and sessions.
+        for id in 1..<nextId { scheduler.remove(taskId: id) }
+        #expect(scheduler.bookkeeping == (0, 0))
     }
 
     @Test(arguments: [

@@ -101,6 +101,13 @@ struct Scheduler: Sendable {
     private var perSession: [String: Int] = [:]
     /// Host keys interned to small integers: 100,000 queued tasks to one origin share one string.
     private var hostIds: [String: Int] = [:]
+    private var hostNames: [Int: String] = [:]
+    private var nextHostId = 0
+    /// Queued and running tasks per host and per session: what a host or session keeps in here
+    /// (its id, limit, parked heap) goes when its last task leaves, so a daemon that has seen a
+    /// million origins does not keep a million entries.
+    private var hostUsers: [Int: Int] = [:]
+    private var sessionUsers: [String: Int] = [:]
     private var order = 0
     private var startOrder = 0
     private(set) var queuedByClass: [SchedulingClass: Int] = [:]
@@ -129,6 +136,8 @@ struct Scheduler: Sendable {
         let host = internHost(ticket.host)
         hostLimits[host] = ticket.hostLimit
         if let limit = ticket.sessionLimit { sessionLimits[ticket.session] = limit }
+        hostUsers[host, default: 0] += 1
+        sessionUsers[ticket.session, default: 0] += 1
         let key = Key(discretionary: ticket.discretionary, rank: ticket.schedulingClass.rank, priority: ticket.priority, order: order, taskId: ticket.taskId)
         queued[ticket.taskId] = Queued(ticket: ticket, key: key, host: host)
         queuedByClass[ticket.schedulingClass, default: 0] += 1
@@ -141,13 +150,40 @@ struct Scheduler: Sendable {
         if let entry = running.removeValue(forKey: taskId) {
             runningByClass[entry.ticket.schedulingClass, default: 1] -= 1
             release(host: entry.host, session: entry.ticket.session)
+            forget(host: entry.host, session: entry.ticket.session)
         }
         if let entry = queued.removeValue(forKey: taskId) {
             queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
             if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
             // It may have been the one sent back to take a free slot: another must take its place.
             markForRefill(host: entry.host, session: entry.ticket.session)
+            forget(host: entry.host, session: entry.ticket.session)
         }
+    }
+
+    /// One task of `host` and `session` left; with the last one, what is kept for them goes.
+    private mutating func forget(host: Int, session: String) {
+        hostUsers[host, default: 1] -= 1
+        if hostUsers[host] == 0 {
+            hostUsers[host] = nil
+            if let name = hostNames.removeValue(forKey: host) { hostIds[name] = nil }
+            hostLimits[host] = nil
+            parkedByHost[host] = nil
+            hostsToRefill.remove(host)
+        }
+        sessionUsers[session, default: 1] -= 1
+        if sessionUsers[session] == 0 {
+            sessionUsers[session] = nil
+            sessionLimits[session] = nil
+            parkedBySession[session] = nil
+            sessionsToRefill.remove(session)
+        }
+    }
+
+    /// How many hosts and sessions the scheduler keeps anything for (tests: nothing leaks).
+    var bookkeeping: (hosts: Int, sessions: Int) {
+        (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count,
+         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count)
     }
 
     /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
@@ -226,8 +262,10 @@ struct Scheduler: Sendable {
 
     private mutating func internHost(_ host: String) -> Int {
         if let id = hostIds[host] { return id }
-        let id = hostIds.count
+        let id = nextHostId
+        nextHostId += 1
         hostIds[host] = id
+        hostNames[id] = host
         return id
     }
 
