@@ -173,48 +173,7 @@ SOURCE_SHA256="$(sha256sum "$WORK/www/source.bin" | cut -d' ' -f1)"
 sync "$WORK/www/source.bin" # its write-back must not run during the first round
 
 # nginx: one worker, sendfile, no access log, the file under /.
-NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
-user_line=""
-[ "$(id -u)" -eq 0 ] && user_line="user root;"
-for attempt in 1 2 3; do
-    port="$(free_port)"
-    cat >"$WORK/nginx/nginx.conf" <<EOF
-# Written by bench/download.sh.
-$user_line
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/logs/nginx-error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    default_type application/octet-stream;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_timeout 30s;
-    server {
-        listen 127.0.0.1:$port;
-        root $WORK/www;
-        location = /healthz { return 200 "ok\n"; }
-    }
-}
-EOF
-    log "starting nginx on 127.0.0.1:$port (attempt $attempt)"
-    "$NGINX_BIN" -p "$WORK/nginx" -e "$WORK/logs/nginx-error.log" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' \
-        >>"$WORK/logs/nginx.log" 2>&1 </dev/null &
-    pid=$!
-    record_peer nginx "$pid"
-    if wait_for_http nginx "$pid" "http://127.0.0.1:$port/healthz" 15; then
-        NGINX_URL="http://127.0.0.1:$port"
-        break
-    fi
-    stop_peer nginx "$pid"
-    [ "$attempt" -lt 3 ] || die "nginx did not start; see $WORK/logs/nginx-error.log"
-done
+start_bench_nginx 64 "tcp_nopush on;" ""
 SOURCE_URL="$NGINX_URL/source.bin"
 
 start_bench_daemon

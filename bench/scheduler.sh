@@ -148,48 +148,7 @@ log "writing $FILES files of $FILE_BYTES bytes"
 head -c $((FILES * FILE_BYTES)) /dev/urandom | split -b "$FILE_BYTES" -d -a 5 - "$WORK/www/files/f"
 head -c 1048576 /dev/urandom >"$WORK/www/stall/big.bin"
 
-NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
-user_line=""
-[ "$(id -u)" -eq 0 ] && user_line="user root;"
-for attempt in 1 2 3; do
-    port="$(free_port)"
-    cat >"$WORK/nginx/nginx.conf" <<EOF
-# Written by bench/scheduler.sh.
-$user_line
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/logs/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    default_type application/octet-stream;
-    sendfile on;
-    keepalive_timeout 30s;
-    keepalive_requests 100000;
-    server {
-        listen 127.0.0.1:$port;
-        root $WORK/www;
-        location = /healthz { return 200 "ok\n"; }
-        location /stall/ { limit_rate 1; }
-    }
-}
-EOF
-    "$NGINX_BIN" -p "$WORK/nginx" -e "$WORK/logs/nginx-error.log" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' \
-        >>"$WORK/logs/nginx.log" 2>&1 </dev/null &
-    pid=$!
-    record_peer nginx "$pid"
-    if wait_for_http nginx "$pid" "http://127.0.0.1:$port/healthz" 15; then
-        NGINX_URL="http://127.0.0.1:$port"
-        break
-    fi
-    stop_peer nginx "$pid"
-    [ "$attempt" -lt 3 ] || die "nginx did not start; see $WORK/logs/nginx-error.log"
-done
+start_bench_nginx 1024 "keepalive_requests 100000;" "location /stall/ { limit_rate 1; }"
 NAMES=()
 for ((i = 0; i < FILES; i++)); do NAMES+=("$(printf 'f%05d' "$i")"); done
 

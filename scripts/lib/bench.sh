@@ -156,6 +156,55 @@ start_bench_daemon() {
     die "transferd did not start; see $WORK/transferd.log"
 }
 
+# start_bench_nginx CONNECTIONS HTTP_LINES SERVER_LINES: nginx on a free 127.0.0.1 port serving
+# $WORK/www (one worker, sendfile, no access log, /healthz), with extra directives for its http
+# and server blocks; sets NGINX_BIN and NGINX_URL. Needs $WORK/nginx/tmp and $WORK/logs.
+start_bench_nginx() {
+    local connections="$1" http_lines="$2" server_lines="$3" user_line="" attempt port pid
+    NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+    [ "$(id -u)" -eq 0 ] && user_line="user root;"
+    for attempt in 1 2 3; do
+        port="$(free_port)"
+        cat >"$WORK/nginx/nginx.conf" <<EOF
+# Written by $SCRIPT_NAME.
+$user_line
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/logs/nginx-error.log warn;
+events { worker_connections $connections; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/nginx/tmp/body;
+    proxy_temp_path $WORK/nginx/tmp/proxy;
+    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
+    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
+    scgi_temp_path $WORK/nginx/tmp/scgi;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 30s;
+    $http_lines
+    server {
+        listen 127.0.0.1:$port;
+        root $WORK/www;
+        location = /healthz { return 200 "ok\n"; }
+        $server_lines
+    }
+}
+EOF
+        log "starting nginx on 127.0.0.1:$port (attempt $attempt)"
+        "$NGINX_BIN" -p "$WORK/nginx" -e "$WORK/logs/nginx-error.log" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' \
+            >>"$WORK/logs/nginx.log" 2>&1 </dev/null &
+        pid=$!
+        record_peer nginx "$pid"
+        if wait_for_http nginx "$pid" "http://127.0.0.1:$port/healthz" 15; then
+            NGINX_URL="http://127.0.0.1:$port"
+            return
+        fi
+        stop_peer nginx "$pid"
+    done
+    die "nginx did not start; see $WORK/logs/nginx-error.log"
+}
+
 # run_task ROUND BODY: posts the task BODY to the shared session and long-polls its progress
 # until it completed; sets TASK_ID, TASK_POLLS and ELAPSED_NS (from the POST to the answer that
 # says completed). Fails the benchmark if the task completed with an error (checked untimed).

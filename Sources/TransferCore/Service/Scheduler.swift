@@ -48,7 +48,7 @@ struct Scheduler: Sendable {
         let key: Key
     }
 
-    enum Blocker: String, Sendable, Codable {
+    enum Blocker: String, Sendable {
         case globalCap, hostCap, sessionCap, discretionary
     }
 
@@ -126,7 +126,6 @@ struct Scheduler: Sendable {
     var runningCount: Int { running.count }
     func isQueued(_ taskId: Int) -> Bool { queued[taskId] != nil }
     func isRunning(_ taskId: Int) -> Bool { running[taskId] != nil }
-    var runningTaskIds: [Int] { Array(running.keys) }
 
     mutating func enqueue(_ ticket: Ticket) {
         guard running[ticket.taskId] == nil, queued[ticket.taskId] == nil else { return }
