@@ -1,0 +1,16 @@
+/// Something kept per session beside its tasks: its cookies, its cached responses, its
+/// credentials. Default sessions share one persistent instance; an ephemeral session's part lives
+/// in memory and is private to it.
+///
+/// `TransferService.sessionScopedStores` lists them, so the session operations reach all alike:
+/// reset empties a session's part, flush writes what is held in memory, and an invalidated
+/// ephemeral session's part is dropped.
+protocol SessionScopedStore: Sendable {
+    /// URLSession's reset: empties what this session sees (for a default session, the shared
+    /// store) and deletes its files.
+    func reset(session: Session)
+    /// URLSession's flush: what is pending reaches the disk (nothing for ephemeral sessions).
+    func flush()
+    /// The session is invalidated: an ephemeral session's private part goes.
+    func discard(session: Session)
+}

@@ -1,0 +1,7 @@
+extension TransferService {
+    /// Every store kept per session (cookies, URL cache, credentials), for reset, flush and
+    /// invalidation. Each store adds itself here.
+    var sessionScopedStores: [any SessionScopedStore] {
+        []
+    }
+}
