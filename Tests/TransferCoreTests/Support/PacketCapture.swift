@@ -104,8 +104,20 @@ final class PacketCapture {
     /// Stops the capture and parses what it saw. `tcpdump -v` prints `IP (tos 0x20, ...)` with
     /// the addresses on the next line for IPv4, and `IP6 (class 0xb8, ...) src > dst: ...` on
     /// one line for IPv6 (no `class` when it is 0).
-    func packets() -> [Packet] {
+    ///
+    /// tcpdump reads what the kernel captured some time after the packets went out, and a stop
+    /// loses what it has not read yet (seen on a loaded machine: a request's packet missing). So
+    /// it first waits, up to `timeout` seconds, until the packets printed so far satisfy
+    /// `complete`, and a moment longer for those right behind them.
+    func packets(timeout: Double = 5, until complete: ([Packet]) -> Bool = { _ in true }) -> [Packet] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while running, !complete(parse()), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.1)
         stop()
+        return parse()
+    }
+
+    private func parse() -> [Packet] {
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         var records: [String] = []
         for line in text.split(separator: "\n") {
