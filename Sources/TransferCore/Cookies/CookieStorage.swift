@@ -25,7 +25,7 @@ final class CookieStorage: Sendable {
 
     /// Loads the persistent jars. Without a public suffix list, Domain attributes other than the
     /// request host are refused (`PublicSuffixList.unavailable`), and that is logged once here.
-    init(store: Store, suffixes: PublicSuffixList? = PublicSuffixList.load(), logger: Logger) throws {
+    init(store: Store, suffixes: PublicSuffixList? = PublicSuffixList.load(), logger: Logger = Logger(label: "transferd.cookies")) throws {
         self.store = store
         if let suffixes {
             self.suffixes = suffixes
