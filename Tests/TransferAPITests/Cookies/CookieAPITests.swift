@@ -142,10 +142,13 @@ import Testing
         }
     }
 
-    @Test func anInvalidatedEphemeralSessionsJarCannotBeFilled() async throws {
+    @Test func anInvalidatedEphemeralSessionsJarIsDroppedAndCannotBeFilled() async throws {
         try await DaemonFixture.with { daemon in
             let session = try #require(try await daemon.createSession(["kind": "ephemeral"]).string("id"))
+            #expect(try await daemon.putCookies(session, [["name": "gone", "value": "1", "domain": "example.com"]]).status == 200)
             #expect(try await daemon.post("/v1/sessions/\(session)/invalidate", json: [:]).status == 200)
+            _ = try await daemon.waitForEvent(session) { $0.string("type") == "didBecomeInvalid" }
+            #expect(try await daemon.jar(session).isEmpty, "the invalidated ephemeral session's jar was dropped")
             let response = try await daemon.putCookies(session, [["name": "late", "value": "1", "domain": "example.com"]])
             #expect(response.status == 409 && response.errorCode == "session_invalidated", "\(response)")
         }
