@@ -41,8 +41,11 @@ final class CookieStorage: Sendable {
         }
     }
 
-    static func jar(for session: Session) -> JarID {
-        session.kind == .ephemeral ? .ephemeral(session: session.id) : .shared(owner: session.owner ?? "")
+    /// The jar of `session` as `requester` (a token fingerprint) uses it. A session without an
+    /// owner (the `shared` session, or any made without tokens) is used by every client, each
+    /// with its own jar: one client's cookies never reach another's requests.
+    static func jar(for session: Session, requester: String? = nil) -> JarID {
+        session.kind == .ephemeral ? .ephemeral(session: session.id) : .shared(owner: session.owner ?? requester ?? "")
     }
 
     // MARK: what transfers do (engine thread)

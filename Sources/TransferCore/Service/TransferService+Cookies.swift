@@ -6,11 +6,11 @@ internal import FoundationEssentials
 /// shared jar of its owner, as HTTPCookieStorage.shared; an ephemeral session on its own.
 extension TransferService {
     /// The cookie handling of a request of `session`; nil when cookies are off for it.
-    func cookieHandling(for request: RequestInfo, in session: Session) -> TransferCookies? {
+    func cookieHandling(for request: RequestInfo, in session: Session, owner: String?) -> TransferCookies? {
         guard session.configuration.httpShouldSetCookies, request.httpShouldHandleCookies else { return nil }
         let ownCookieHeader = request.headers.keys.contains { $0.lowercased() == "cookie" }
         return TransferCookies(
-            storage: cookieStorage, jar: CookieStorage.jar(for: session), sends: !ownCookieHeader,
+            storage: cookieStorage, jar: CookieStorage.jar(for: session, requester: owner), sends: !ownCookieHeader,
             acceptPolicy: session.configuration.httpCookieAcceptPolicy,
             mainDocumentHost: CookieRequestURL(request.mainDocumentURL ?? request.url)?.host)
     }
@@ -18,7 +18,7 @@ extension TransferService {
     /// The session's cookies, or those a request to `url` would carry (in Cookie-header order).
     public func cookies(in sessionId: String, for url: String?, owner: String?) throws -> [Cookie] {
         let session = try state.withLock { s in try visibleSession(s, sessionId, owner) }
-        return cookieStorage.cookies(in: CookieStorage.jar(for: session), for: try Self.checkedCookieURL(url))
+        return cookieStorage.cookies(in: CookieStorage.jar(for: session, requester: owner), for: try Self.checkedCookieURL(url))
     }
 
     /// The `url` a cookie query names: an absolute http or https URL.
@@ -38,7 +38,7 @@ extension TransferService {
         }
         let now = Date()
         let made = try list.enumerated().map { index, input in try input.cookie(suffixes: cookieStorage.suffixes, now: now, field: "cookies[\(index)]") }
-        let jar = CookieStorage.jar(for: session)
+        let jar = CookieStorage.jar(for: session, requester: owner)
         cookieStorage.set(made, in: jar, now: now)
         cookieStorage.flush()  // what the client is told is stored is on disk
         return cookieStorage.cookies(in: jar)
@@ -48,7 +48,7 @@ extension TransferService {
     public func deleteCookies(in sessionId: String, _ filter: CookieFilter, owner: String?) throws -> Int {
         let session = try state.withLock { s in try visibleSession(s, sessionId, owner) }
         _ = try Self.checkedCookieURL(filter.url)
-        let jar = CookieStorage.jar(for: session)
+        let jar = CookieStorage.jar(for: session, requester: owner)
         let removed: Int
         if filter.selectsAll {
             removed = cookieStorage.cookies(in: jar).count

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransferAPI
 
 /// GET, PUT and DELETE /v1/sessions/{sid}/cookies on the real daemon: adding, listing (with the
 /// url filter), deleting some and all, and bad input refused with the jar left as it was.
@@ -151,6 +152,19 @@ import Testing
             #expect(try await daemon.jar(session).isEmpty, "the invalidated ephemeral session's jar was dropped")
             let response = try await daemon.putCookies(session, [["name": "late", "value": "1", "domain": "example.com"]])
             #expect(response.status == 409 && response.errorCode == "session_invalidated", "\(response)")
+        }
+    }
+
+    @Test func eachTokenHasItsOwnSharedJarTheSharedSessionIncluded() async throws {
+        let (alpha, beta) = ("token-alpha-0123456789", "token-beta-9876543210")
+        try await DaemonFixture.with(configure: { $0.tokens = [alpha, beta] }, token: alpha) { daemon in
+            let mine = try #require(try await daemon.createSession(["kind": "default"]).string("id"))
+            #expect(try await daemon.request("PUT", "/v1/sessions/shared/cookies", json: ["cookies": [["name": "a", "value": "1", "domain": "example.com"]]]).status == 200)
+            #expect(try await daemon.jarNames(mine) == ["a"], "a token's default sessions and its use of `shared` share one jar")
+            let theirs = try await daemon.request("GET", "/v1/sessions/shared/cookies", token: .some(beta))
+            #expect(theirs.status == 200)
+            #expect((try theirs.object()["cookies"] as? [Any])?.isEmpty == true, "\(theirs)")
+            #expect(try await daemon.request("GET", "/v1/sessions/\(mine)/cookies", token: .some(beta)).status == 404)
         }
     }
 }
