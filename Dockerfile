@@ -33,10 +33,11 @@ RUN swift build -c release --static-swift-stdlib --product transferd \
 FROM debian:bookworm-slim
 
 # The shared libraries the binary links (libcurl, libmicrohttpd, SQLite) and CA certificates for
-# HTTPS transfers; nothing else (the health check below needs only bash, which Debian always has).
+# HTTPS transfers, and the public suffix list the cookie jars refuse supercookies with; nothing
+# else (the health check below needs only bash, which Debian always has).
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libcurl4 libmicrohttpd12 libsqlite3-0 ca-certificates \
+        libcurl4 libmicrohttpd12 libsqlite3-0 ca-certificates publicsuffix \
     && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --system --user-group --uid 10001 --home-dir /data --no-create-home \

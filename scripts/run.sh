@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/common.sh
 
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}"
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" publicsuffix  # the cookie jars refuse supercookies with it
 
 log "swift build -c release --product transferd"
 # Build output goes to stderr: stdout belongs to the daemon.

@@ -3,7 +3,7 @@
 #
 # On a new Debian bookworm machine with the Swift toolchain (at /opt/swift) and root, it
 #   1. installs the missing Debian packages (build dependencies, nginx, curl, tcpdump for the DSCP
-#      test, and Python if needed),
+#      test, publicsuffix for the cookie jars, and Python if needed),
 #   2. creates .build-peers/venv with the pinned httpbin and gunicorn (scripts/peers-requirements.txt),
 #   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files),
 #      waits until they answer, and exports their addresses (TRANSFERD_TEST_HTTPBIN, ...),
@@ -29,7 +29,7 @@ source scripts/lib/peers.sh
 
 log "repository: $PWD"
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix
 ensure_python
 ensure_peer_venv
 

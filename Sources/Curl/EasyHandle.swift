@@ -94,6 +94,7 @@ public final class EasyHandle {
             try setSocketCallbacks()
         case .verbose(let on): try setLong(CURLOPT_VERBOSE, on ? 1 : 0)
         case .userAgent(let agent): try setString(CURLOPT_USERAGENT, agent)
+        case .cookie(let header): try setString(CURLOPT_COOKIE, header)
         }
     }
 

@@ -46,4 +46,9 @@ public enum EasyOption {
     case dscp(Int?)
     case verbose(Bool)
     case userAgent(String?)
+    /// The Cookie header's value for the requests curl makes from now on, nil for none
+    /// (CURLOPT_COOKIE). curl reads it as it builds each request, so one set while a response
+    /// head arrives goes with the redirect or authentication round that follows; curl's own
+    /// cookie engine stays off. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_COOKIE.html
+    case cookie(String?)
 }

@@ -164,6 +164,7 @@ final class Transfer: EasyHandleDelegate {
             if let validator = job.resume?.ifRange { lines.append("If-Range: \(validator)") }
         }
         try handle.set(.headers(lines))
+        sendCookies(to: request.url)
     }
 
     /// A body read through the read callback (`size` nil: unknown, sent chunked). curl sends
@@ -198,9 +199,12 @@ final class Transfer: EasyHandleDelegate {
                 }
             }
             currentURL = target
+            exchangeCookies(head, answered: from, next: target)
             report(.redirect(statusCode: head.statusCode, from: from, to: target, method: currentMethod))
             return
         }
+        // A 401 may be followed by an authentication round to the same URL.
+        exchangeCookies(head, answered: currentURL, next: currentURL)
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
         if let file {

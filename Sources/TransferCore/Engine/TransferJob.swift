@@ -31,6 +31,8 @@ struct TransferJob: Sendable {
     var priority = TaskPriority.default.value
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
     var bandwidthLimit: BandwidthLimit? = nil
+    /// Its session's cookie jar and policy; nil when cookies are off for it.
+    var cookies: TransferCookies? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.

@@ -10,6 +10,31 @@ public struct RequestInfo: Codable, Sendable, Equatable {
     public var cachePolicy: CachePolicy
     public var timeoutInterval: Double
     public var networkServiceType: NetworkServiceType
+    /// Whether this request sends and stores cookies (URLRequest.httpShouldHandleCookies).
+    public var httpShouldHandleCookies = true
+    /// URLRequest.mainDocumentURL (nil: the request's own URL is the main document).
+    @NullEncoded public var mainDocumentURL: String? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case url, method, headers, bodyLength, cachePolicy, timeoutInterval, networkServiceType
+        case httpShouldHandleCookies, mainDocumentURL
+    }
+}
+
+extension RequestInfo {
+    /// Rows stored before the cookie fields existed decode with their defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        url = try c.decode(String.self, forKey: .url)
+        method = try c.decode(String.self, forKey: .method)
+        headers = try c.decode([String: String].self, forKey: .headers)
+        bodyLength = try c.decodeIfPresent(Int.self, forKey: .bodyLength)
+        cachePolicy = try c.decode(CachePolicy.self, forKey: .cachePolicy)
+        timeoutInterval = try c.decode(Double.self, forKey: .timeoutInterval)
+        networkServiceType = try c.decode(NetworkServiceType.self, forKey: .networkServiceType)
+        httpShouldHandleCookies = try c.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies) ?? true
+        mainDocumentURL = try c.decodeIfPresent(String.self, forKey: .mainDocumentURL)
+    }
 }
 
 extension RequestInfo {
@@ -31,7 +56,9 @@ extension RequestInfo {
             bodyLength: bodyLength,
             cachePolicy: spec.cachePolicy ?? configuration.requestCachePolicy,
             timeoutInterval: spec.timeoutInterval ?? configuration.timeoutIntervalForRequest,
-            networkServiceType: spec.networkServiceType ?? configuration.networkServiceType
+            networkServiceType: spec.networkServiceType ?? configuration.networkServiceType,
+            httpShouldHandleCookies: spec.httpShouldHandleCookies,
+            mainDocumentURL: spec.mainDocumentURL
         )
     }
 }

@@ -9,6 +9,11 @@ public struct RequestSpec: Decodable, Sendable {
     public var cachePolicy: CachePolicy?
     public var timeoutInterval: Double?
     public var networkServiceType: NetworkServiceType?
+    /// URLRequest.httpShouldHandleCookies: false sends no jar cookies and stores none.
+    public var httpShouldHandleCookies = true
+    /// URLRequest.mainDocumentURL: the site cookies must belong to under the
+    /// onlyFromMainDocumentDomain policy (nil: the request's own URL).
+    public var mainDocumentURL: String?
 
     public init(url: String, method: String = "GET", headers: [String: String] = [:], body: RequestBody? = nil) {
         self.url = url
@@ -19,7 +24,7 @@ public struct RequestSpec: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case url, method, headers, body, cachePolicy, timeoutInterval, networkServiceType
-        case allowsCellularAccess, httpShouldHandleCookies
+        case allowsCellularAccess, httpShouldHandleCookies, mainDocumentURL
     }
 
     public init(from decoder: any Decoder) throws {
@@ -32,9 +37,10 @@ public struct RequestSpec: Decodable, Sendable {
         cachePolicy = try c.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
         timeoutInterval = try c.decodeIfPresent(Double.self, forKey: .timeoutInterval)
         networkServiceType = try c.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
-        // Mobile-only and cookie switches: accepted (URLRequest has them), no effect yet.
+        // Mobile-only: accepted (URLRequest has it), no effect on a server.
         _ = try c.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
-        _ = try c.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
+        httpShouldHandleCookies = try c.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies) ?? true
+        mainDocumentURL = try c.decodeIfPresent(String.self, forKey: .mainDocumentURL)
 
         guard Validate.isToken(method) else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.method), message: "\"\(method)\" is not a valid HTTP method")
@@ -44,6 +50,7 @@ public struct RequestSpec: Decodable, Sendable {
         }
         if let timeoutInterval { try Validate.interval(timeoutInterval, decoder.path(CodingKeys.timeoutInterval)) }
         try RequestURL.check(url, field: decoder.path(CodingKeys.url))
+        if let mainDocumentURL { try RequestURL.check(mainDocumentURL, field: decoder.path(CodingKeys.mainDocumentURL)) }
     }
 }
 

@@ -67,6 +67,8 @@ struct TaskJSONWriter {
             key(name); string(info.headers[name])
         }
         close()
+        key("httpShouldHandleCookies"); raw(info.httpShouldHandleCookies ? "true" : "false")
+        key("mainDocumentURL"); string(info.mainDocumentURL)
         key("method"); string(info.method)
         key("networkServiceType"); string(info.networkServiceType.rawValue)
         key("timeoutInterval"); number(info.timeoutInterval)

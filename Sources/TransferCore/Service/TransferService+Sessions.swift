@@ -87,6 +87,8 @@ extension TransferService {
         session.state = .invalidated
         session.invalidatedAt = Date()
         saveSession(&s, session)
+        // An ephemeral session's cookies (and whatever else it kept in memory) go with it.
+        for store in sessionScopedStores { store.discard(session: session) }
         emit(&s, session: id, task: nil, .didBecomeInvalid, ["error": .null], &deliveries)
     }
 }

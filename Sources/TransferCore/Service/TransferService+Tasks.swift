@@ -251,6 +251,7 @@ extension TransferService {
         }
         job.tus = entry.task.resumable
         job.adopt(entry.task)
+        job.cookies = cookieHandling(for: entry.task.originalRequest, in: session, owner: entry.task.owner)
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
     }

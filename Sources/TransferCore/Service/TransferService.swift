@@ -15,6 +15,8 @@ public final class TransferService: Sendable {
     public let store: Store
     /// Upload bodies sent ahead of their tasks (`POST /v1/blobs`), under `<dataDirectory>/blobs`.
     public let blobs: BlobStore
+    /// The cookie jars of every session (`CookieStorage`).
+    let cookieStorage: CookieStorage
     let engine: CurlEngine
     let configuration: ServiceConfiguration
     let logger: Logger
@@ -40,6 +42,7 @@ public final class TransferService: Sendable {
         state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
         engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
+        cookieStorage = try CookieStorage(store: store, logger: logger)
         try load()
     }
 

@@ -52,5 +52,23 @@ enum Schema {
             value INTEGER NOT NULL
         );
         """,
+        // 4: the persistent cookies of default and background sessions, one jar per owner
+        //    ('' without tokens). Session cookies are never written (CookieStorage).
+        """
+        CREATE TABLE cookies (
+            owner TEXT NOT NULL,
+            name TEXT NOT NULL,
+            domain TEXT NOT NULL,
+            path TEXT NOT NULL,
+            value TEXT NOT NULL,
+            host_only INTEGER NOT NULL,
+            expires REAL NOT NULL,
+            secure INTEGER NOT NULL,
+            http_only INTEGER NOT NULL,
+            same_site TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (owner, name, domain, path)
+        );
+        """,
     ]
 }

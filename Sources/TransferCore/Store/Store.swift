@@ -118,6 +118,8 @@ public final class Store: Sendable {
             try tx.run("DELETE FROM tasks WHERE id = ?", id)
         case .reserveTaskId(let id):
             try reserve(taskId: id, tx)
+        case .cookies(let changes):
+            try apply(changes, tx)
         }
     }
 

@@ -16,6 +16,8 @@ enum StoreOperation: Sendable {
     case deleteTask(id: Int)
     /// Records that `id` was given (to a task that is not stored), so it is never given again.
     case reserveTaskId(Int)
+    /// Changes to the persistent cookie jars (`Store+Cookies`).
+    case cookies([CookieRowChange])
 }
 
 extension StoreOperation {
