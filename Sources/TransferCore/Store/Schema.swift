@@ -52,5 +52,13 @@ enum Schema {
             value INTEGER NOT NULL
         );
         """,
+        // 4 (sessions branch): webhook secrets, kept apart from the session record (which is
+        //    the served JSON) so no answer can carry one.
+        """
+        CREATE TABLE webhook_secrets (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+            secret TEXT NOT NULL
+        );
+        """,
     ]
 }
