@@ -203,6 +203,9 @@ final class Transfer: EasyHandleDelegate {
         }
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
+        // The response first, then how a resumed download goes on (URLSESSION.md's order:
+        // response, resume offset, data), so didResumeAtOffset's totals are the last word.
+        report(.response(info))
         if let file {
             if base > 0 {
                 continueResumed(head, file: file)
@@ -213,7 +216,6 @@ final class Transfer: EasyHandleDelegate {
                 expectedTotal = info.expectedContentLength
             }
         }
-        report(.response(info))
     }
 
     /// Decides how a resumed download goes on from the server's answer to its ranged request.
