@@ -183,6 +183,7 @@ final class Transfer: EasyHandleDelegate {
         lastActivity = EngineLoop.now()
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) { return }
+        reportSentBeforeResponse()
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
            redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
             redirects += 1
@@ -322,6 +323,19 @@ final class Transfer: EasyHandleDelegate {
             sent = uploaded
         }
         return true
+    }
+
+    /// The body went before its answer: its last bytes are reported before the response
+    /// (URLSESSION.md's order), not with the next coalesced report after it. The progress
+    /// callback may not have seen them yet, so curl's own count is read.
+    private func reportSentBeforeResponse() {
+        let uploaded = streamReader?.sent ?? handle.bytesUploaded
+        if uploaded > sent {
+            unreportedSent += uploaded - sent
+            throttleUpload(moved: uploaded - sent)
+            sent = uploaded
+        }
+        if unreportedSent > 0 { reportProgress(now: EngineLoop.now(), force: true) }
     }
 
     /// Uploads are counted after they went (curl sends an inline body without asking the read
