@@ -128,13 +128,19 @@ final class WebhookLoop {
         }
     }
 
-    /// Milliseconds until the next retry or digest is due (at most a second).
+    /// Milliseconds until the next retry or digest is due (at most a second; 0 when a session
+    /// is due now).
     private func nextWake(now: Double) -> Int {
         var wake = 1.0
         for session in wanting where inFlight[session] == nil {
-            if let at = retries[session]?.at { wake = min(wake, at - now) }
-            if let due = digestDue[session] { wake = min(wake, due - now) }
+            if let at = retries[session]?.at {
+                wake = min(wake, at - now)
+            } else if let due = digestDue[session] {
+                wake = min(wake, due - now)
+            } else {
+                return 0  // a delivery just ended and more may wait: look again at once
+            }
         }
-        return max(1, Int((wake * 1000).rounded(.up)))
+        return max(0, Int((wake * 1000).rounded(.up)))
     }
 }
