@@ -47,8 +47,16 @@ struct AcknowledgeRequest: Decodable {
 
 /// A body that must be empty or `{}` (reset, flush): a field there is a mistake worth reporting.
 struct EmptyBody: Decodable {
-    enum CodingKeys: String, CodingKey, CaseIterable { case none }
+    /// No key is known, so every one is reported.
+    struct NoKeys: CodingKey, CaseIterable {
+        static var allCases: [NoKeys] { [] }
+        var stringValue: String { "" }
+        var intValue: Int? { nil }
+        init?(stringValue: String) { nil }
+        init?(intValue: Int) { nil }
+    }
+
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectUnknownKeys(NoKeys.self)
     }
 }

@@ -48,9 +48,12 @@ import TransferCore
             let sid = try #require(try await daemon.createSession().string("id"))
             for operation in ["reset", "flush"] {
                 #expect(try await daemon.post("/v1/sessions/nope/\(operation)").status == 404)
-                let unknown = try await daemon.post("/v1/sessions/\(sid)/\(operation)", json: ["everything": true])
-                #expect(unknown.status == 400)
-                #expect(unknown.errorCode == "unknown_field")
+                for field in ["everything", "none"] {
+                    let unknown = try await daemon.post("/v1/sessions/\(sid)/\(operation)", json: [field: true])
+                    #expect(unknown.status == 400)
+                    #expect(unknown.errorCode == "unknown_field" && unknown.error?.string("field") == field)
+                }
+                #expect(try await daemon.post("/v1/sessions/\(sid)/\(operation)", json: [:]).status == 200)
                 #expect(try await daemon.get("/v1/sessions/\(sid)/\(operation)").status == 405)
                 // The shared session may be reset (URLSession.shared.reset): it empties the shared stores.
                 #expect(try await daemon.post("/v1/sessions/shared/\(operation)").status == 200)

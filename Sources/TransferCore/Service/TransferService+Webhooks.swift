@@ -50,7 +50,7 @@ extension TransferService {
             saveSession(&s, session)
         }
         if givenUp, case .failed(let message) = result {
-            logger.warning("webhook delivery given up", metadata: ["transfer.session.id": "\(id)", "webhook.through": "\(seq)", "webhook.error": "\(message)"])
+            logger.info("webhook delivery given up", metadata: ["transfer.session.id": "\(id)", "webhook.through": "\(seq)", "webhook.error": "\(message)"])
         }
     }
 }
