@@ -1,7 +1,7 @@
 #ifndef TRANSFERD_CCURL_SHIM_H
 #define TRANSFERD_CCURL_SHIM_H
-// Swift cannot call C variadic functions, so curl_easy_setopt, curl_easy_getinfo and
-// curl_multi_setopt get one static inline wrapper per C *signature* of their third argument.
+// Swift cannot call C variadic functions, so curl_easy_setopt, curl_easy_getinfo,
+// curl_multi_setopt and curl_share_setopt get one static inline wrapper per C *signature* of their third argument.
 #include <curl/curl.h>
 
 static inline CURLcode transferd_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
@@ -18,6 +18,8 @@ static inline CURLcode transferd_easy_setopt_prereq_callback(CURL *h, CURLoption
 static inline CURLcode transferd_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode transferd_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode transferd_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+
+static inline CURLSHcode transferd_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
 
 static inline CURLMcode transferd_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 

@@ -8,6 +8,8 @@ extension EasyHandle {
     public var redirectCount: Int { long(CURLINFO_REDIRECT_COUNT) ?? 0 }
     /// The Content-Length of the current response, nil when unknown.
     public var contentLength: Int? { offset(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T).flatMap { $0 >= 0 ? $0 : nil } }
+    /// Request body bytes sent so far (CURLINFO_SIZE_UPLOAD_T).
+    public var bytesUploaded: Int { offset(CURLINFO_SIZE_UPLOAD_T) ?? 0 }
     public var primaryIP: String? { string(CURLINFO_PRIMARY_IP) }
     public var primaryPort: Int? { long(CURLINFO_PRIMARY_PORT) }
     public var localIP: String? { string(CURLINFO_LOCAL_IP) }

@@ -15,6 +15,9 @@ public final class EasyHandle {
     private(set) var dscp: Int?
     /// Its multi handle's record of socket markings, while it is added to one.
     private(set) var socketMarks: SocketMarks?
+    /// The share whose connection cache it uses (`EasyOption.share`): held so it outlives the
+    /// handle's use of it.
+    private var share: ShareHandle?
 
     public init() throws(CurlCode) {
         CurlLibrary.initialise()
@@ -92,6 +95,9 @@ public final class EasyHandle {
         case .dscp(let value):
             dscp = value
             try setSocketCallbacks()
+        case .share(let handle):
+            try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_SHARE, handle?.raw))
+            share = handle
         case .verbose(let on): try setLong(CURLOPT_VERBOSE, on ? 1 : 0)
         case .userAgent(let agent): try setString(CURLOPT_USERAGENT, agent)
         case .cookie(let header): try setString(CURLOPT_COOKIE, header)

@@ -44,6 +44,9 @@ public enum EasyOption {
     /// CURLOPT_SOCKOPTFUNCTION. Added to a `MultiHandle`, a connection reused from its cache is
     /// marked again before the request goes when it carries another code point (`SocketMarks`).
     case dscp(Int?)
+    /// Take and return connections in this share's cache rather than the multi handle's
+    /// (CURLOPT_SHARE); nil goes back to the multi handle's. The handle keeps the share alive.
+    case share(ShareHandle?)
     case verbose(Bool)
     case userAgent(String?)
     /// The Cookie header's value for the requests curl makes from now on, nil for none

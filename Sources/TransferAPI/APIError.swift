@@ -11,6 +11,9 @@ public struct APIError: Error, Sendable, Equatable {
     public var code: String
     public var message: String
     public var field: String?
+    /// The URLError code the condition has in URLSession (-996 for a background session in use),
+    /// served beside `code` so a client can map it as URLSession would.
+    public var urlErrorCode: Int?
     public var headers: [(String, String)] = []
 
     public init(_ status: Int, _ code: String, _ message: String, field: String? = nil) {
@@ -29,8 +32,8 @@ public struct APIError: Error, Sendable, Equatable {
     /// The response carrying this error.
     public var response: HTTPResponse {
         var response = HTTPServerConfiguration.jsonErrorResponse(status: status, code: code, message: message)
-        if let field {
-            let body = ErrorBody(error: .init(code: code, message: message, field: field))
+        if field != nil || urlErrorCode != nil {
+            let body = ErrorBody(error: .init(code: code, message: message, field: field, urlErrorCode: urlErrorCode))
             response = HTTPResponse(status: status, headers: response.headers, body: (try? JSONCoding.encoder.encode(body)) ?? Data())
         }
         for (name, value) in headers { response.headers.add(name: name, value: value) }
@@ -50,6 +53,10 @@ public struct APIError: Error, Sendable, Equatable {
             case .invalidQuery(let message): return APIError(400, "invalid_query", message, field: "cursor")
             case .shuttingDown: return APIError(503, "shutting_down", "the daemon is shutting down; retry against the next instance")
             case .storage(let message): return APIError(507, "insufficient_storage", message)
+            case .backgroundSessionInUse(let message):
+                var error = APIError(409, "backgroundSessionInUseByAnotherProcess", message)
+                error.urlErrorCode = URLErrorCode.backgroundSessionInUseByAnotherProcess.rawValue
+                return error
             }
         case let error as InputError:
             switch error {
@@ -110,6 +117,7 @@ struct ErrorBody: Encodable {
         let code: String
         let message: String
         let field: String?
+        var urlErrorCode: Int? = nil
     }
     let error: Detail
 }

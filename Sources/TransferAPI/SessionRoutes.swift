@@ -6,8 +6,11 @@ enum SessionRoutes {
     static func register(_ router: inout Router, service: TransferService) {
         router.add("POST", "/v1/sessions") { request in
             let body = try request.decode(SessionCreate.self)
-            let (session, created) = try service.createSession(body, owner: request.owner)
-            return .json(session, status: created ? 201 : 200)
+            let creation = try service.createSession(body, owner: request.owner)
+            var response = HTTPResponse.json(creation.session, status: creation.created ? 201 : 200)
+            // The body stays the session itself; the attachment rides in a header.
+            if let attachment = creation.attachment { response.headers.add(name: SessionOperationRoutes.attachmentHeader, value: attachment) }
+            return .now(response)
         }
         router.add("GET", "/v1/sessions") { request in
             let page = try service.listSessions(owner: request.owner, limit: try request.limit(), cursor: request.http.query["cursor"])
@@ -25,6 +28,10 @@ enum SessionRoutes {
             let session = request.parameter("sid")
             // Look the session up now so an unknown id is a 404, not a held request.
             _ = try service.session(session, owner: request.owner)
+            // A background session's client keeps its attachment live by polling with it.
+            if let attachment = request.http.query["attachment"] {
+                try service.keepAttached(session: session, attachment: attachment, owner: request.owner)
+            }
             return .later { respond in
                 try service.events(session: session, after: after, limit: limit, wait: wait, owner: request.owner) { page in
                     respond(.json(page))

@@ -62,6 +62,15 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-upload-rate"), help: "Global upload limit in bytes per second, over all transfers (PATCH /v1/limits changes it). Env TRANSFERD_MAX_UPLOAD_RATE. Default unlimited.")
     var maxUploadRate: Int?
 
+    @Option(name: .customLong("attachment-lease"), help: "Seconds a background session's attachment stays live without an events poll carrying it. Env TRANSFERD_ATTACHMENT_LEASE. Default 75.")
+    var attachmentLease: Int?
+
+    @Option(name: .customLong("webhook-retry"), help: "Webhook retry backoff, BASE:CAP in seconds. Env TRANSFERD_WEBHOOK_RETRY. Default 1:300.")
+    var webhookRetry: String?
+
+    @Option(name: .customLong("webhook-attempts"), help: "Tries per webhook delivery before its events are skipped. Env TRANSFERD_WEBHOOK_ATTEMPTS. Default 8.")
+    var webhookAttempts: Int?
+
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
 
@@ -119,6 +128,9 @@ struct TransferdCommand: AsyncParsableCommand {
         configuration.service.bandwidthLimits.downloadBytesPerSecond = try integer(maxDownloadRate, environment, "TRANSFERD_MAX_DOWNLOAD_RATE", rates)
         configuration.service.bandwidthLimits.uploadBytesPerSecond = try integer(maxUploadRate, environment, "TRANSFERD_MAX_UPLOAD_RATE", rates)
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
+        if let value = try integer(attachmentLease, environment, "TRANSFERD_ATTACHMENT_LEASE", 1...86_400) { configuration.service.attachmentLease = Double(value) }
+        if let value = try backoff(webhookRetry, environment, "TRANSFERD_WEBHOOK_RETRY") { configuration.service.webhookPolicy.backoff = value }
+        if let value = try integer(webhookAttempts, environment, "TRANSFERD_WEBHOOK_ATTEMPTS", 1...100) { configuration.service.webhookPolicy.maxAttempts = value }
         return configuration
     }
 

@@ -29,7 +29,7 @@ import TransferCore
         "maximumConcurrentTasks": NSNull(),
     ] }
 
-    static let sessionKeys: Set<String> = ["id", "kind", "identifier", "description", "state", "configuration", "createdAt", "invalidatedAt", "version"]
+    static let sessionKeys: Set<String> = ["id", "kind", "identifier", "description", "state", "configuration", "createdAt", "invalidatedAt", "version", "acknowledgedEventSeq", "webhook"]
 
     @Test(arguments: ["default", "ephemeral", "background"])
     func createFillsConfigurationDefaults(kind: String) async throws {

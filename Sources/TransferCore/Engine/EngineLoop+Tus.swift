@@ -37,7 +37,7 @@ extension EngineLoop {
                     observer.transfer(taskId, .sent(bytes: bytes, total: base + total, expected: length))
                 }
             }
-            try multi.add(transfer.handle)
+            try addToMulti(transfer)
             transfers[taskId] = transfer
             taskIds[ObjectIdentifier(transfer.handle)] = taskId
         } catch let error as TaskError {

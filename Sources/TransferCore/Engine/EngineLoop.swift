@@ -15,6 +15,8 @@ final class EngineLoop {
     var tusRuns: [Int: TusRun] = [:]
     /// The daemon-wide rate limits and the line of transfers waiting for tokens.
     let governor = BandwidthGovernor()
+    /// Sessions' own connection pools after a reset or flush.
+    let connectionPools = ConnectionPools()
 
     init(multi: MultiHandle, observer: any TransferObserver) {
         self.multi = multi
@@ -52,6 +54,7 @@ final class EngineLoop {
         tusRuns.removeAll()
         transfers.removeAll()
         taskIds.removeAll()
+        connectionPools.closeAll()
         multi.close()
     }
 
@@ -67,7 +70,7 @@ final class EngineLoop {
             do {
                 let transfer = try Transfer(job: job, governor: governor) { [observer] update in observer.transfer(taskId, update) }
                 try sizeReceiveBuffer(transfer)
-                try multi.add(transfer.handle)
+                try addToMulti(transfer)
                 transfers[taskId] = transfer
                 taskIds[ObjectIdentifier(transfer.handle)] = taskId
                 observer.transfer(taskId, .connecting)
@@ -107,6 +110,10 @@ final class EngineLoop {
             transfers[taskId]?.setBandwidthLimit(limit)
         case .setLimits(let limits):
             governor.setLimits(limits, now: Self.now())
+        case .renewConnections(let pool):
+            connectionPools.renew(pool)
+        case .forgetConnections(let pool):
+            connectionPools.forget(pool)
         case .cancel(let taskId, let keepPartial):
             if tusRuns[taskId] != nil, transfers[taskId] == nil {
                 // Between two steps of a tus upload: nothing to stop but the run.

@@ -184,6 +184,7 @@ final class Transfer: EasyHandleDelegate {
         lastActivity = EngineLoop.now()
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) { return }
+        reportSentBeforeResponse()
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
            redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
             redirects += 1
@@ -207,6 +208,9 @@ final class Transfer: EasyHandleDelegate {
         exchangeCookies(head, answered: currentURL, next: currentURL)
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
+        // The response first, then how a resumed download goes on (URLSESSION.md's order:
+        // response, resume offset, data), so didResumeAtOffset's totals are the last word.
+        report(.response(info))
         if let file {
             if base > 0 {
                 continueResumed(head, file: file)
@@ -217,7 +221,6 @@ final class Transfer: EasyHandleDelegate {
                 expectedTotal = info.expectedContentLength
             }
         }
-        report(.response(info))
     }
 
     /// Decides how a resumed download goes on from the server's answer to its ranged request.
@@ -324,6 +327,19 @@ final class Transfer: EasyHandleDelegate {
             sent = uploaded
         }
         return true
+    }
+
+    /// The body went before its answer: its last bytes are reported before the response
+    /// (URLSESSION.md's order), not with the next coalesced report after it. The progress
+    /// callback may not have seen them yet, so curl's own count is read.
+    private func reportSentBeforeResponse() {
+        let uploaded = streamReader?.sent ?? handle.bytesUploaded
+        if uploaded > sent {
+            unreportedSent += uploaded - sent
+            throttleUpload(moved: uploaded - sent)
+            sent = uploaded
+        }
+        if unreportedSent > 0 { reportProgress(now: EngineLoop.now(), force: true) }
     }
 
     /// Uploads are counted after they went (curl sends an inline body without asking the read

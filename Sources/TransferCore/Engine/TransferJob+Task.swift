@@ -1,8 +1,9 @@
 extension TransferJob {
     /// Takes what the engine needs from the task record beyond its request: its priority (the
-    /// HTTP/2 stream weight) and its own rate limit.
+    /// HTTP/2 stream weight), its own rate limit and its session's connection pool.
     mutating func adopt(_ task: TransferTask) {
         priority = task.priority.value
         bandwidthLimit = task.bandwidthLimit
+        connectionPool = task.sessionId
     }
 }

@@ -33,6 +33,8 @@ struct TransferJob: Sendable {
     var bandwidthLimit: BandwidthLimit? = nil
     /// Its session's cookie jar and policy; nil when cookies are off for it.
     var cookies: TransferCookies? = nil
+    /// Whose connection pool it uses (its session's id; `ConnectionPools`).
+    var connectionPool: String? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -94,4 +96,8 @@ enum EngineCommand: Sendable {
     case setBandwidthLimit(taskId: Int, BandwidthLimit?)
     /// The daemon-wide rate limits changed.
     case setLimits(BandwidthLimits)
+    /// The session's future requests use new connections (reset, flush): a new, empty pool.
+    case renewConnections(pool: String)
+    /// The session was invalidated: its own pool (if any) closes once its transfers end.
+    case forgetConnections(pool: String)
 }

@@ -6,6 +6,8 @@ public struct SessionCreate: Decodable, Sendable {
     public var identifier: String?
     public var description: String?
     public var configuration = SessionConfiguration()
+    /// Where to post the session's events (optional).
+    public var webhook: WebhookSpec?
 
     public init(kind: SessionKind = .default, identifier: String? = nil, description: String? = nil, configuration: SessionConfiguration = SessionConfiguration()) {
         self.kind = kind
@@ -14,7 +16,7 @@ public struct SessionCreate: Decodable, Sendable {
         self.configuration = configuration
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case kind, identifier, description, configuration }
+    enum CodingKeys: String, CodingKey, CaseIterable { case kind, identifier, description, configuration, webhook }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -23,6 +25,7 @@ public struct SessionCreate: Decodable, Sendable {
         identifier = try c.decodeIfPresent(String.self, forKey: .identifier)
         description = try c.decodeIfPresent(String.self, forKey: .description)
         configuration = try c.decodeIfPresent(SessionConfiguration.self, forKey: .configuration) ?? SessionConfiguration()
+        webhook = try c.decodeIfPresent(WebhookSpec.self, forKey: .webhook)
         if kind == .background {
             guard let identifier else {
                 throw DecodingError.keyNotFound(CodingKeys.identifier, .init(codingPath: decoder.codingPath, debugDescription: "a background session needs an identifier"))

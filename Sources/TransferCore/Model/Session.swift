@@ -23,11 +23,17 @@ public struct Session: Codable, Sendable, Equatable {
     public var createdAt: Date
     @NullEncoded public var invalidatedAt: Date?
     public var version: Int
+    /// The event feed is acknowledged up to this seq (`POST .../events/ack`): events at or
+    /// below it are gone, and a reattach replays from here. 0: nothing acknowledged.
+    public var acknowledgedEventSeq = 0
+    /// Where the session's events are posted, and how far that got (nil: no webhook).
+    @NullEncoded public var webhook: WebhookStatus? = nil
     /// The fingerprint of the token that created it; nil when created without tokens. Not served.
     public var owner: String?
 
     enum CodingKeys: String, CodingKey {
         case id, kind, identifier, description, state, configuration, createdAt, invalidatedAt, version
+        case acknowledgedEventSeq, webhook
     }
 
     /// Whether a client holding `owner` may see this session.

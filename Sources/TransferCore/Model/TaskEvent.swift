@@ -18,6 +18,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case taskIsWaitingForConnectivity
     /// Not URLSession's: a transient failure, the task is tried again after `delay` seconds.
     case willRetry
+    /// URLSession's urlSessionDidFinishEvents(forBackgroundURLSession:): appended once per
+    /// reattach of a background session, right after the events it had not acknowledged.
+    case didFinishEvents
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

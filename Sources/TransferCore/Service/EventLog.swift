@@ -1,5 +1,5 @@
 /// The newest events of one session, in memory, for the feed and its long-polls. Older events
-/// stay in the store until pruned to the same retention.
+/// stay in the store until pruned to the same retention, or acknowledged.
 struct EventLog: Sendable {
     private(set) var events: [TaskEvent] = []
     let capacity: Int
@@ -17,12 +17,26 @@ struct EventLog: Sendable {
 
     /// Up to `limit` events with seq > `after`.
     func page(after: Int, limit: Int) -> [TaskEvent] {
+        let low = firstIndex(after: after)
+        return Array(events[low..<min(events.count, low + min(limit, events.count - low))])
+    }
+
+    /// How many events have seq > `after`.
+    func count(after: Int) -> Int { events.count - firstIndex(after: after) }
+
+    /// Forgets the events with seq <= `seq` (the client acknowledged them).
+    mutating func drop(through seq: Int) {
+        events.removeFirst(firstIndex(after: seq))
+    }
+
+    /// The index of the first event with seq > `after` (binary search: seq increases).
+    private func firstIndex(after: Int) -> Int {
         var low = 0, high = events.count
         while low < high {
             let mid = (low + high) / 2
             if events[mid].seq <= after { low = mid + 1 } else { high = mid }
         }
-        return Array(events[low..<min(events.count, low + limit)])
+        return low
     }
 
     var lastSeq: Int? { events.last?.seq }

@@ -42,6 +42,13 @@ public struct ServiceConfiguration: Sendable {
     /// PATCH /v1/limits changes them while running (not kept across a restart).
     public var bandwidthLimits = BandwidthLimits()
 
+    /// How long a background session's attachment stays live without an events poll carrying
+    /// it, in seconds: a little above the longest long-poll wait, so a client that polls
+    /// back to back never lapses (`--attachment-lease`).
+    public var attachmentLease = 75.0
+    /// How webhooks retry and time out (`WebhookPolicy`).
+    public var webhookPolicy = WebhookPolicy()
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 

@@ -11,4 +11,6 @@ public enum ServiceError: Error, Sendable, Equatable {
     case shuttingDown
     /// The daemon's disk refused a write (full, I/O error): 507.
     case storage(String)
+    /// A background session another client is attached to (URLError -996): 409.
+    case backgroundSessionInUse(String)
 }

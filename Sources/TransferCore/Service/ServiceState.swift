@@ -40,6 +40,8 @@ struct ServiceState: Sendable {
     var bandwidthLimits = BandwidthLimits()
     var nextEventSeq = 1
     var accepting = true
+    /// Background sessions' live attachments, by session id (`TransferService+Attachments`).
+    var attachments: [String: Attachment] = [:]
 }
 
 /// Work decided under the lock and carried out after releasing it (long-poll answers call into

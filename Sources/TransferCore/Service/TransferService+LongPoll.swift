@@ -26,10 +26,10 @@ extension TransferService {
     public func events(session id: String, after: Int, limit: Int, wait: Double, owner: String?, answer: @escaping @Sendable (EventPage) -> Void) throws {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
-        let immediate = try state.withLock { s throws -> EventPage? in
+        let (immediate, recorded) = try state.withLock { s throws -> (EventPage?, Bool) in
             _ = try visibleSession(s, id, owner)
             let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner)
-            if !page.events.isEmpty || wait == 0 || !s.accepting { return page }
+            if !page.events.isEmpty || wait == 0 || !s.accepting { return (page, isRecorded(s, session: id)) }
             // Woken by a new event (or the deadline, or shutdown): read again from the cursor with
             // the time left, which answers at once unless every new event is invisible to this client.
             let waiter = s.waiters.add(session: id, after: page.next, limit: limit) { [weak self] woken in
@@ -43,9 +43,13 @@ extension TransferService {
                 }
             }
             expire(waiter, after: wait)
-            return nil
+            return (nil, false)
         }
-        if let immediate { answer(immediate) }
+        guard let immediate else { return }
+        // An event is served only once it is committed, never from memory ahead of the disk: a
+        // client must not see (and acknowledge past) an event a kill -9 then takes back.
+        // Asynchronous, so a delivery on the engine thread never waits for the disk.
+        if recorded { store.afterCommit { answer(immediate) } } else { answer(immediate) }
     }
 
     /// Up to `limit` events after `after` that `owner` may see; `next` is the last one answered,

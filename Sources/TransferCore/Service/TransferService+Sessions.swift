@@ -3,24 +3,38 @@ internal import FoundationEssentials
 
 extension TransferService {
     /// Creates a session, or reattaches to the background session with the same identifier
-    /// (`created` is then false and the given configuration is ignored, as URLSession does).
-    public func createSession(_ request: SessionCreate, owner: String?) throws -> (session: Session, created: Bool) {
-        let session = try state.withLock { s throws -> (Session, Bool) in
+    /// (`created` is then false and the given configuration and webhook are ignored, as
+    /// URLSession does). A background session's creator or reattacher gets an attachment
+    /// (`TransferService+Attachments`); a reattach appends didFinishEvents after the backlog.
+    public func createSession(_ request: SessionCreate, owner: String?) throws -> SessionCreation {
+        let (creation, deliveries) = try state.withLock { s throws -> (SessionCreation, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
+            var deliveries = Deliveries()
             if request.kind == .background, let identifier = request.identifier,
                let existing = s.sessions.values.first(where: { $0.kind == .background && $0.identifier == identifier && $0.owner == owner && $0.state != .invalidated }) {
-                return (existing, false)
+                let attachment = try attach(&s, session: existing.id)
+                emitFinishEvents(&s, session: existing.id, &deliveries)
+                return (SessionCreation(session: existing, created: false, attachment: attachment), deliveries)
             }
-            let session = Session(
+            var session = Session(
                 id: UUID().uuidString.lowercased(), kind: request.kind, identifier: request.identifier,
                 description: request.description, state: .active, configuration: request.configuration,
                 createdAt: Date(), version: 0, owner: owner)
+            if let webhook = request.webhook {
+                session.webhook = WebhookStatus(url: webhook.url, mode: webhook.mode)
+            }
             saveSession(&s, session)
+            if let webhook = request.webhook {
+                record(s, session: session.id, .saveWebhookSecret(sessionId: session.id, secret: webhook.secret))
+                webhooks.register(session: session.id, secret: webhook.secret)
+            }
             s.sessionOrder.append(session.id)
-            return (s.sessions[session.id] ?? session, true)
+            let attachment = request.kind == .background ? try attach(&s, session: session.id) : nil
+            return (SessionCreation(session: s.sessions[session.id] ?? session, created: true, attachment: attachment), deliveries)
         }
         store.flush()
-        return session
+        deliveries.run()
+        return creation
     }
 
     public func session(_ id: String, owner: String?) throws -> Session {
@@ -87,8 +101,21 @@ extension TransferService {
         session.state = .invalidated
         session.invalidatedAt = Date()
         saveSession(&s, session)
-        // An ephemeral session's cookies (and whatever else it kept in memory) go with it.
-        for store in sessionScopedStores { store.discard(session: session) }
         emit(&s, session: id, task: nil, .didBecomeInvalid, ["error": .null], &deliveries)
+        // What the session held beside its tasks goes: its attachment, its own connection pool,
+        // and an ephemeral session's cookies, cache and credentials (outside the lock).
+        s.attachments[id] = nil
+        engine.submit(.forgetConnections(pool: id))
+        let stores = sessionScopedStores
+        let invalidated = s.sessions[id] ?? session
+        deliveries.add { for store in stores { store.discard(session: invalidated) } }
     }
+}
+
+/// What `createSession` did: the session, whether it is new (201) or reattached (200), and the
+/// attachment a background session's client polls with.
+public struct SessionCreation: Sendable {
+    public let session: Session
+    public let created: Bool
+    public let attachment: String?
 }

@@ -25,6 +25,8 @@ public final class TransferService: Sendable {
     private let retentionTimer = HandOffTimer()
     /// The one timer behind every hold (`TransferService+Holds`).
     let holdTimer = HoldTimer()
+    /// Posts events to sessions' webhooks, on its own thread (`WebhookDeliverer`).
+    let webhooks: WebhookDeliverer
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
     public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service")) throws {
@@ -43,12 +45,15 @@ public final class TransferService: Sendable {
         engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         cookieStorage = try CookieStorage(store: store, logger: logger)
+        webhooks = try WebhookDeliverer()
         try load()
+        try loadWebhooks()
     }
 
     /// Starts the engine thread and the progress checkpoints; queued tasks begin.
     public func start() {
         engine.start(observer: EngineObserver(service: self))
+        webhooks.start(service: self, policy: configuration.webhookPolicy)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.checkpoint"))
         timer.schedule(deadline: .now() + configuration.checkpointInterval, repeating: configuration.checkpointInterval)
         timer.setEventHandler { [weak self] in self?.checkpoint() }
@@ -90,6 +95,7 @@ public final class TransferService: Sendable {
         if !engine.stop(timeout: 3) {
             logger.warning("engine thread did not stop in time")
         }
+        webhooks.stop(timeout: 3)
         checkpoint()
         store.close()
     }
@@ -151,6 +157,7 @@ public final class TransferService: Sendable {
         let trimmed = log.append(event)
         s.events[session] = log
         record(s, session: session, .appendEvent(event))
+        if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
         if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
         for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
             let page = EventPage(events: log.page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)

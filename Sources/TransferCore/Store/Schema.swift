@@ -70,5 +70,13 @@ enum Schema {
             PRIMARY KEY (owner, name, domain, path)
         );
         """,
+        // 5: webhook secrets, kept apart from the session record (which is
+        //    the served JSON) so no answer can carry one.
+        """
+        CREATE TABLE webhook_secrets (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+            secret TEXT NOT NULL
+        );
+        """,
     ]
 }

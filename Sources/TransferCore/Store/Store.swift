@@ -112,6 +112,10 @@ public final class Store: Sendable {
                 DELETE FROM events WHERE session_id = ? AND seq <= (
                     SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
                 """, sessionId, sessionId, keep)
+        case .deleteEvents(let sessionId, let seq):
+            try tx.run("DELETE FROM events WHERE session_id = ? AND seq <= ?", sessionId, seq)
+        case .saveWebhookSecret(let sessionId, let secret):
+            try tx.run("INSERT OR REPLACE INTO webhook_secrets(session_id, secret) VALUES(?, ?)", sessionId, secret)
         case .deleteTask(let id):
             try reserve(taskId: id, tx)
             try tx.run("DELETE FROM task_bodies WHERE task_id = ?", id)

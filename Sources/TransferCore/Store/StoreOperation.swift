@@ -12,6 +12,10 @@ enum StoreOperation: Sendable {
     case appendEvent(TaskEvent)
     /// Keep only the newest `keep` events of a session.
     case pruneEvents(sessionId: String, keep: Int)
+    /// Delete a session's events up to and including `seq` (the client acknowledged them).
+    case deleteEvents(sessionId: String, through: Int)
+    /// Keep a session's webhook secret (apart from its served record, which must never hold it).
+    case saveWebhookSecret(sessionId: String, secret: String)
     /// Removes a task and its response body; its id stays taken.
     case deleteTask(id: Int)
     /// Records that `id` was given (to a task that is not stored), so it is never given again.
