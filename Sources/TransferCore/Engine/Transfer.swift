@@ -14,7 +14,7 @@ final class Transfer: EasyHandleDelegate {
 
     let job: TransferJob
     let handle: EasyHandle
-    private let report: (TransferUpdate) -> Void
+    let report: (TransferUpdate) -> Void
     private var parser = ResponseHeadParser()
     private(set) var response: ResponseInfo?
     private var body = Data()
@@ -37,13 +37,19 @@ final class Transfer: EasyHandleDelegate {
     /// A 416 for a partial file that is not whole: `EngineLoop` starts the download over.
     private(set) var needsRestartFromZero = false
     private var redirects = 0
-    private var currentURL: String
-    private var currentMethod: String
+    private(set) var currentURL: String
+    private(set) var currentMethod: String
     /// Whether the method goes out through CURLOPT_CUSTOMREQUEST, which curl keeps across
     /// redirects even where it switches the request to GET.
     private var sendsCustomMethod = false
     /// Set when the transfer is failed by us rather than by curl (body too large).
     private(set) var failure: TaskError?
+    /// How this task answers 401 challenges, carried from attempt to attempt (`Transfer+Challenge`).
+    var challenges: ChallengeResponder
+    /// A 401 head not yet known to be final (libcurl may answer it itself).
+    var heldUnauthorized: ResponseHead?
+    /// Set once a challenge is to be answered: the job that makes the request again.
+    var challengeRetry: TransferJob?
 
     private var received = 0
     private var unreportedReceived = 0
@@ -89,6 +95,7 @@ final class Transfer: EasyHandleDelegate {
         throttle = TransferThrottle(limit: job.bandwidthLimit, background: job.request.networkServiceType == .background, now: EngineLoop.now())
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
+        challenges = job.challenges
         let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
         self.file = file
         base = file?.written ?? 0
@@ -164,6 +171,7 @@ final class Transfer: EasyHandleDelegate {
             if let validator = job.resume?.ifRange { lines.append("If-Range: \(validator)") }
         }
         try handle.set(.headers(lines))
+        try configureCredential()
     }
 
     /// A body read through the read callback (`size` nil: unknown, sent chunked). curl sends
@@ -183,6 +191,7 @@ final class Transfer: EasyHandleDelegate {
         lastActivity = EngineLoop.now()
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) { return }
+        if holdsUnauthorized(head) { return }
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
            redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
             redirects += 1
@@ -201,6 +210,11 @@ final class Transfer: EasyHandleDelegate {
             report(.redirect(statusCode: head.statusCode, from: from, to: target, method: currentMethod))
             return
         }
+        deliverFinal(head)
+    }
+
+    /// The head of the response the task gets (not a redirect, not a challenge answered).
+    func deliverFinal(_ head: ResponseHead) {
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
         if let file {
@@ -251,6 +265,7 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
+        if swallowsChallengeBody() { return .accept }
         if failure != nil { return .fail }
         if needsRestartFromZero || alreadyComplete { return .accept }  // a 416's own body is not the file
         // Out of tokens: curl keeps the chunk and hands it back once the governor releases us.

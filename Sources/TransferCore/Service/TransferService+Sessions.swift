@@ -87,6 +87,7 @@ extension TransferService {
         session.state = .invalidated
         session.invalidatedAt = Date()
         saveSession(&s, session)
+        for store in sessionScopedStores { store.discard(session: session) }
         emit(&s, session: id, task: nil, .didBecomeInvalid, ["error": .null], &deliveries)
     }
 }
