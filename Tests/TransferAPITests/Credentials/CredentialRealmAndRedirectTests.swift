@@ -92,4 +92,22 @@ import TestSupport
             #expect(try await daemon.body(echo).object().value(at: "headers.Authorization") as? String == "Bearer session-token")
         }
     }
+
+    @Test func aChallengeAtTheOriginARedirectLedToIsAnsweredThereWithoutTheRequestsOwnHeader() async throws {
+        let httpbin = try Peers.httpbin()
+        let origin = try BasicProtectedOrigin.start(["/guarded": .init(realm: "G", user: "u", password: "p")])
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession().string("id"))
+            try await daemon.putCredential(in: sid, port: origin.port, realm: "G", user: "u", password: "p", persistence: "forSession")
+            let target = origin.url("/guarded").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let id = try #require(try await daemon.dataTask(in: sid, [
+                "url": "\(httpbin)/redirect-to?url=\(target)", "headers": ["Authorization": "Bearer meant-for-httpbin"],
+            ]).int("id"))
+            let task = try await daemon.waitForCompletion(id)
+            #expect(task.value(at: "response.statusCode") as? Int == 200, "\(task)")
+            // The answer starts at the challenged origin: its credential, never the header meant for httpbin.
+            #expect(origin.requests.map { $0.header("Authorization") } == [nil, Self.basic("u", "p")])
+        }
+    }
 }
