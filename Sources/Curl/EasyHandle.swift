@@ -101,6 +101,10 @@ public final class EasyHandle {
         case .verbose(let on): try setLong(CURLOPT_VERBOSE, on ? 1 : 0)
         case .userAgent(let agent): try setString(CURLOPT_USERAGENT, agent)
         case .cookie(let header): try setString(CURLOPT_COOKIE, header)
+        case .credentials(let user, let password):
+            try setString(CURLOPT_USERNAME, user)
+            try setString(CURLOPT_PASSWORD, password)
+        case .httpAuthentication(let scheme): try setLong(CURLOPT_HTTPAUTH, scheme.bitmask)
         }
     }
 

@@ -54,4 +54,10 @@ public enum EasyOption {
     /// head arrives goes with the redirect or authentication round that follows; curl's own
     /// cookie engine stays off. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_COOKIE.html
     case cookie(String?)
+    /// CURLOPT_USERNAME and CURLOPT_PASSWORD (curl copies both). CURLOPT_UNRESTRICTED_AUTH stays
+    /// 0: curl sends them, and a user-set Authorization header, only while the host, port and
+    /// scheme are those of the first request (Curl_auth_allowed_to_host).
+    case credentials(user: String, password: String)
+    /// CURLOPT_HTTPAUTH: the scheme curl answers a 401 with.
+    case httpAuthentication(HTTPAuthScheme)
 }

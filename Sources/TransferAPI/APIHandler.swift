@@ -21,6 +21,7 @@ public final class APIHandler: HTTPRequestHandler {
         SessionRoutes.register(&router, service: service)
         CookieRoutes.register(&router, service: service)
         SessionOperationRoutes.register(&router, service: service)
+        CredentialRoutes.register(&router, service: service)
         TaskRoutes.register(&router, service: service)
         SchedulerRoutes.register(&router, service: service)
         LimitsRoutes.register(&router, service: service)

@@ -38,6 +38,10 @@ final class EngineLoop {
                     restartFromZero(taskId, transfer)
                     continue
                 }
+                if let next = transfer.retryAnsweringChallenge(after: code) {
+                    answerChallenge(taskId, transfer, with: next)
+                    continue
+                }
                 transfer.reportProgress(now: Self.now(), force: true)
                 stepEnded(taskId, transfer.outcome(code))
             }

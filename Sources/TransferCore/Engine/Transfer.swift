@@ -14,7 +14,7 @@ final class Transfer: EasyHandleDelegate {
 
     let job: TransferJob
     let handle: EasyHandle
-    private let report: (TransferUpdate) -> Void
+    let report: (TransferUpdate) -> Void
     private var parser = ResponseHeadParser()
     private(set) var response: ResponseInfo?
     private var body = Data()
@@ -37,13 +37,19 @@ final class Transfer: EasyHandleDelegate {
     /// A 416 for a partial file that is not whole: `EngineLoop` starts the download over.
     private(set) var needsRestartFromZero = false
     private var redirects = 0
-    private var currentURL: String
-    private var currentMethod: String
+    private(set) var currentURL: String
+    private(set) var currentMethod: String
     /// Whether the method goes out through CURLOPT_CUSTOMREQUEST, which curl keeps across
     /// redirects even where it switches the request to GET.
     private var sendsCustomMethod = false
     /// Set when the transfer is failed by us rather than by curl (body too large).
     private(set) var failure: TaskError?
+    /// How this task answers 401 challenges, carried from attempt to attempt (`Transfer+Challenge`).
+    var challenges: ChallengeResponder
+    /// A 401 head not yet known to be final (libcurl may answer it itself).
+    var heldUnauthorized: ResponseHead?
+    /// Set once a challenge is to be answered: the job that makes the request again.
+    var challengeRetry: TransferJob?
 
     private var received = 0
     private var unreportedReceived = 0
@@ -89,6 +95,7 @@ final class Transfer: EasyHandleDelegate {
         throttle = TransferThrottle(limit: job.bandwidthLimit, background: job.request.networkServiceType == .background, now: EngineLoop.now())
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
+        challenges = job.challenges
         let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
         self.file = file
         base = file?.written ?? 0
@@ -165,6 +172,7 @@ final class Transfer: EasyHandleDelegate {
         }
         try handle.set(.headers(lines))
         sendCookies(to: request.url)
+        try configureCredential()
     }
 
     /// A body read through the read callback (`size` nil: unknown, sent chunked). curl sends
@@ -185,6 +193,11 @@ final class Transfer: EasyHandleDelegate {
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) { return }
         reportSentBeforeResponse()
+        if holdsUnauthorized(head) {
+            // libcurl may answer it itself (Digest) with another request to the same URL.
+            exchangeCookies(head, answered: currentURL, next: currentURL)
+            return
+        }
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
            redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
             redirects += 1
@@ -206,6 +219,11 @@ final class Transfer: EasyHandleDelegate {
         }
         // A 401 may be followed by an authentication round to the same URL.
         exchangeCookies(head, answered: currentURL, next: currentURL)
+        deliverFinal(head)
+    }
+
+    /// The head of the response the task gets (not a redirect, not a challenge answered).
+    func deliverFinal(_ head: ResponseHead) {
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
         response = info
         // The response first, then how a resumed download goes on (URLSESSION.md's order:
@@ -258,6 +276,7 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
+        if swallowsChallengeBody() { return .accept }
         if failure != nil { return .fail }
         if needsRestartFromZero || alreadyComplete { return .accept }  // a 416's own body is not the file
         // Out of tokens: curl keeps the chunk and hands it back once the governor releases us.

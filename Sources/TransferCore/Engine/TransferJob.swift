@@ -3,8 +3,8 @@ internal import FoundationEssentials
 /// Everything the engine needs to run one task's transfer, decided by the service beforehand.
 struct TransferJob: Sendable {
     let taskId: Int
-    let request: RequestInfo
-    let body: Data?
+    var request: RequestInfo
+    var body: Data?
     /// A body streamed from these segments instead (a blob, a file, a form).
     var streamedBody: [BodySegment]? = nil
     /// A body the client streams in chunks, read from its spool file as they arrive.
@@ -35,6 +35,10 @@ struct TransferJob: Sendable {
     var cookies: TransferCookies? = nil
     /// Whose connection pool it uses (its session's id; `ConnectionPools`).
     var connectionPool: String? = nil
+    /// The stored credentials that may answer a 401 (nil: none are looked up, as for tus steps).
+    var credentials: SessionCredentials? = nil
+    /// How the task answered challenges so far, and the credential this attempt sends.
+    var challenges = ChallengeResponder()
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -42,6 +46,8 @@ enum TransferUpdate: Sendable {
     /// The engine took the job and is connecting.
     case connecting
     case redirect(statusCode: Int, from: String, to: String, method: String)
+    /// A 401 challenged the request (didReceiveChallenge); reported before its response, if any.
+    case challenge(ChallengeReport)
     case response(ResponseInfo)
     /// Coalesced: bytes since the last report, totals, and the current speed.
     case received(bytes: Int, total: Int, expected: Int?, bytesPerSecond: Double)

@@ -7,6 +7,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// Not URLSession's: a resumable (tus) upload continues at the server's offset.
     case didResumeUpload
     case didCompleteWithError, didBecomeInvalid
+    /// A 401 challenged the task: the protection space, the failures so far, and the stored
+    /// credential (user only) the daemon answers with, or null when the 401 stands.
+    case didReceiveChallenge
     /// A client-streamed body has sent every chunk so far and waits for the next.
     case needNewBodyStream
     /// Not URLSession's: a background transfer gave its slot to a higher class; it is queued

@@ -18,6 +18,8 @@ extension TransferService {
                 emit(&s, session: session, task: id, .willPerformHTTPRedirection,
                      ["statusCode": .integer(Int64(statusCode)), "url": .string(from), "newURL": .string(to)], &deliveries)
                 changed(&s, task: id, persist: true, &deliveries)
+            case .challenge(let report):
+                emit(&s, session: session, task: id, .didReceiveChallenge, report.eventFields, &deliveries)
             case .response(let response):
                 s.tasks[id]?.task.response = response
                 s.tasks[id]?.task.phase = .transferring

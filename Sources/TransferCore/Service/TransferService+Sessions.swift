@@ -101,6 +101,7 @@ extension TransferService {
         session.state = .invalidated
         session.invalidatedAt = Date()
         saveSession(&s, session)
+        for store in sessionScopedStores { store.discard(session: session) }
         emit(&s, session: id, task: nil, .didBecomeInvalid, ["error": .null], &deliveries)
         // What the session held beside its tasks goes: its attachment, its own connection pool,
         // and an ephemeral session's cookies, cache and credentials (outside the lock).

@@ -250,6 +250,8 @@ extension TransferService {
             job.checkpoints = isRecorded(s, session: session.id)
         }
         job.tus = entry.task.resumable
+        // A tus upload's steps are judged by its run, not answered with credentials.
+        if job.tus == nil { job.credentials = SessionCredentials(store: credentials, scope: CredentialScope(session)) }
         job.adopt(entry.task)
         job.cookies = cookieHandling(for: entry.task.originalRequest, in: session, owner: entry.task.owner)
         engine.submit(.start(job))

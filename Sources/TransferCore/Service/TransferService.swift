@@ -21,6 +21,8 @@ public final class TransferService: Sendable {
     let configuration: ServiceConfiguration
     let logger: Logger
     let resumeSigner: ResumeDataSigner
+    /// URLCredentialStorage: the shared store of default sessions and every session's own.
+    let credentials: CredentialStore
     private let checkpointTimer = HandOffTimer()
     private let retentionTimer = HandOffTimer()
     /// The one timer behind every hold (`TransferService+Holds`).
@@ -39,6 +41,7 @@ public final class TransferService: Sendable {
         store = try Store(dataDirectory: configuration.dataDirectory)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSigner = try ResumeDataSigner(dataDirectory: configuration.dataDirectory)
+        credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
         engine = try CurlEngine()
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
         state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }

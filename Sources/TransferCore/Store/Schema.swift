@@ -78,5 +78,21 @@ enum Schema {
             secret TEXT NOT NULL
         );
         """,
+        // 6: the permanent credentials of the shared credential store, one row per owner,
+        //    protection space and user; the password sealed with <dataDirectory>/credentials.key
+        //    (CredentialVault). A null realm means any realm of that origin.
+        """
+        CREATE TABLE credentials (
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            protocol TEXT NOT NULL,
+            realm TEXT,
+            authentication_method TEXT NOT NULL,
+            user_name TEXT NOT NULL,
+            password BLOB NOT NULL
+        );
+        CREATE INDEX credentials_by_space ON credentials(owner, host, port, protocol);
+        """,
     ]
 }

@@ -19,6 +19,7 @@ public final class Store: Sendable {
     public init(dataDirectory: String) throws {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         path = dataDirectory + "/transferd.sqlite3"
+        try Self.restrictToOwner(databasePath: path)
         database = try Database(path: path)
         // WAL + NORMAL: a commit survives a process crash (kill -9); only an OS crash can lose
         // the last commits. Measured ~100k commits/s vs 6-10k with FULL (STYLE.md).

@@ -1,0 +1,92 @@
+internal import FoundationEssentials
+
+/// URLProtectionSpace for a server (proxy spaces are configured with the session's
+/// connectionProxyDictionary instead): the origin, the realm the server names in its challenge,
+/// and the authentication scheme. A stored credential's realm may be nil, meaning "any realm of
+/// this origin"; a challenge's space carries the realm the server sent.
+public struct ProtectionSpace: Codable, Sendable, Hashable {
+    /// Lower-cased; an IPv6 address without brackets.
+    public var host: String
+    public var port: Int
+    public var `protocol`: ProtectionSpaceProtocol
+    @NullEncoded public var realm: String?
+    public var authenticationMethod: AuthenticationMethod
+
+    public init(host: String, port: Int, protocol: ProtectionSpaceProtocol, realm: String?, authenticationMethod: AuthenticationMethod) {
+        self.host = Self.normalised(host: host)
+        self.port = port
+        self.protocol = `protocol`
+        self.realm = realm
+        self.authenticationMethod = authenticationMethod
+    }
+
+    public static func == (a: ProtectionSpace, b: ProtectionSpace) -> Bool {
+        a.host == b.host && a.port == b.port && a.protocol == b.protocol && a.realm == b.realm
+            && a.authenticationMethod == b.authenticationMethod
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(`protocol`)
+        hasher.combine(realm)
+        hasher.combine(authenticationMethod)
+    }
+
+    /// Host names compare case-insensitively; a URL writes an IPv6 address in brackets.
+    static func normalised(host: String) -> String {
+        var host = host.lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host
+    }
+}
+
+/// The protection space's protocol: the scheme of the URLs it covers.
+public enum ProtectionSpaceProtocol: String, Codable, Sendable, CaseIterable {
+    case http, https
+
+    public var defaultPort: Int { self == .http ? 80 : 443 }
+}
+
+/// URLProtectionSpace.authenticationMethod for the HTTP schemes transferd answers. libcurl also
+/// offers NTLM, Negotiate (SPNEGO) and AWS SigV4, but no peer here can prove them, so they are
+/// left out rather than claimed.
+public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
+    /// NSURLAuthenticationMethodDefault: whichever supported scheme the server asks for.
+    case `default`
+    /// RFC 7617 Basic.
+    case httpBasic = "HTTPBasic"
+    /// RFC 7616 Digest.
+    case httpDigest = "HTTPDigest"
+
+    /// The method of a challenge's scheme name (compared case-insensitively), nil if unsupported.
+    init?(scheme: String) {
+        switch scheme.lowercased() {
+        case "basic": self = .httpBasic
+        case "digest": self = .httpDigest
+        default: return nil
+        }
+    }
+
+    /// Whether a credential stored for this method may answer a challenge of `challenged`.
+    func answers(_ challenged: AuthenticationMethod) -> Bool { self == .default || self == challenged }
+}
+
+/// The origin a challenge came from, read from the URL that was answered with a 401.
+struct ChallengeOrigin: Sendable, Equatable {
+    let host: String
+    let port: Int
+    let `protocol`: ProtectionSpaceProtocol
+
+    init?(url: String) {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme.flatMap({ ProtectionSpaceProtocol(rawValue: $0.lowercased()) }),
+              let host = parsed.host, !host.isEmpty else { return nil }
+        self.host = ProtectionSpace.normalised(host: host)
+        self.protocol = scheme
+        port = parsed.port ?? scheme.defaultPort
+    }
+
+    func space(realm: String?, method: AuthenticationMethod) -> ProtectionSpace {
+        ProtectionSpace(host: host, port: port, protocol: `protocol`, realm: realm, authenticationMethod: method)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Logging
+import TestSupport
+import Testing
+@testable import TransferCore
+
+/// The credential store on a real SQLite file: what each kind of session sees, what reaches the
+/// disk (permanent credentials only, passwords sealed), and what a reopened store finds.
+@Suite struct CredentialStoreTests {
+    static func session(_ id: String, kind: SessionKind = .default, owner: String? = nil) -> Session {
+        Session(id: id, kind: kind, state: .active, configuration: SessionConfiguration(), createdAt: Date(), version: 1, owner: owner)
+    }
+
+    static func credential(_ user: String, password: String, realm: String? = "R", persistence: CredentialPersistence, port: Int = 80) -> Credential {
+        Credential(space: ProtectionSpace(host: "Example.ORG", port: port, protocol: .http, realm: realm, authenticationMethod: .httpBasic),
+                   user: user, password: password, persistence: persistence)
+    }
+
+    static func open(_ folder: TempDirectory) throws -> (Store, CredentialStore) {
+        let store = try Store(dataDirectory: folder.path)
+        return (store, try CredentialStore(store: store, dataDirectory: folder.path, logger: Logger(label: "test")))
+    }
+
+    /// Every file of the folder that holds `text`'s bytes.
+    static func files(in folder: TempDirectory, containing text: String) -> [String] {
+        let needle = Data(text.utf8)
+        return ((try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []).filter { name in
+            (try? Data(contentsOf: folder.file(name)))?.range(of: needle) != nil
+        }
+    }
+
+    @Test func permanentCredentialsAreSharedSealedOnDiskAndBackAfterReopening() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let password = "secret-\(UUID().uuidString)"
+        let (store, credentials) = try Self.open(folder)
+        let a = CredentialScope(Self.session("a")), b = CredentialScope(Self.session("b"))
+        try credentials.put(Self.credential("perm-user", password: password, persistence: .permanent), a)
+        try credentials.put(Self.credential("session-user", password: password + "-s", persistence: .forSession), a)
+        #expect(credentials.list(b).map(\.user) == ["perm-user"], "another default session sees the shared store only")
+        #expect(Set(credentials.list(a).map(\.user)) == ["perm-user", "session-user"])
+        // Another owner (API token) has a shared store of its own.
+        #expect(credentials.list(CredentialScope(Self.session("c", owner: "token-2"))).isEmpty)
+        store.close()
+
+        #expect(!Self.files(in: folder, containing: "perm-user").isEmpty, "the control: the row is on disk")
+        #expect(Self.files(in: folder, containing: password).isEmpty, "the password is on disk in plain text")
+        #expect(Self.files(in: folder, containing: "session-user").isEmpty, "a forSession credential reached the disk")
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.path + "/credentials.key")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        let (again, reopened) = try Self.open(folder)
+        defer { again.close() }
+        let found = reopened.candidates(for: ProtectionSpace(host: "example.org", port: 80, protocol: .http, realm: "R", authenticationMethod: .httpBasic), in: b)
+        #expect(found.map(\.user) == ["perm-user"])
+        #expect(found.first?.password == password)
+    }
+
+    @Test func aRowTheKeyCannotOpenIsDroppedNotServedAndNotFatal() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let (store, credentials) = try Self.open(folder)
+        try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a")))
+        store.close()
+        try FileManager.default.removeItem(atPath: folder.path + "/credentials.key")
+        let (again, reopened) = try Self.open(folder)
+        defer { again.close() }
+        #expect(reopened.list(CredentialScope(Self.session("a"))).isEmpty)
+        #expect(try again.loadCredentialRows().isEmpty)
+    }
+
+    @Test func ephemeralSessionsKeepEverythingInMemoryAndToThemselves() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let (store, credentials) = try Self.open(folder)
+        let ephemeral = Self.session("e", kind: .ephemeral)
+        try credentials.put(Self.credential("eph-user", password: "eph-pass", persistence: .permanent), CredentialScope(ephemeral))
+        #expect(credentials.list(CredentialScope(ephemeral)).map(\.user) == ["eph-user"])
+        #expect(credentials.list(CredentialScope(Self.session("d"))).isEmpty)
+        credentials.discard(session: ephemeral)
+        #expect(credentials.list(CredentialScope(ephemeral)).isEmpty)
+        store.close()
+        #expect(Self.files(in: folder, containing: "eph-user").isEmpty)
+    }
+
+    @Test func putReplacesTheSameSpaceAndUserAcrossPersistencesAndDeleteFilters() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let (store, credentials) = try Self.open(folder)
+        defer { store.close() }
+        let scope = CredentialScope(Self.session("a"))
+        try credentials.put(Self.credential("u", password: "1", persistence: .permanent), scope)
+        try credentials.put(Self.credential("u", password: "2", persistence: .forSession), scope)
+        #expect(credentials.list(scope).map(\.persistence) == [.forSession])
+        #expect(try store.loadCredentialRows().isEmpty, "the replaced permanent row stayed")
+        try credentials.put(Self.credential("u", password: "3", realm: nil, persistence: .permanent), scope)
+        try credentials.put(Self.credential("v", password: "4", persistence: .permanent, port: 8080), scope)
+        #expect(credentials.list(scope).count == 3)
+        #expect(try credentials.delete(CredentialFilter(port: 8080), scope) == 1)
+        #expect(try credentials.delete(CredentialFilter(host: "EXAMPLE.org", realm: "R"), scope) == 1)
+        #expect(credentials.list(scope).map(\.user) == ["u"])
+        #expect(try store.loadCredentialRows().map(\.user) == ["u"])
+        #expect(try credentials.delete(CredentialFilter(), scope) == 1)
+        #expect(credentials.list(scope).isEmpty)
+    }
+
+    @Test func aNoneCredentialAnswersOneChallengeAndTheRealmSpecificOneComesFirst() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let (store, credentials) = try Self.open(folder)
+        defer { store.close() }
+        let scope = CredentialScope(Self.session("a"))
+        try credentials.put(Self.credential("any-realm", password: "1", realm: nil, persistence: .none), scope)
+        try credentials.put(Self.credential("permanent", password: "2", persistence: .permanent), scope)
+        try credentials.put(Self.credential("once", password: "3", persistence: .none), scope)
+        let space = ProtectionSpace(host: "example.org", port: 80, protocol: .http, realm: "R", authenticationMethod: .httpBasic)
+        let found = credentials.candidates(for: space, in: scope)
+        #expect(found.map(\.user) == ["once", "permanent", "any-realm"])
+        credentials.used(found[0], in: scope)
+        credentials.used(found[1], in: scope)  // permanent: stays
+        #expect(credentials.candidates(for: space, in: scope).map(\.user) == ["permanent", "any-realm"])
+        // Another port, protocol or a Digest challenge is another space.
+        #expect(credentials.candidates(for: ProtectionSpace(host: "example.org", port: 81, protocol: .http, realm: "R", authenticationMethod: .httpBasic), in: scope).isEmpty)
+        #expect(credentials.candidates(for: ProtectionSpace(host: "example.org", port: 80, protocol: .https, realm: "R", authenticationMethod: .httpBasic), in: scope).isEmpty)
+        #expect(credentials.candidates(for: ProtectionSpace(host: "example.org", port: 80, protocol: .http, realm: "R", authenticationMethod: .httpDigest), in: scope).isEmpty)
+    }
+
+    @Test func theDatabaseFilesAreTheOwnersOnly() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        // A file a previous version left readable by all is tightened at open.
+        FileManager.default.createFile(atPath: folder.path + "/transferd.sqlite3", contents: nil, attributes: [.posixPermissions: 0o644])
+        let (store, credentials) = try Self.open(folder)
+        try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a")))
+        for name in ["transferd.sqlite3", "transferd.sqlite3-wal", "transferd.sqlite3-shm", "credentials.key"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: folder.path + "/" + name)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(name) is \(String(mode ?? 0, radix: 8))")
+        }
+        store.close()
+    }
+}
