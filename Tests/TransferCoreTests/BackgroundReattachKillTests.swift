@@ -96,7 +96,10 @@ import Testing
             let location = try #require(task["location"] as? String, "\(task)")
             #expect(try sha256(ofFile: location) == resource.sha256(), "download \(id) is not the resource")
         }
-        #expect(tus.uploads.count == 1 && tus.uploads.first?.data == Self.uploadBody, "the upload is not the body")
+        let received = tus.uploads.first?.data ?? Data()
+        let firstDifference = zip(received, Self.uploadBody).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(tus.uploads.count == 1 && received == Self.uploadBody,
+                "the upload is not the body: \(tus.uploads.count) uploads, \(received.count) of \(Self.uploadBody.count) bytes, first difference at \(firstDifference.map(String.init) ?? "none")")
 
         // The old attachment died with the process; the client reattaches: 200, the same session.
         let stale = try await client.sendAsync("GET", "/v1/sessions/\(session)/events?attachment=\(firstAttachment)")

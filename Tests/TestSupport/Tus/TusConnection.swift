@@ -99,7 +99,7 @@ final class TusConnection {
                 if case .throttle = fault, peerHasClosed() { break }
                 if stream.buffer.isEmpty, try stream.fill(until: nil) == 0 { break }
                 let take = min(stream.buffer.count, limit - kept)
-                state.append(stream.buffer[0..<take], to: id)
+                guard state.append(stream.buffer[0..<take], to: id, at: upload.data.count + kept) else { break }
                 _ = try stream.read(exactly: take, until: nil)  // consume what was appended
                 kept += take
                 if case .throttle(let rate) = fault, rate > 0 {

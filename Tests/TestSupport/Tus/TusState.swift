@@ -56,11 +56,17 @@ final class TusState: @unchecked Sendable {
 
     func upload(_ id: String) -> TusStoredUpload? { locked { $0.uploads[id] } }
 
-    /// Appends bytes a PATCH delivered (they are kept even if the PATCH never completes).
-    func append(_ bytes: ArraySlice<UInt8>, to id: String) {
+    /// Appends bytes a PATCH delivered (they are kept even if the PATCH never completes), if the
+    /// upload still ends at `offset`, where this PATCH's bytes so far end. Otherwise a newer
+    /// PATCH took the upload over (the client came back after losing this connection, while
+    /// its last bytes still sat in our socket) and this one must stop, as tusd's upload lock
+    /// makes an old request stop: false.
+    func append(_ bytes: ArraySlice<UInt8>, to id: String, at offset: Int) -> Bool {
         locked { state in
+            guard state.uploads[id]?.data.count == offset else { return false }
             state.uploads[id]?.data.append(contentsOf: bytes)
             state.condition.broadcast()
+            return true
         }
     }
 
