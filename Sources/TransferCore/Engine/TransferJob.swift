@@ -31,6 +31,8 @@ struct TransferJob: Sendable {
     var priority = TaskPriority.default.value
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
     var bandwidthLimit: BandwidthLimit? = nil
+    /// The session's proxies and TLS settings.
+    var network = TransferNetwork()
 }
 
 /// What a transfer reports, in order, on the engine thread.

@@ -251,6 +251,7 @@ extension TransferService {
         }
         job.tus = entry.task.resumable
         job.adopt(entry.task)
+        job.adopt(session.configuration)
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
     }
