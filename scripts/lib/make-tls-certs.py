@@ -6,6 +6,7 @@ trustme (pinned in scripts/peers-requirements.txt):
   valid.crt / valid.key       a leaf for 127.0.0.1 and localhost, signed by the test CA
   expired.crt / expired.key   the same names, signed by the test CA, expired yesterday
   untrusted.crt / .key        the same names, signed by a second CA nobody trusts
+  other-ca.pem                that second CA
 Each .crt holds the leaf first, then its CA (what nginx sends as the chain).
 """
 import datetime
@@ -28,6 +29,7 @@ def main() -> None:
     ca = trustme.CA(organization_name="transferd test CA")
     stranger = trustme.CA(organization_name="transferd untrusted CA")
     ca.cert_pem.write_to_path(str(folder / "ca.pem"))
+    stranger.cert_pem.write_to_path(str(folder / "other-ca.pem"))
     write_leaf(folder, "valid", ca.issue_cert(*names))
     write_leaf(folder, "expired", ca.issue_cert(
         *names, not_before=now - datetime.timedelta(days=10), not_after=now - datetime.timedelta(days=1)))

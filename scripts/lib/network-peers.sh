@@ -9,7 +9,8 @@
 #   nginx over TLS (certificates made now)   -> TRANSFERD_TEST_TLS_VALID, _EXPIRED, _UNTRUSTED,
 #                                               _TLS12 (https://127.0.0.1:PORT, /files/ as nginx),
 #                                               TRANSFERD_TEST_TLS_CA (the test CA's PEM file),
-#                                               TRANSFERD_TEST_TLS_LEAF (the valid leaf's chain)
+#                                               TRANSFERD_TEST_TLS_LEAF (the valid leaf's chain),
+#                                               TRANSFERD_TEST_TLS_OTHER_CA (the untrusted one's CA)
 # Each proxy logs every connection with its target, which the tests read to see what went
 # through it. Sourced by scripts/test.sh after peers.sh; every process is recorded with
 # record_peer and stopped by stop_peers, by PID.
@@ -172,6 +173,7 @@ CONF
             export TRANSFERD_TEST_TLS_VALID="https://127.0.0.1:$valid" TRANSFERD_TEST_TLS_EXPIRED="https://127.0.0.1:$expired"
             export TRANSFERD_TEST_TLS_UNTRUSTED="https://127.0.0.1:$untrusted" TRANSFERD_TEST_TLS_TLS12="https://127.0.0.1:$tls12"
             export TRANSFERD_TEST_TLS_CA="$certs/ca.pem" TRANSFERD_TEST_TLS_LEAF="$certs/valid.crt"
+            export TRANSFERD_TEST_TLS_OTHER_CA="$certs/other-ca.pem"
             log "nginx-tls ready (pid $pid)"
             return 0
         fi
