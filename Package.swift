@@ -24,6 +24,7 @@ let package = Package(
         // Tests only (TLSTests read a certificate's SubjectPublicKeyInfo to pin it): X509 imports
         // all of Foundation, which the daemon avoids (STYLE.md: binary size).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
     ],
     targets: [
         // C libraries: one system-library target each, shims only for variadic calls.
@@ -84,6 +85,6 @@ let package = Package(
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

@@ -71,7 +71,8 @@ import TestSupport
         let httpProxy = try Peers.httpProxy()
         let socksProxy = try Peers.socksProxy()
         let plain = try Peers.nginx() + "/files/hello.txt?" + Self.probe()
-        let tls = try Peers.tls(.valid)
+        // By name: no other test tunnels to localhost through the HTTP proxy, so its log line is ours.
+        let tls = "https://localhost:" + TestFile.port(of: try Peers.tls(.valid))
         try await DaemonFixture.with { daemon in
             let proxies = Self.http(httpProxy).merging(Self.socks(socksProxy)) { _, new in new }
             let session = try await daemon.session(configuration: ["connectionProxyDictionary": proxies, "tlsCABundle": try Peers.tlsCertificateAuthorityPEM()])
@@ -81,9 +82,8 @@ import TestSupport
             #expect(try await daemon.run("data", tls + "/files/hello.txt", in: session).errorName == nil)
             #expect(await httpProxy.log.waitForLine(containing: plain, since: httpMark) != nil, "http went through the HTTP proxy")
             // https has no HTTPS proxy here: SOCKS carries it, and the HTTP proxy never sees it.
-            #expect(await socksProxy.log.waitForLine(containing: "connected to 127.0.0.1:\(TestFile.port(of: tls))", since: socksMark) != nil)
-            #expect(!socksProxy.log.lines(since: socksMark).contains { $0.contains(":\(TestFile.port(of: try! Peers.nginx()))") })
-            #expect(!httpProxy.log.lines(since: httpMark).contains { $0.contains("CONNECT") })
+            #expect(await socksProxy.log.waitForLine(containing: "connected to localhost:\(TestFile.port(of: tls))", since: socksMark) != nil)
+            #expect(!httpProxy.log.lines(since: httpMark).contains { $0.contains("CONNECT localhost:") })
         }
     }
 
@@ -145,7 +145,10 @@ import TestSupport
                 #expect(download.errorName == "userAuthenticationRequired", "\(download.object("error") ?? [:])")
                 let data = try await daemon.run("data", plain, in: session)
                 #expect(data.errorName == nil)
-                #expect(data.object("response")?.int("statusCode") == 407, "a data task gets the proxy's 407 as its response")
+                // The proxy's refusal is the response. tinyproxy 1.11 answers wrong credentials
+                // with 401 rather than 407 (RFC 9110 15.5.8 says 407); missing ones with 407.
+                let status = data.object("response")?.int("statusCode")
+                #expect(credentials.isEmpty ? status == 407 : status == 401 || status == 407, "a data task gets the proxy's refusal as its response")
                 let tunnel = try await daemon.run("data", tls, in: session)
                 #expect(tunnel.errorName == "userAuthenticationRequired", "\(tunnel.object("error") ?? [:])")
                 #expect(tunnel.object("error")?.string("message")?.contains(password) == false)
@@ -178,7 +181,7 @@ import TestSupport
             let session = try await daemon.session(configuration: ["connectionProxyDictionary": Self.socks(proxy, ["SOCKSProxyUsername": username, "SOCKSProxyPassword": password])])
             let mark = proxy.log.mark()
             #expect(try await daemon.downloadDigest(url, in: session) == (try TestFile.digest("1MiB.bin")))
-            #expect(await proxy.log.waitForLine(containing: "connected to 127.0.0.1:\(TestFile.port(of: url))", since: mark) != nil)
+            #expect(await proxy.log.waitForLine(containing: "connected to 127.0.0.1:\(TestFile.port(of: try Peers.nginx()))", since: mark) != nil)
         }
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SwiftASN1
 import Testing
 import TestSupport
 import X509

@@ -75,6 +75,6 @@ import Testing
         let stored = try JSONCoding.recordEncoder.encode(configuration)
         #expect(String(decoding: stored, as: UTF8.self).contains(secret))
         #expect(try JSONCoding.decoder.decode(SessionConfiguration.self, from: stored) == configuration)
-        #expect(!String(describing: configuration.connectionProxyDictionary?.https).contains(secret))
+        #expect(!String(describing: configuration.connectionProxyDictionary!.https).contains(secret))
     }
 }
