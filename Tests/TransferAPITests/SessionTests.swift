@@ -21,6 +21,8 @@ import TransferCore
         "connectionProxyDictionary": NSNull(),
         "tlsMinimumSupportedProtocolVersion": "TLSv12",
         "tlsMaximumSupportedProtocolVersion": "TLSv13",
+        "tlsCABundle": NSNull(),
+        "tlsPinnedPublicKeys": [String](),
         "httpShouldUsePipelining": false,
         "httpShouldSetCookies": true,
         "httpCookieAcceptPolicy": "onlyFromMainDocumentDomain",
