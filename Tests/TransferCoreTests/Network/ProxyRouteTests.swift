@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Curl
 @testable import TransferCore
 
 /// Which proxy a request takes (`ProxyDictionary.route`): the scheme's own, else SOCKS, and
@@ -51,5 +52,23 @@ import Testing
         #expect(excluding.route(scheme: "http", host: "[::1]") != nil, "an IPv6 address is not a simple host name")
         let keeping = try proxies(#"{"HTTPEnable": 1, "HTTPProxy": "h", "HTTPPort": 1}"#)
         #expect(keeping.route(scheme: "http", host: "localhost") != nil)
+    }
+}
+
+/// Failures at the proxy read as URLSession users expect, and never name credentials.
+@Suite struct ProxyErrorMappingTests {
+    private let route = ProxyRoute(kind: .http, host: "127.0.0.1", port: 3128, username: "u", password: "secret-pw")
+
+    @Test func refusedTunnelsAndSOCKSAuthenticationAreUserAuthenticationRequired() {
+        for status in [407, 401] {
+            let error = URLErrorMapping.proxyError(connectStatus: status, failure: nil, route: route)
+            #expect(error?.name == "userAuthenticationRequired")
+            #expect(error?.message.contains("secret-pw") == false)
+        }
+        #expect(URLErrorMapping.proxyError(connectStatus: 403, failure: nil, route: route)?.name == "cannotConnectToHost")
+        #expect(URLErrorMapping.proxyError(connectStatus: 0, failure: .credentialsRejected, route: route)?.name == "userAuthenticationRequired")
+        #expect(URLErrorMapping.proxyError(connectStatus: 0, failure: .authenticationRequired, route: route)?.name == "userAuthenticationRequired")
+        #expect(URLErrorMapping.proxyError(connectStatus: 200, failure: .other(5), route: route) == nil, "not the proxy's doing: the plain table")
+        #expect(URLErrorMapping.proxyError(connectStatus: 407, failure: nil, route: nil) == nil, "no proxy, no proxy error")
     }
 }
