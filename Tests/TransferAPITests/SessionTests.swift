@@ -96,7 +96,7 @@ import TransferCore
             expected["httpAdditionalHeaders"] = ["User-Agent": "crawler/1.0"]
             expected["httpMaximumConnectionsPerHost"] = 2
             expected["networkServiceType"] = "background"
-            expected["connectionProxyDictionary"] = ["HTTPSEnable": true, "HTTPSProxy": "proxy.internal", "HTTPSPort": 3128] as [String: Any]
+            expected["connectionProxyDictionary"] = ["HTTPSEnable": 1, "HTTPSProxy": "proxy.internal", "HTTPSPort": 3128] as [String: Any]  // flags are served as CFNetwork writes them
             expected["tlsMinimumSupportedProtocolVersion"] = "TLSv13"
             #expect(session.string("description") == "crawler")
             #expect(jsonEqual(session.object("configuration"), expected), "\(session.object("configuration") ?? [:])")
