@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // Tests only (TLSTests read a certificate's SubjectPublicKeyInfo to pin it): X509 imports
+        // all of Foundation, which the daemon avoids (STYLE.md: binary size).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
     ],
     targets: [
         // C libraries: one system-library target each, shims only for variadic calls.
@@ -81,6 +85,6 @@ let package = Package(
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

@@ -5,8 +5,9 @@
 #   1. installs the missing Debian packages (build dependencies, nginx, curl, tcpdump for the DSCP
 #      test, publicsuffix for the cookie jars, and Python if needed),
 #   2. creates .build-peers/venv with the pinned httpbin and gunicorn (scripts/peers-requirements.txt),
-#   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files),
-#      waits until they answer, and exports their addresses (TRANSFERD_TEST_HTTPBIN, ...),
+#   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files,
+#      and for the proxy and TLS tests tinyproxy, microsocks and nginx over TLS with certificates
+#      made now), waits until they answer, and exports their addresses (TRANSFERD_TEST_HTTPBIN, ...),
 #   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments,
 #   5. stops the peers it started, by PID, however it exits.
 # Exits with swift test's status. Peer logs are in .build-peers/logs.
@@ -26,20 +27,23 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/common.sh
 # shellcheck source=scripts/lib/peers.sh
 source scripts/lib/peers.sh
+# shellcheck source=scripts/lib/network-peers.sh
+source scripts/lib/network-peers.sh
 
 log "repository: $PWD"
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix tinyproxy microsocks
 ensure_python
 ensure_peer_venv
 
 # Stop the peers on every exit; turn SIGINT and SIGTERM into an exit so the EXIT trap runs.
-trap stop_peers EXIT
+trap 'stop_peers; remove_network_peer_files' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 start_httpbin
 start_nginx
+start_network_peers
 
 if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     log "TRANSFERD_TEST_ONLY_PEERS=1: checking the peers, then stopping them"
@@ -47,6 +51,8 @@ if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     curl -fsS "$TRANSFERD_TEST_NGINX/files/hello.txt" >&2
     curl -fsS -o /dev/null -r 1000- -w "nginx range request: %{http_code}, %{size_download} bytes\n" \
         "$TRANSFERD_TEST_NGINX/files/1MiB.bin" >&2
+    curl -fsS --cacert "$TRANSFERD_TEST_TLS_CA" --proxy "http://$TRANSFERD_TEST_HTTP_PROXY" "$TRANSFERD_TEST_TLS_VALID/files/hello.txt" >&2
+    curl -fsS --proxy "socks5h://$TRANSFERD_TEST_SOCKS_PROXY" "$TRANSFERD_TEST_NGINX/files/hello.txt" >&2
     log "peers OK"
     exit 0
 fi

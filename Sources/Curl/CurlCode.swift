@@ -41,6 +41,8 @@ public struct CurlCode: Error, Sendable, Hashable, CustomStringConvertible {
     public static let sslCertProblem = CurlCode(CURLE_SSL_CERTPROBLEM)
     public static let sslCipher = CurlCode(CURLE_SSL_CIPHER)
     public static let sslCACert = CurlCode(CURLE_SSL_CACERT_BADFILE)
+    /// The server's certificate was not issued by the required issuer (CURLOPT_ISSUERCERT).
+    public static let sslIssuerError = CurlCode(CURLE_SSL_ISSUER_ERROR)
     public static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
     public static let filesizeExceeded = CurlCode(CURLE_FILESIZE_EXCEEDED)
     public static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)

@@ -15,6 +15,10 @@ extension EasyHandle {
     public var localIP: String? { string(CURLINFO_LOCAL_IP) }
     public var localPort: Int? { long(CURLINFO_LOCAL_PORT) }
     public var connectionsMade: Int { long(CURLINFO_NUM_CONNECTS) ?? 0 }
+    /// The status a proxy answered the last CONNECT with (0: no CONNECT was answered).
+    public var proxyConnectResponseCode: Int { long(CURLINFO_HTTP_CONNECTCODE) ?? 0 }
+    /// Why the last transfer could not use its proxy, nil when it did or had none.
+    public var proxyFailure: ProxyFailure? { long(CURLINFO_PROXY_ERROR).flatMap(ProxyFailure.init) }
     /// "HTTP/1.1", "HTTP/2", ... of the last response.
     public var httpVersion: String? {
         switch long(CURLINFO_HTTP_VERSION) ?? 0 {

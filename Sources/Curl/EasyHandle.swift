@@ -105,6 +105,19 @@ public final class EasyHandle {
             try setString(CURLOPT_USERNAME, user)
             try setString(CURLOPT_PASSWORD, password)
         case .httpAuthentication(let scheme): try setLong(CURLOPT_HTTPAUTH, scheme.bitmask)
+        case .proxy(let proxy): try setString(CURLOPT_PROXY, proxy)
+        case .noProxy(let hosts): try setString(CURLOPT_NOPROXY, hosts)
+        case .proxyUsername(let name): try setString(CURLOPT_PROXYUSERNAME, name)
+        case .proxyPassword(let password): try setString(CURLOPT_PROXYPASSWORD, password)
+        case .proxyAuthentication(let basic, let digest):
+            // curl.h defines CURLAUTH_BASIC as 1 << 0 and CURLAUTH_DIGEST as 1 << 1, with casts
+            // Swift does not import.
+            try setLong(CURLOPT_PROXYAUTH, (basic ? 1 << 0 : 0) | (digest ? 1 << 1 : 0))
+        case .suppressConnectHeaders(let on): try setLong(CURLOPT_SUPPRESS_CONNECT_HEADERS, on ? 1 : 0)
+        case .tlsVersions(let minimum, let maximum): try setLong(CURLOPT_SSLVERSION, minimum.minimumValue | maximum.maximumValue)
+        case .caBundle(let pem): try setBlob(CURLOPT_CAINFO_BLOB, pem)
+        case .caPath(let path): try setString(CURLOPT_CAPATH, path)
+        case .pinnedPublicKeys(let pins): try setString(CURLOPT_PINNEDPUBLICKEY, pins)
         }
     }
 
@@ -140,6 +153,20 @@ public final class EasyHandle {
             return
         }
         try CurlCode.check(value.withCString { transferd_easy_setopt_ptr(raw, option, $0) })
+    }
+
+    /// A blob option with CURL_BLOB_COPY: curl copies the bytes before this returns, so they
+    /// need not outlive the call. nil clears it. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_CAINFO_BLOB.html
+    private func setBlob(_ option: CURLoption, _ bytes: [UInt8]?) throws(CurlCode) {
+        guard let bytes else {
+            try CurlCode.check(transferd_easy_setopt_ptr(raw, option, nil))
+            return
+        }
+        let code = bytes.withUnsafeBytes { buffer in
+            var blob = curl_blob(data: UnsafeMutableRawPointer(mutating: buffer.baseAddress), len: buffer.count, flags: UInt32(CURL_BLOB_COPY))
+            return transferd_easy_setopt_ptr(raw, option, &blob)
+        }
+        try CurlCode.check(code)
     }
 
     /// Pauses or resumes both directions. - SeeAlso: https://curl.se/libcurl/c/curl_easy_pause.html

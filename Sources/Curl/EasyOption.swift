@@ -60,4 +60,31 @@ public enum EasyOption {
     case credentials(user: String, password: String)
     /// CURLOPT_HTTPAUTH: the scheme curl answers a 401 with.
     case httpAuthentication(HTTPAuthScheme)
+    /// The proxy for the next connection, as "http://host:port" or "socks5h://host:port"
+    /// (socks5h: the proxy resolves the name). "" means none, and also that curl does not read
+    /// the http_proxy / https_proxy / all_proxy environment variables (CURLOPT_PROXY).
+    case proxy(String)
+    /// Hosts that bypass the proxy; "" is none and stops curl reading no_proxy from the
+    /// environment (CURLOPT_NOPROXY). transferd decides bypasses itself and always sets "".
+    case noProxy(String)
+    /// CURLOPT_PROXYUSERNAME / CURLOPT_PROXYPASSWORD: sent to an HTTP proxy (Basic or Digest,
+    /// as `proxyAuthentication` allows) or to a SOCKS5 proxy (RFC 1929). Copied by curl.
+    case proxyUsername(String?)
+    case proxyPassword(String?)
+    /// The HTTP proxy authentication schemes curl may pick from the proxy's 407 challenge
+    /// (CURLOPT_PROXYAUTH). With more than one, curl first asks without credentials.
+    case proxyAuthentication(basic: Bool, digest: Bool)
+    /// Keeps a CONNECT response's head away from the header callback, so the only heads it
+    /// sees are the origin's (CURLOPT_SUPPRESS_CONNECT_HEADERS).
+    case suppressConnectHeaders(Bool)
+    /// The lowest and highest TLS version the handshake may agree on (CURLOPT_SSLVERSION).
+    case tlsVersions(minimum: TLSProtocolVersion, maximum: TLSProtocolVersion)
+    /// PEM certificates that are the only trust anchors for the server's certificate, passed
+    /// in memory (CURLOPT_CAINFO_BLOB, copied); nil: the default CA file again.
+    case caBundle([UInt8]?)
+    /// The folder of hashed CA certificates curl also trusts (CURLOPT_CAPATH); nil: none.
+    case caPath(String?)
+    /// "sha256//BASE64;sha256//BASE64..." (CURLOPT_PINNEDPUBLICKEY): the handshake fails with
+    /// CURLE_SSL_PINNEDPUBKEYNOTMATCH unless the server's public key hashes to one of them.
+    case pinnedPublicKeys(String?)
 }

@@ -26,13 +26,13 @@ public enum Peers {
         URL(fileURLWithPath: try value(of: "nginx", variable: "TRANSFERD_TEST_NGINX_ROOT"), isDirectory: true)
     }
 
-    private static func baseURL(of peer: String, variable: String) throws -> String {
+    static func baseURL(of peer: String, variable: String) throws -> String {
         var url = try value(of: peer, variable: variable)
         while url.hasSuffix("/") { url.removeLast() }
         return url
     }
 
-    private static func value(of peer: String, variable: String) throws -> String {
+    static func value(of peer: String, variable: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
             throw PeerUnavailable(peer: peer, variable: variable)
         }

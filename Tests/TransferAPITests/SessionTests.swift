@@ -21,6 +21,8 @@ import TransferCore
         "connectionProxyDictionary": NSNull(),
         "tlsMinimumSupportedProtocolVersion": "TLSv12",
         "tlsMaximumSupportedProtocolVersion": "TLSv13",
+        "tlsCABundle": NSNull(),
+        "tlsPinnedPublicKeys": [String](),
         "httpShouldUsePipelining": false,
         "httpShouldSetCookies": true,
         "httpCookieAcceptPolicy": "onlyFromMainDocumentDomain",
@@ -94,7 +96,7 @@ import TransferCore
             expected["httpAdditionalHeaders"] = ["User-Agent": "crawler/1.0"]
             expected["httpMaximumConnectionsPerHost"] = 2
             expected["networkServiceType"] = "background"
-            expected["connectionProxyDictionary"] = ["HTTPSEnable": true, "HTTPSProxy": "proxy.internal", "HTTPSPort": 3128] as [String: Any]
+            expected["connectionProxyDictionary"] = ["HTTPSEnable": 1, "HTTPSProxy": "proxy.internal", "HTTPSPort": 3128] as [String: Any]  // flags are served as CFNetwork writes them
             expected["tlsMinimumSupportedProtocolVersion"] = "TLSv13"
             #expect(session.string("description") == "crawler")
             #expect(jsonEqual(session.object("configuration"), expected), "\(session.object("configuration") ?? [:])")

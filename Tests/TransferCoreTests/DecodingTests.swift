@@ -65,7 +65,7 @@ import Testing
             {"timeoutIntervalForRequest": 2.5, "timeoutIntervalForResource": 30, "httpMaximumConnectionsPerHost": 64,
              "networkServiceType": "background", "requestCachePolicy": "reloadIgnoringLocalCacheData",
              "httpAdditionalHeaders": {"X-Client": "tests"}, "allowsCellularAccess": false,
-             "tlsMinimumSupportedProtocolVersion": "TLSv13", "connectionProxyDictionary": {"HTTPEnable": true}}
+             "tlsMinimumSupportedProtocolVersion": "TLSv13", "connectionProxyDictionary": {"HTTPEnable": true, "HTTPProxy": "p", "HTTPPort": 1}}
             """)
         #expect(configuration.timeoutIntervalForRequest == 2.5)
         #expect(configuration.timeoutIntervalForResource == 30)
@@ -75,7 +75,7 @@ import Testing
         #expect(configuration.httpAdditionalHeaders == ["X-Client": "tests"])
         #expect(!configuration.allowsCellularAccess)
         #expect(configuration.tlsMinimumSupportedProtocolVersion == .TLSv13)
-        #expect(configuration.connectionProxyDictionary == ["HTTPEnable": .bool(true)])
+        #expect(configuration.connectionProxyDictionary?.http.host == "p")
     }
 
     @Test func sessionConfigurationUnknownKey() {

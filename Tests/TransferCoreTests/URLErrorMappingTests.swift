@@ -26,7 +26,9 @@ import Testing
         (.sslEngineNotFound, .secureConnectionFailed),
         (.sslCertProblem, .secureConnectionFailed),
         (.peerFailedVerification, .serverCertificateUntrusted),
-        (.sslCACert, .serverCertificateUntrusted),
+        // A CA bundle OpenSSL cannot load is the daemon's side, not the server's certificate.
+        (.sslCACert, .secureConnectionFailed),
+        (.sslIssuerError, .serverCertificateUntrusted),
         (.sslPinnedPubKeyNotMatch, .serverCertificateUntrusted),
         (.sslInvalidCertStatus, .serverCertificateUntrusted),
         (.badContentEncoding, .cannotDecodeContentData),

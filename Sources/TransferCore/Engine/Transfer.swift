@@ -50,6 +50,8 @@ final class Transfer: EasyHandleDelegate {
     var heldUnauthorized: ResponseHead?
     /// Set once a challenge is to be answered: the job that makes the request again.
     var challengeRetry: TransferJob?
+    /// The proxy of the current request, and whether it challenged (`Transfer+Network.swift`).
+    var proxyState = ProxyState()
 
     private var received = 0
     private var unreportedReceived = 0
@@ -116,6 +118,7 @@ final class Transfer: EasyHandleDelegate {
         // 16 KiB reads (libcurl's default) cost a 1 GiB loopback download about 9 % against
         // curl, and with the checkpoint fdatasync about 23 %; 512 KiB reads beat curl (bench/).
         try handle.set(.receiveBufferSize(512 * 1024))
+        try configureNetwork()
         try setStreamWeight(job.priority)
         // Best effort (0) is what an unmarked socket sends; a reused connection another type
         // marked is reset to it all the same (the multi handle's SocketMarks).
@@ -191,7 +194,7 @@ final class Transfer: EasyHandleDelegate {
     func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
         lastActivity = EngineLoop.now()
         guard let head = parser.consume(line) else { return }
-        if (100..<200).contains(head.statusCode) { return }
+        if (100..<200).contains(head.statusCode) || isProxyChallengeCurlAnswers(head) { return }
         reportSentBeforeResponse()
         if holdsUnauthorized(head) {
             // libcurl may answer it itself (Digest) with another request to the same URL.
@@ -214,6 +217,7 @@ final class Transfer: EasyHandleDelegate {
             }
             currentURL = target
             exchangeCookies(head, answered: from, next: target)
+            try? route(to: target)
             report(.redirect(statusCode: head.statusCode, from: from, to: target, method: currentMethod))
             return
         }
@@ -419,7 +423,7 @@ final class Transfer: EasyHandleDelegate {
             file?.discard()
             return .failure(failure)
         }
-        guard code.isOK else { return interrupted(URLErrorMapping.error(for: code, detail: handle.errorMessage)) }
+        guard code.isOK else { return interrupted(transportError(code)) }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
         guard let file else { return .success(body: body, response: info, location: nil) }
         do {

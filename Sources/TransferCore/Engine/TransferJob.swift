@@ -39,6 +39,8 @@ struct TransferJob: Sendable {
     var credentials: SessionCredentials? = nil
     /// How the task answered challenges so far, and the credential this attempt sends.
     var challenges = ChallengeResponder()
+    /// The session's proxies and TLS settings.
+    var network = TransferNetwork()
 }
 
 /// What a transfer reports, in order, on the engine thread.

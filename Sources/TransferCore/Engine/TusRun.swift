@@ -63,6 +63,7 @@ final class TusRun {
             taskId: job.taskId, request: request, body: nil, streamedBody: streamed,
             resourceTimeout: remaining, maxBodySize: job.maxBodySize, startPaused: false)
         stepJob.cookies = job.cookies
+        stepJob.network = job.network
         if case .send(let offset) = step {
             stepJob.streamedBodyOffset = offset
             // A resent PATCH would carry a stale Upload-Offset: the run asks HEAD instead.

@@ -1,7 +1,8 @@
 /// URLSessionConfiguration as JSON. Every property is optional on input and takes Apple's default;
 /// the session stores its own copy (a session's configuration never changes after creation).
 /// Applied in this version: the two timeouts, httpAdditionalHeaders,
-/// httpMaximumConnectionsPerHost; the others are stored and reported for the issues that use them.
+/// httpMaximumConnectionsPerHost, the proxies and the TLS settings; the others are stored and
+/// reported for the issues that use them.
 public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
     /// Idle timeout: the longest wait for the next byte, in seconds.
@@ -15,9 +16,16 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var isDiscretionary = false
     public var sessionSendsLaunchEvents = true
     public var waitsForConnectivity = false
-    @NullEncoded public var connectionProxyDictionary: [String: JSONValue]? = nil
+    /// The proxies (`ProxyDictionary`); nil: connect directly (proxy environment variables are
+    /// never read).
+    @NullEncoded public var connectionProxyDictionary: ProxyDictionary? = nil
     public var tlsMinimumSupportedProtocolVersion: TLSVersion = .TLSv12
     public var tlsMaximumSupportedProtocolVersion: TLSVersion = .TLSv13
+    /// Not URLSession's: PEM certificates that replace the system's trust store for this
+    /// session's servers (nil: the system's).
+    @NullEncoded public var tlsCABundle: String? = nil
+    /// Not URLSession's: "sha256//BASE64" SubjectPublicKeyInfo pins; a server must match one.
+    public var tlsPinnedPublicKeys: [String] = []
     public var httpShouldUsePipelining = false
     public var httpShouldSetCookies = true
     public var httpCookieAcceptPolicy: CookieAcceptPolicy = .onlyFromMainDocumentDomain
@@ -33,7 +41,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case requestCachePolicy, timeoutIntervalForRequest, timeoutIntervalForResource, networkServiceType
         case allowsCellularAccess, allowsExpensiveNetworkAccess, allowsConstrainedNetworkAccess
         case isDiscretionary, sessionSendsLaunchEvents, waitsForConnectivity, connectionProxyDictionary
-        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion
+        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, maximumConcurrentTasks
     }
@@ -55,9 +63,11 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         isDiscretionary = try value(.isDiscretionary, false)
         sessionSendsLaunchEvents = try value(.sessionSendsLaunchEvents, true)
         waitsForConnectivity = try value(.waitsForConnectivity, false)
-        connectionProxyDictionary = try c.decodeIfPresent([String: JSONValue].self, forKey: .connectionProxyDictionary)
+        connectionProxyDictionary = try c.decodeIfPresent(ProxyDictionary.self, forKey: .connectionProxyDictionary)
         tlsMinimumSupportedProtocolVersion = try value(.tlsMinimumSupportedProtocolVersion, defaults.tlsMinimumSupportedProtocolVersion)
         tlsMaximumSupportedProtocolVersion = try value(.tlsMaximumSupportedProtocolVersion, defaults.tlsMaximumSupportedProtocolVersion)
+        tlsCABundle = try c.decodeIfPresent(String.self, forKey: .tlsCABundle)
+        tlsPinnedPublicKeys = try value(.tlsPinnedPublicKeys, [])
         httpShouldUsePipelining = try value(.httpShouldUsePipelining, false)
         httpShouldSetCookies = try value(.httpShouldSetCookies, true)
         httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)
@@ -76,6 +86,8 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         if tlsMinimumSupportedProtocolVersion.rawValue > tlsMaximumSupportedProtocolVersion.rawValue {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.tlsMinimumSupportedProtocolVersion), message: "must not be above tlsMaximumSupportedProtocolVersion")
         }
+        if let tlsCABundle { try TLSTrustInput.checkCABundle(tlsCABundle, field: decoder.path(CodingKeys.tlsCABundle)) }
+        try TLSTrustInput.checkPins(tlsPinnedPublicKeys, field: decoder.path(CodingKeys.tlsPinnedPublicKeys))
         for name in httpAdditionalHeaders.keys.sorted() {
             try Validate.header(name: name, value: httpAdditionalHeaders[name] ?? "", decoder.path(CodingKeys.httpAdditionalHeaders))
         }

@@ -254,6 +254,7 @@ extension TransferService {
         if job.tus == nil { job.credentials = SessionCredentials(store: credentials, scope: CredentialScope(session)) }
         job.adopt(entry.task)
         job.cookies = cookieHandling(for: entry.task.originalRequest, in: session, owner: entry.task.owner)
+        job.adopt(session.configuration)
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
     }

@@ -145,9 +145,10 @@ public final class Store: Sendable {
 
     // MARK: reading
 
-    /// The owner is kept in its own column, so the record is the served JSON.
+    /// The owner is kept in its own column, so the record is the served JSON, plus the secrets
+    /// the API never serves (proxy passwords).
     static func json(_ session: Session) throws -> String {
-        String(decoding: try JSONCoding.encoder.encode(session), as: UTF8.self)
+        String(decoding: try JSONCoding.recordEncoder.encode(session), as: UTF8.self)
     }
 
     /// The stored form (the served fields plus the owner, resume state and streamed body),

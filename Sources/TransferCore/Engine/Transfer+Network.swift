@@ -1,0 +1,63 @@
+internal import FoundationEssentials
+internal import Curl
+
+/// Proxies and TLS on the easy handle: decided in Swift per request (a redirect to another
+/// host or scheme may take another proxy, or none), so curl's own environment and no_proxy
+/// handling never applies.
+extension Transfer {
+    func configureNetwork() throws {
+        let network = job.network
+        // Bypasses are decided here; "" also keeps curl from reading no_proxy.
+        try handle.set(.noProxy(""))
+        // A CONNECT answer is the proxy's, not the origin's response.
+        try handle.set(.suppressConnectHeaders(true))
+        try route(to: job.request.url)
+        try handle.set(.tlsVersions(minimum: network.tlsMinimum.curl, maximum: network.tlsMaximum.curl))
+        if let bundle = network.caBundle {
+            // The bundle replaces the system store: the blob replaces the CA file, and the CA
+            // folder (which OpenSSL would still search) is cleared.
+            try handle.set(.caBundle(Array(bundle.utf8)))
+            try handle.set(.caPath(nil))
+        }
+        if !network.pinnedPublicKeys.isEmpty {
+            try handle.set(.pinnedPublicKeys(network.pinnedPublicKeys.joined(separator: ";")))
+        }
+    }
+
+    /// Sets the proxy (or none) for the next request, to `url`: the first, or a redirect's
+    /// target (options set in the header callback apply to the next request of the chain).
+    func route(to url: String) throws {
+        let parsed = URL(string: url)
+        let route = parsed.flatMap { url in
+            url.scheme.flatMap { scheme in url.host.flatMap { job.network.proxies?.route(scheme: scheme, host: $0) } }
+        }
+        if route != proxyState.route { proxyState = ProxyState(route: route) }
+        // "" is no proxy, whatever http_proxy or all_proxy say in the daemon's environment.
+        try handle.set(.proxy(route?.curlProxy ?? ""))
+        try handle.set(.proxyUsername(route?.username))
+        try handle.set(.proxyPassword(route?.username == nil ? nil : route?.password ?? ""))
+        if route?.kind == .http && route?.username != nil {
+            try handle.set(.proxyAuthentication(basic: true, digest: true))
+        }
+    }
+
+    /// Whether `head` is a proxy's 407 that curl answers itself by sending the request again
+    /// with the credentials (Basic or Digest, as offered). Only the first: a 407 after the
+    /// credentials went means they were refused, and is the response.
+    func isProxyChallengeCurlAnswers(_ head: ResponseHead) -> Bool {
+        guard head.statusCode == 407, let route = proxyState.route, route.kind == .http,
+              route.username != nil, !proxyState.challenged else { return false }
+        let offered = head.fields.filter { $0.name.lowercased() == "proxy-authenticate" }.map { $0.value.lowercased() }
+        guard offered.contains(where: { $0.hasPrefix("basic") || $0.hasPrefix("digest") }) else { return false }
+        proxyState.challenged = true
+        return true
+    }
+
+    /// The task error for a transfer libcurl ended with `code`: a proxy's refusal is told
+    /// apart from the origin's failures (a CONNECT refused with 407 otherwise reads as a lost
+    /// connection).
+    func transportError(_ code: CurlCode) -> TaskError {
+        URLErrorMapping.proxyError(connectStatus: handle.proxyConnectResponseCode, failure: handle.proxyFailure, route: proxyState.route)
+            ?? URLErrorMapping.error(for: code, detail: handle.errorMessage)
+    }
+}

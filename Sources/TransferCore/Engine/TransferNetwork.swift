@@ -1,0 +1,44 @@
+internal import Curl
+
+/// The session settings that decide how a transfer reaches its server: proxies and TLS. Taken
+/// from the session's configuration when the task starts (`TransferJob.adopt(_:)`); applied by
+/// `Transfer+Network.swift`.
+struct TransferNetwork: Sendable {
+    var proxies: ProxyDictionary?
+    var tlsMinimum: TLSVersion = .TLSv12
+    var tlsMaximum: TLSVersion = .TLSv13
+    /// PEM certificates that replace the system trust store; nil: the system's.
+    var caBundle: String?
+    /// "sha256//BASE64" pins; empty: no pinning.
+    var pinnedPublicKeys: [String] = []
+}
+
+extension TransferJob {
+    /// Takes the session's proxy and TLS settings.
+    mutating func adopt(_ configuration: SessionConfiguration) {
+        network = TransferNetwork(
+            proxies: configuration.connectionProxyDictionary,
+            tlsMinimum: configuration.tlsMinimumSupportedProtocolVersion,
+            tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
+            caBundle: configuration.tlsCABundle,
+            pinnedPublicKeys: configuration.tlsPinnedPublicKeys)
+    }
+}
+
+extension TLSVersion {
+    var curl: TLSProtocolVersion {
+        switch self {
+        case .TLSv10: .tls1_0
+        case .TLSv11: .tls1_1
+        case .TLSv12: .tls1_2
+        case .TLSv13: .tls1_3
+        }
+    }
+}
+
+/// Where a transfer stands with its proxy: the route of the current request of its redirect
+/// chain, and whether the proxy already challenged the credentials curl then sent.
+struct ProxyState {
+    var route: ProxyRoute?
+    var challenged = false
+}

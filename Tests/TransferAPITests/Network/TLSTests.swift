@@ -1,0 +1,92 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import Testing
+import TestSupport
+import X509
+
+/// TLS per session against nginx with certificates made for the run: a custom CA bundle, the
+/// protocol version bounds, SPKI pinning, and certificate failures mapped to URLSession's codes
+/// (serverCertificateUntrusted -1202, secureConnectionFailed -1200).
+@Suite struct TLSTests {
+    /// `tlsCABundle`: the test CA.
+    private static func trustingTestCA(_ extra: [String: Any] = [:]) throws -> [String: Any] {
+        var configuration: [String: Any] = ["tlsCABundle": try Peers.tlsCertificateAuthorityPEM()]
+        configuration.merge(extra) { _, new in new }
+        return configuration
+    }
+
+    /// The pin of the valid server: the base64 SHA-256 of its leaf's SubjectPublicKeyInfo (DER).
+    private static func validServerPin() throws -> String {
+        let leaf = try #require(try Peers.tlsLeafChainPEM().components(separatedBy: "-----END CERTIFICATE-----").first) + "-----END CERTIFICATE-----\n"
+        let certificate = try Certificate(pemEncoded: leaf)
+        let spki = try certificate.publicKey.serializeAsPEM().derBytes
+        return "sha256//" + Data(SHA256.hash(data: spki)).base64EncodedString()
+    }
+
+    @Test func aCustomCABundleIsTrustedAndWithoutItTheServerIsNot() async throws {
+        let url = try Peers.tls(.valid) + "/files/1MiB.bin"
+        try await DaemonFixture.with { daemon in
+            let trusting = try await daemon.session(configuration: try Self.trustingTestCA())
+            #expect(try await daemon.downloadDigest(url, in: trusting) == (try TestFile.digest("1MiB.bin")))
+            // The shared session trusts the system store, which has never heard of the test CA.
+            let plain = try await daemon.run("download", url, in: "shared")
+            #expect(plain.errorName == "serverCertificateUntrusted")
+            #expect(plain.object("error")?.int("code") == -1202)
+        }
+    }
+
+    @Test func theBundleAloneDecidesWhichCAIsTrusted() async throws {
+        let valid = try Peers.tls(.valid) + "/files/hello.txt"
+        let other = try Peers.tls(.untrusted) + "/files/hello.txt"
+        try await DaemonFixture.with { daemon in
+            // With the second CA as its only anchor, the server it signed is trusted and the
+            // one the test CA signed is not: the bundle replaces, it does not add.
+            let session = try await daemon.session(configuration: ["tlsCABundle": try Peers.tlsOtherCertificateAuthorityPEM()])
+            #expect(try await daemon.run("data", other, in: session).errorName == nil)
+            #expect(try await daemon.run("data", valid, in: session).errorName == "serverCertificateUntrusted")
+        }
+    }
+
+    @Test(arguments: [Peers.TLSOrigin.expired, .untrusted])
+    func badCertificatesAreUntrusted(origin: Peers.TLSOrigin) async throws {
+        let url = try Peers.tls(origin) + "/files/hello.txt"
+        try await DaemonFixture.with { daemon in
+            let session = try await daemon.session(configuration: try Self.trustingTestCA())
+            for kind in ["data", "download"] {
+                let task = try await daemon.run(kind, url, in: session)
+                #expect(task.errorName == "serverCertificateUntrusted", "\(origin) \(kind): \(task.object("error") ?? [:])")
+            }
+        }
+    }
+
+    @Test func aMatchingPinSucceedsAndAMismatchFailsEvenOnAWarmConnection() async throws {
+        let url = try Peers.tls(.valid) + "/files/hello.txt"
+        let wrong = "sha256//" + Data(SHA256.hash(data: Data("not the server's key".utf8))).base64EncodedString()
+        try await DaemonFixture.with { daemon in
+            // First a session with no pin, leaving a verified connection in curl's cache...
+            let unpinned = try await daemon.session(configuration: try Self.trustingTestCA())
+            #expect(try await daemon.run("data", url, in: unpinned).errorName == nil)
+            // ...which a pinned session must not reuse without checking its pin.
+            let mismatched = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong]]))
+            let failed = try await daemon.run("data", url, in: mismatched)
+            #expect(failed.errorName == "serverCertificateUntrusted", "\(failed.object("error") ?? [:])")
+            let pinned = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong, try Self.validServerPin()]]))
+            #expect(try await daemon.downloadDigest(url, in: pinned) == (try TestFile.digest("hello.txt")))
+        }
+    }
+
+    @Test func protocolVersionBoundsDecideTheHandshake() async throws {
+        let legacy = try Peers.tls(.tls12Only) + "/files/hello.txt"
+        let modern = try Peers.tls(.valid) + "/files/hello.txt"
+        try await DaemonFixture.with { daemon in
+            let tls13 = try await daemon.session(configuration: try Self.trustingTestCA(["tlsMinimumSupportedProtocolVersion": "TLSv13"]))
+            let failed = try await daemon.run("data", legacy, in: tls13)
+            #expect(failed.errorName == "secureConnectionFailed", "\(failed.object("error") ?? [:])")
+            #expect(failed.object("error")?.int("code") == -1200)
+            #expect(try await daemon.run("data", modern, in: tls13).errorName == nil, "TLS 1.3 only still reaches a TLS 1.3 server")
+            let tls12 = try await daemon.session(configuration: try Self.trustingTestCA(["tlsMaximumSupportedProtocolVersion": "TLSv12"]))
+            #expect(try await daemon.downloadDigest(legacy, in: tls12) == (try TestFile.digest("hello.txt")))
+        }
+    }
+}
