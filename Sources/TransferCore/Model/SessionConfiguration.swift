@@ -26,6 +26,9 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     /// Not URLSession's: the most tasks of this session running at once (nil: only the global
     /// and per-host caps apply).
     @NullEncoded public var maximumConcurrentTasks: Int? = nil
+    /// URLSessionConfiguration.urlCache: the cache's capacities, or nil for no cache. Left out,
+    /// the session kind's default cache (`URLCacheConfiguration.automatic`, resolved at creation).
+    @NullEncoded public var urlCache: URLCacheConfiguration? = .automatic
 
     public init() {}
 
@@ -36,6 +39,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, maximumConcurrentTasks
+        case urlCache
     }
 
     public init(from decoder: any Decoder) throws {
@@ -64,6 +68,8 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
         httpMaximumConnectionsPerHost = try Self.integer(c, .httpMaximumConnectionsPerHost) ?? 6
         maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks)
+        // Absent: the kind's default cache; null: none.
+        urlCache = c.contains(.urlCache) ? try c.decode(URLCacheConfiguration?.self, forKey: .urlCache) : .automatic
 
         try Validate.interval(timeoutIntervalForRequest, decoder.path(CodingKeys.timeoutIntervalForRequest))
         try Validate.interval(timeoutIntervalForResource, decoder.path(CodingKeys.timeoutIntervalForResource))

@@ -18,6 +18,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case taskIsWaitingForConnectivity
     /// Not URLSession's: a transient failure, the task is tried again after `delay` seconds.
     case willRetry
+    /// URLSession's willCacheResponse: the response is about to be stored in the URL cache
+    /// (`storagePolicy`: allowed or allowedInMemoryOnly).
+    case willCacheResponse
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

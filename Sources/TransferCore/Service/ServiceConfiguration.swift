@@ -42,6 +42,12 @@ public struct ServiceConfiguration: Sendable {
     /// PATCH /v1/limits changes them while running (not kept across a restart).
     public var bandwidthLimits = BandwidthLimits()
 
+    /// URLCache.shared (default sessions): bytes of response bodies kept in memory (4 MiB), and
+    /// on disk under `<data>/cache` (64 MiB; 0 keeps nothing on disk). Ephemeral sessions' private
+    /// caches take the memory figure unless their configuration gives one.
+    public var urlCacheMemoryCapacity = 4 << 20
+    public var urlCacheDiskCapacity = 64 << 20
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 

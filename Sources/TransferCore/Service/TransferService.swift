@@ -19,6 +19,8 @@ public final class TransferService: Sendable {
     let configuration: ServiceConfiguration
     let logger: Logger
     let resumeSigner: ResumeDataSigner
+    /// URLCache.shared and ephemeral sessions' private caches (`TransferService+URLCache`).
+    public let urlCaches: URLCaches
     private let checkpointTimer = HandOffTimer()
     private let retentionTimer = HandOffTimer()
     /// The one timer behind every hold (`TransferService+Holds`).
@@ -40,6 +42,7 @@ public final class TransferService: Sendable {
         state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
         engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
+        urlCaches = try URLCaches(configuration: configuration, store: store, logger: logger)
         try load()
     }
 
@@ -88,6 +91,7 @@ public final class TransferService: Sendable {
             logger.warning("engine thread did not stop in time")
         }
         checkpoint()
+        urlCaches.flush()  // body files and their rows, before the database closes
         store.close()
     }
 
@@ -158,6 +162,7 @@ public final class TransferService: Sendable {
     func saveSession(_ s: inout ServiceState, _ session: Session) {
         var session = session
         session.version += 1
+        session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
         s.sessions[session.id] = session
         record(s, session: session.id, .saveSession(session))
     }
