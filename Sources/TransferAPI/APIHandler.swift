@@ -19,6 +19,7 @@ public final class APIHandler: HTTPRequestHandler {
         var router = Router()
         OperationsRoutes.register(&router, service: service)
         SessionRoutes.register(&router, service: service)
+        CacheRoutes.register(&router, service: service)
         TaskRoutes.register(&router, service: service)
         SchedulerRoutes.register(&router, service: service)
         LimitsRoutes.register(&router, service: service)

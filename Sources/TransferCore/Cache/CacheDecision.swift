@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// What the URL cache does for one GET, decided from the request's cache policy, its own
 /// Cache-Control, and the stored response (if any) selected for it.

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// Freshness and age of a stored response (RFC 9111 section 4.2) and whether a response may be
 /// stored at all (section 3), as a private cache computes them. Pure functions of the response

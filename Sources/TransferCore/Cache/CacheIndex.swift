@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// The entries of one URL cache and its two LRU tiers, as a value: memory (bodies held here) and
 /// disk (bodies in files). Which tier holds what, and what to evict, is decided here without I/O;

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// What the URL cache does for one attempt of a task, kept in its `TaskEntry` by the service.
 struct CacheTaskContext: Sendable {

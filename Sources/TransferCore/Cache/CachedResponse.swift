@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// A stored response's head and what its freshness is computed from; its body is kept apart (in
 /// memory or in a file). Stored as JSON in the `url_cache` table for the persistent cache.

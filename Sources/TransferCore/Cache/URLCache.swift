@@ -1,7 +1,7 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 internal import Dispatch
 internal import Glibc
-public import Logging
+internal import Logging
 internal import Synchronization
 
 /// One URL cache: URLCache.shared (memory and disk, shared by default sessions, kept across

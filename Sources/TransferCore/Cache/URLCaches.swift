@@ -1,5 +1,5 @@
-public import FoundationEssentials
-public import Logging
+internal import FoundationEssentials
+internal import Logging
 internal import Synchronization
 
 /// Every URL cache of the service, and which one a session uses: default sessions share
@@ -47,11 +47,6 @@ public final class URLCaches: SessionScopedStore {
             caches[session.id] = cache
             return cache
         }
-    }
-
-    /// Whether `session` uses the shared cache (what `DELETE .../cache` empties for it).
-    func usesShared(_ session: Session) -> Bool {
-        session.kind == .default && session.configuration.urlCache != nil
     }
 
     // MARK: SessionScopedStore

@@ -172,13 +172,12 @@ extension TransferService {
     }
 
     /// `DELETE /v1/sessions/{sid}/cache`: empties the cache the session uses (URLCache.shared for
-    /// a default session, so every default session's) and deletes its files. Returns what was
-    /// emptied: "shared", "private" or "none".
-    public func removeCachedResponses(session id: String, owner: String?) throws -> String {
+    /// a default session, so every default session's; nothing for a session without a cache)
+    /// and deletes its files before it returns.
+    public func removeCachedResponses(session id: String, owner: String?) throws {
         let session = try state.withLock { s in try visibleSession(s, id, owner) }
-        guard let cache = urlCaches.cache(for: session) else { return "none" }
+        guard let cache = urlCaches.cache(for: session) else { return }
         cache.removeAll()
-        cache.flush()  // the files are gone when the client is told so
-        return urlCaches.usesShared(session) ? "shared" : "private"
+        cache.flush()
     }
 }
