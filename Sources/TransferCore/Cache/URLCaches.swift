@@ -58,7 +58,7 @@ public final class URLCaches: SessionScopedStore {
     }
 
     /// Body files are written as responses are stored; this waits until they are.
-    func flush() {
+    public func flush() {
         shared.flush()
     }
 
