@@ -1,7 +1,8 @@
 /// URLSessionConfiguration as JSON. Every property is optional on input and takes Apple's default;
 /// the session stores its own copy (a session's configuration never changes after creation).
 /// Applied in this version: the two timeouts, httpAdditionalHeaders,
-/// httpMaximumConnectionsPerHost; the others are stored and reported for the issues that use them.
+/// httpMaximumConnectionsPerHost, requestCachePolicy and urlCache (the URL cache); the others are
+/// stored and reported for the issues that use them.
 public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
     /// Idle timeout: the longest wait for the next byte, in seconds.

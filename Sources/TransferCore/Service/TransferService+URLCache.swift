@@ -74,6 +74,9 @@ extension TransferService {
             return false
         case .completed(.success(let body, let response, nil)):
             guard let context = s.tasks[id]?.cache else { return false }
+            if context.role != .revalidate || context.notModified == nil {
+                s.tasks[id]?.cache = nil  // the attempt is over: nothing keeps the cache or the headers
+            }
             switch context.role {
             case .serving:
                 return false
@@ -90,6 +93,9 @@ extension TransferService {
                 storeIfAllowed(&s, task: id, context, response: response, body: body, &deliveries)
                 return false
             }
+        case .completed:
+            s.tasks[id]?.cache = nil
+            return false
         default:
             return false
         }

@@ -177,6 +177,16 @@ import TransferCore
         }
     }
 
+    @Test func theContractDescribesTheCache() async throws {
+        try await DaemonFixture.with { daemon in
+            let document = try await daemon.get("/openapi.yaml").text
+            for part in ["/v1/sessions/{sid}/cache:", "operationId: removeCachedResponses", "URLCacheConfiguration:",
+                         "cacheStatus:", "WillCacheResponseEvent:", "- willCacheResponse"] {
+                #expect(document.contains(part), "openapi.yaml lacks \(part)")
+            }
+        }
+    }
+
     /// Files under `folder` whose bytes contain `marker` (relative paths).
     static func files(under folder: String, containing marker: String) -> [String] {
         let needle = Data(marker.utf8)
