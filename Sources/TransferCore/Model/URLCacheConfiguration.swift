@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// URLSessionConfiguration.urlCache as JSON: the capacities of the cache a session uses, or null
 /// for none. What a session gets depends on its kind (resolved when it is created, see
@@ -32,6 +32,14 @@ public struct URLCacheConfiguration: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         memoryCapacity = try Self.capacity(c, .memoryCapacity, decoder) ?? Self.unset
         diskCapacity = try Self.capacity(c, .diskCapacity, decoder) ?? Self.unset
+    }
+
+    /// Only the capacities that are set: `.automatic` is `{}`, which reads back as itself (a
+    /// configuration the service has not resolved yet, as a bare `Store` test writes it).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if memoryCapacity != Self.unset { try c.encode(memoryCapacity, forKey: .memoryCapacity) }
+        if diskCapacity != Self.unset { try c.encode(diskCapacity, forKey: .diskCapacity) }
     }
 
     /// A byte count from 0 to 1 TiB, decoded as a number first (2.5 must name its field).
