@@ -22,6 +22,7 @@ public final class APIHandler: HTTPRequestHandler {
         CookieRoutes.register(&router, service: service)
         SessionOperationRoutes.register(&router, service: service)
         CredentialRoutes.register(&router, service: service)
+        CacheRoutes.register(&router, service: service)
         TaskRoutes.register(&router, service: service)
         SchedulerRoutes.register(&router, service: service)
         LimitsRoutes.register(&router, service: service)

@@ -70,6 +70,11 @@ struct TransferdCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("webhook-attempts"), help: "Tries per webhook delivery before its events are skipped. Env TRANSFERD_WEBHOOK_ATTEMPTS. Default 8.")
     var webhookAttempts: Int?
+    @Option(name: .customLong("url-cache-memory"), help: "URLCache.shared's memory capacity in bytes (default sessions; ephemeral sessions' default too). Env TRANSFERD_URL_CACHE_MEMORY. Default 4194304.")
+    var urlCacheMemory: Int?
+
+    @Option(name: .customLong("url-cache-disk"), help: "URLCache.shared's disk capacity in bytes, under DATA-DIR/cache (0: nothing on disk). Env TRANSFERD_URL_CACHE_DISK. Default 67108864.")
+    var urlCacheDisk: Int?
 
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
@@ -127,6 +132,8 @@ struct TransferdCommand: AsyncParsableCommand {
         let rates = 1...BandwidthLimit.maxRate
         configuration.service.bandwidthLimits.downloadBytesPerSecond = try integer(maxDownloadRate, environment, "TRANSFERD_MAX_DOWNLOAD_RATE", rates)
         configuration.service.bandwidthLimits.uploadBytesPerSecond = try integer(maxUploadRate, environment, "TRANSFERD_MAX_UPLOAD_RATE", rates)
+        if let value = try integer(urlCacheMemory, environment, "TRANSFERD_URL_CACHE_MEMORY", 0...(1 << 40)) { configuration.service.urlCacheMemoryCapacity = value }
+        if let value = try integer(urlCacheDisk, environment, "TRANSFERD_URL_CACHE_DISK", 0...(1 << 40)) { configuration.service.urlCacheDiskCapacity = value }
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
         if let value = try integer(attachmentLease, environment, "TRANSFERD_ATTACHMENT_LEASE", 1...86_400) { configuration.service.attachmentLease = Double(value) }
         if let value = try backoff(webhookRetry, environment, "TRANSFERD_WEBHOOK_RETRY") { configuration.service.webhookPolicy.backoff = value }

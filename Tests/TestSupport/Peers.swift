@@ -12,6 +12,12 @@ public enum Peers {
         try baseURL(of: "httpbin", variable: "TRANSFERD_TEST_HTTPBIN")
     }
 
+    /// httpbin's log file, with gunicorn's access lines (`"GET /cache?x=1 HTTP/1.1" 304 0 ...`),
+    /// so a test can see what httpbin answered. Read from `TRANSFERD_TEST_HTTPBIN_LOG`.
+    public static func httpbinLog() throws -> URL {
+        URL(fileURLWithPath: try value(of: "httpbin", variable: "TRANSFERD_TEST_HTTPBIN_LOG"))
+    }
+
     /// nginx serving static files, e.g. `http://127.0.0.1:PORT`, with real `Range`, `ETag` and
     /// `If-Range` handling: `/files/NAME` at full speed, `/slow/NAME` limited to 256 KiB/s.
     /// The files are in ``nginxDocumentRoot()``. Read from `TRANSFERD_TEST_NGINX`.

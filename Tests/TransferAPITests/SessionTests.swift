@@ -29,7 +29,16 @@ import TransferCore
         "httpAdditionalHeaders": [String: Any](),
         "httpMaximumConnectionsPerHost": 6,
         "maximumConcurrentTasks": NSNull(),
+        "urlCache": ["memoryCapacity": 4_194_304, "diskCapacity": 67_108_864],
     ] }
+
+    /// The defaults of a kind: ephemeral sessions have a memory-only cache, background ones none.
+    static func configurationDefaults(for kind: String) -> [String: Any] {
+        var defaults = configurationDefaults
+        if kind == "ephemeral" { defaults["urlCache"] = ["memoryCapacity": 4_194_304, "diskCapacity": 0] }
+        if kind == "background" { defaults["urlCache"] = NSNull() }
+        return defaults
+    }
 
     static let sessionKeys: Set<String> = ["id", "kind", "identifier", "description", "state", "configuration", "createdAt", "invalidatedAt", "version", "acknowledgedEventSeq", "webhook"]
 
@@ -59,7 +68,7 @@ import TransferCore
             let createdAt = try #require(parseTimestamp(session["createdAt"]), "createdAt: \(session["createdAt"] ?? "nil")")
             #expect(createdAt >= before && createdAt <= Date().addingTimeInterval(2))
             let configuration = try #require(session.object("configuration"))
-            #expect(jsonEqual(configuration, Self.configurationDefaults), "configuration: \(configuration)")
+            #expect(jsonEqual(configuration, Self.configurationDefaults(for: kind)), "configuration: \(configuration)")
 
             // GET answers the same session.
             let fetched = try await daemon.session(id)
@@ -91,7 +100,7 @@ import TransferCore
                     "tlsMinimumSupportedProtocolVersion": "TLSv13",
                 ] as [String: Any],
             ])
-            var expected = Self.configurationDefaults
+            var expected = Self.configurationDefaults(for: "ephemeral")
             expected["timeoutIntervalForRequest"] = 30
             expected["httpAdditionalHeaders"] = ["User-Agent": "crawler/1.0"]
             expected["httpMaximumConnectionsPerHost"] = 2

@@ -57,6 +57,7 @@ import Testing
         done.completedAt = Date(timeIntervalSince1970: 4_102_444_799.25)  // 2099-12-31T23:59:59Z
         done.response = ResponseInfo(statusCode: 206, headers: ["ETag": "\"abc\"", "Content-Length": "15000"], url: "https://example.com/ä")
         done.error = TaskError(.cancelled, "cancelled")
+        done.cacheStatus = .revalidated
         done.location = "/data/files/1/file.bin"
         done.version = 99
         done.progress.bytesPerSecond = 1e-7

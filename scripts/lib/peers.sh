@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # The real peer servers the tests talk to, started on 127.0.0.1 on free ports:
-#   httpbin under gunicorn  -> TRANSFERD_TEST_HTTPBIN=http://127.0.0.1:PORT
+#   httpbin under gunicorn  -> TRANSFERD_TEST_HTTPBIN=http://127.0.0.1:PORT,
+#                              TRANSFERD_TEST_HTTPBIN_LOG=<its log, access lines included>
 #   nginx serving files     -> TRANSFERD_TEST_NGINX=http://127.0.0.1:PORT,
 #                              TRANSFERD_TEST_NGINX_ROOT=<folder it serves as /files/ and /slow/>
 # Everything lives under .build-peers/ (venv, nginx config, served files, logs/).
@@ -131,6 +132,8 @@ start_httpbin() {
         record_peer httpbin "$pid"
         if wait_for_http httpbin "$pid" "http://127.0.0.1:$port/get" 30; then
             export TRANSFERD_TEST_HTTPBIN="http://127.0.0.1:$port"
+            # The access log shows what httpbin answered (the URL cache tests look for its 304s).
+            export TRANSFERD_TEST_HTTPBIN_LOG="$log_file"
             log "httpbin ready at $TRANSFERD_TEST_HTTPBIN (pid $pid)"
             return 0
         fi

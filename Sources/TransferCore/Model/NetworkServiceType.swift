@@ -31,7 +31,7 @@ public enum SchedulingClass: String, Codable, Sendable, CaseIterable, Comparable
     public static func < (a: SchedulingClass, b: SchedulingClass) -> Bool { a.rank < b.rank }
 }
 
-/// URLRequest.CachePolicy names, stored and reported; the URL cache that honours them is issue 5.
+/// URLRequest.CachePolicy: what the URL cache does for a GET data task (`CacheDecision`).
 public enum CachePolicy: String, Codable, Sendable, CaseIterable {
     case useProtocolCachePolicy, reloadIgnoringLocalCacheData, reloadIgnoringLocalAndRemoteCacheData
     case returnCacheDataElseLoad, returnCacheDataDontLoad, reloadRevalidatingCacheData

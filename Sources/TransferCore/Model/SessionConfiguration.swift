@@ -1,8 +1,8 @@
 /// URLSessionConfiguration as JSON. Every property is optional on input and takes Apple's default;
 /// the session stores its own copy (a session's configuration never changes after creation).
 /// Applied in this version: the two timeouts, httpAdditionalHeaders,
-/// httpMaximumConnectionsPerHost, the proxies and the TLS settings; the others are stored and
-/// reported for the issues that use them.
+/// httpMaximumConnectionsPerHost, the cookie settings, the proxies, the TLS settings,
+/// requestCachePolicy and urlCache; the others are stored and reported for the issues that use them.
 public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
     /// Idle timeout: the longest wait for the next byte, in seconds.
@@ -34,6 +34,9 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     /// Not URLSession's: the most tasks of this session running at once (nil: only the global
     /// and per-host caps apply).
     @NullEncoded public var maximumConcurrentTasks: Int? = nil
+    /// URLSessionConfiguration.urlCache: the cache's capacities, or nil for no cache. Left out,
+    /// the session kind's default cache (`URLCacheConfiguration.automatic`, resolved at creation).
+    @NullEncoded public var urlCache: URLCacheConfiguration? = .automatic
 
     public init() {}
 
@@ -44,6 +47,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, maximumConcurrentTasks
+        case urlCache
     }
 
     public init(from decoder: any Decoder) throws {
@@ -74,6 +78,8 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
         httpMaximumConnectionsPerHost = try Self.integer(c, .httpMaximumConnectionsPerHost) ?? 6
         maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks)
+        // Absent: the kind's default cache; null: none.
+        urlCache = c.contains(.urlCache) ? try c.decode(URLCacheConfiguration?.self, forKey: .urlCache) : .automatic
 
         try Validate.interval(timeoutIntervalForRequest, decoder.path(CodingKeys.timeoutIntervalForRequest))
         try Validate.interval(timeoutIntervalForResource, decoder.path(CodingKeys.timeoutIntervalForResource))

@@ -24,6 +24,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// URLSession's urlSessionDidFinishEvents(forBackgroundURLSession:): appended once per
     /// reattach of a background session, right after the events it had not acknowledged.
     case didFinishEvents
+    /// URLSession's willCacheResponse: the response is about to be stored in the URL cache
+    /// (`storagePolicy`: allowed or allowedInMemoryOnly).
+    case willCacheResponse
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

@@ -21,6 +21,7 @@ struct TaskJSONWriter {
         open()
         key("bandwidthLimit"); encoded(task.bandwidthLimit)
         key("bodyStream"); encoded(task.bodyStream)
+        key("cacheStatus"); string(task.cacheStatus?.rawValue)
         key("completedAt"); date(task.completedAt)
         key("createdAt"); date(task.createdAt)
         key("currentRequest"); request(task.currentRequest)

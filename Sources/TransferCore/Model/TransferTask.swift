@@ -42,6 +42,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var retryCount = 0
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
     public var bandwidthLimit: BandwidthLimit?
+    /// Where the response came from: the network, the URL cache, or the cache after a 304.
+    public var cacheStatus: CacheStatus?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -52,6 +54,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
+        case cacheStatus
     }
 
     public init(from decoder: any Decoder) throws {
@@ -83,6 +86,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         preemptions = try c.decodeIfPresent(Int.self, forKey: .preemptions) ?? 0
         earliestBeginDate = try c.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
         retryCount = try c.decodeIfPresent(Int.self, forKey: .retryCount) ?? 0  // rows stored before retries
+        cacheStatus = try c.decodeIfPresent(CacheStatus.self, forKey: .cacheStatus)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -123,6 +127,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(originalRequest, forKey: .originalRequest)
         try c.encode(currentRequest, forKey: .currentRequest)
         try c.encode(response, forKey: .response)
+        try c.encode(cacheStatus, forKey: .cacheStatus)
         try c.encode(progress, forKey: .progress)
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)

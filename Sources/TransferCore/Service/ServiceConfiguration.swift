@@ -48,6 +48,11 @@ public struct ServiceConfiguration: Sendable {
     public var attachmentLease = 75.0
     /// How webhooks retry and time out (`WebhookPolicy`).
     public var webhookPolicy = WebhookPolicy()
+    /// URLCache.shared (default sessions): bytes of response bodies kept in memory (4 MiB), and
+    /// on disk under `<data>/cache` (64 MiB; 0 keeps nothing on disk). Ephemeral sessions' private
+    /// caches take the memory figure unless their configuration gives one.
+    public var urlCacheMemoryCapacity = 4 << 20
+    public var urlCacheDiskCapacity = 64 << 20
 
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }

@@ -14,6 +14,8 @@ struct TaskEntry: Sendable {
     var responseBody: Data?
     /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
     var connectivityTries: Int?
+    /// What the URL cache is doing for the task's current attempt (`TransferService+URLCache`).
+    var cache: CacheTaskContext?
 }
 
 /// Everything `TransferService` guards with its one lock.

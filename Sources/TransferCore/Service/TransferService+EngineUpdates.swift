@@ -8,6 +8,7 @@ extension TransferService {
             guard let entry = s.tasks[id], entry.task.state != .completed else { return deliveries }
             // A transient failure may be tried again instead of completing the task.
             if case .completed(let outcome) = update, retryIfTransient(&s, task: id, after: outcome, &deliveries) { return deliveries }
+            if cacheIntercepts(&s, task: id, update, &deliveries) { return deliveries }  // a 304 the URL cache answers
             let session = entry.task.sessionId
             switch update {
             case .connecting:

@@ -16,7 +16,9 @@ extension TransferService {
         state.withLock { s in
             // In the store's creation order: createdAt has whole seconds, so sorting by it (and
             // the random id) reordered sessions made within one second, and the list with them.
-            for session in sessions {
+            for var session in sessions {
+                // Sessions stored before the URL cache existed get their kind's cache.
+                session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
                 s.sessions[session.id] = session
                 s.sessionOrder.append(session.id)
             }

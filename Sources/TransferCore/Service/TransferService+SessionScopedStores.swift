@@ -2,6 +2,6 @@ extension TransferService {
     /// Every store kept per session (cookies, URL cache, credentials), for reset, flush and
     /// invalidation. Each store adds itself here.
     var sessionScopedStores: [any SessionScopedStore] {
-        [cookieStorage, credentials]
+        [cookieStorage, credentials, urlCaches]
     }
 }

@@ -233,9 +233,10 @@ extension TransferService {
         s.tasks[id]?.task.phase = .connecting
         s.tasks[id]?.task.currentRequest = entry.task.originalRequest
         s.tasks[id]?.inEngine = true
+        guard let request = requestAfterCache(&s, task: id, &deliveries) else { return }  // the URL cache answered
         let elapsed = now.timeIntervalSince(entry.task.createdAt)
         var job = TransferJob(
-            taskId: id, request: entry.task.originalRequest, body: entry.requestBody, streamedBody: entry.task.streamedBody,
+            taskId: id, request: request, body: entry.requestBody, streamedBody: entry.task.streamedBody,
             resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
             maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
         job.bodyStream = bodyStreamSnapshot(of: entry.task)

@@ -23,6 +23,8 @@ public final class TransferService: Sendable {
     let resumeSigner: ResumeDataSigner
     /// URLCredentialStorage: the shared store of default sessions and every session's own.
     let credentials: CredentialStore
+    /// URLCache.shared and ephemeral sessions' private caches (`TransferService+URLCache`).
+    public let urlCaches: URLCaches
     private let checkpointTimer = HandOffTimer()
     private let retentionTimer = HandOffTimer()
     /// The one timer behind every hold (`TransferService+Holds`).
@@ -49,6 +51,7 @@ public final class TransferService: Sendable {
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         cookieStorage = try CookieStorage(store: store, logger: logger)
         webhooks = try WebhookDeliverer()
+        urlCaches = try URLCaches(configuration: configuration, store: store, logger: logger)
         try load()
         try loadWebhooks()
     }
@@ -100,6 +103,7 @@ public final class TransferService: Sendable {
         }
         webhooks.stop(timeout: 3)
         checkpoint()
+        urlCaches.flush()  // body files and their rows, before the database closes
         store.close()
     }
 
@@ -171,6 +175,7 @@ public final class TransferService: Sendable {
     func saveSession(_ s: inout ServiceState, _ session: Session) {
         var session = session
         session.version += 1
+        session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
         s.sessions[session.id] = session
         record(s, session: session.id, .saveSession(session))
     }

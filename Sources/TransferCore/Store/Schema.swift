@@ -94,5 +94,16 @@ enum Schema {
         );
         CREATE INDEX credentials_by_space ON credentials(owner, host, port, protocol);
         """,
+        // 7: the persistent URL cache's index (default sessions' URLCache.shared): one stored
+        //    response per key ("GET <url>"), its head as JSON, its body in <dataDirectory>/cache/<file>.
+        """
+        CREATE TABLE url_cache (
+            key TEXT PRIMARY KEY,
+            file TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            response TEXT NOT NULL,
+            last_used REAL NOT NULL
+        );
+        """,
     ]
 }

@@ -1,0 +1,14 @@
+internal import HTTPServer
+internal import TransferCore
+
+/// /v1/sessions/{sid}/cache: the URL cache a session uses.
+enum CacheRoutes {
+    static func register(_ router: inout Router, service: TransferService) {
+        // URLCache.removeAllCachedResponses for the session's cache: the shared one for a default
+        // session (every default session shares it), the private one for an ephemeral session.
+        router.add("DELETE", "/v1/sessions/{sid}/cache") { request in
+            try service.removeCachedResponses(session: request.parameter("sid"), owner: request.owner)
+            return .now(HTTPResponse(status: 204))
+        }
+    }
+}

@@ -1,0 +1,189 @@
+internal import FoundationEssentials
+internal import Synchronization
+
+/// The URL cache in the task's path: before a transfer starts (`requestAfterCache`), when its
+/// response and completion come back (`cacheIntercepts`), and when a stored body is delivered.
+/// Only GET data tasks are served from the cache; unsafe methods that succeed invalidate it.
+extension TransferService {
+    /// Methods whose success invalidates the stored response of their URL (RFC 9111 section 4.4).
+    static let unsafeMethods: Set<String> = ["POST", "PUT", "DELETE", "PATCH"]
+    /// Request headers that make a GET the client's own conditional or partial request: the
+    /// cache neither answers nor stores those.
+    static let bypassingHeaders = ["Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
+
+    /// The request a starting task sends after the URL cache had its say, or nil when the cache
+    /// answered the task (its body follows from the cache's queue) or failed it. Under the lock.
+    func requestAfterCache(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) -> RequestInfo? {
+        guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return nil }
+        var request = entry.task.originalRequest
+        let bypasses = entry.cache?.bypassesCache ?? false
+        s.tasks[id]?.cache = nil
+        s.tasks[id]?.task.cacheStatus = nil
+        let method = request.method.uppercased()
+        let cache = urlCaches.cache(for: session)
+        if Self.unsafeMethods.contains(method) {
+            if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request) }
+            return request
+        }
+        guard entry.task.kind == .data, method == "GET",
+              !Self.bypassingHeaders.contains(where: { ResponseInfo.value(of: $0, in: request.headers) != nil }) else { return request }
+        let directives = CacheControl(headers: request.headers, isRequest: true)
+        let stored = bypasses ? nil : cache?.lookup(url: request.url, requestHeaders: request.headers)
+        switch CacheDecision.decide(policy: request.cachePolicy, request: directives, stored: stored, now: Date()) {
+        case .serve:
+            guard let cache else { return request }
+            s.tasks[id]?.cache = context(.serving, cache, request)
+            serveFromCache(&s, task: id, cache: cache, status: .cache, &deliveries)
+            return nil
+        case .fail:
+            s.tasks[id]?.inEngine = false
+            complete(&s, task: id, error: TaskError(.resourceUnavailable, "the URL cache has no response for this request and the cache policy does not allow loading it"), body: nil, &deliveries)
+            return nil
+        case .revalidate(let headers):
+            if let cache { s.tasks[id]?.cache = context(.revalidate, cache, request) }
+            request.headers.merge(headers) { own, _ in own }
+            return request
+        case .load(let headers):
+            if let cache { s.tasks[id]?.cache = context(.store, cache, request) }
+            // The client's own Cache-Control or Pragma wins over what the policy adds.
+            for (name, value) in headers where ResponseInfo.value(of: name, in: request.headers) == nil {
+                request.headers[name] = value
+            }
+            return request
+        }
+    }
+
+    private func context(_ role: CacheTaskContext.Role, _ cache: URLCache, _ request: RequestInfo) -> CacheTaskContext {
+        CacheTaskContext(role: role, cache: cache, url: request.url, requestHeaders: request.headers, requestTime: Date())
+    }
+
+    /// Engine updates the cache acts on, before their usual handling; true when consumed here.
+    func cacheIntercepts(_ s: inout ServiceState, task id: Int, _ update: TransferUpdate, _ deliveries: inout Deliveries) -> Bool {
+        guard let entry = s.tasks[id] else { return false }
+        let context = entry.cache
+        switch update {
+        case .response(let response):
+            guard context?.role != .serving else { return false }  // the cache's own delivery
+            s.tasks[id]?.cache?.responseTime = Date()
+            if context?.role == .revalidate, response.statusCode == 304, response.url == context?.url {
+                // Not reported: the stored response is, once the transfer ends.
+                s.tasks[id]?.cache?.notModified = response
+                return true
+            }
+            s.tasks[id]?.task.cacheStatus = .network
+            return false
+        case .completed(.success(let body, let response, nil)):
+            guard let context = s.tasks[id]?.cache else { return false }
+            if context.role != .revalidate || context.notModified == nil {
+                s.tasks[id]?.cache = nil  // the attempt is over: nothing keeps the cache or the headers
+            }
+            switch context.role {
+            case .serving:
+                return false
+            case .invalidate:
+                if (200..<400).contains(response.statusCode) {
+                    context.cache.remove(url: context.url)
+                    if response.url != context.url { context.cache.remove(url: response.url) }
+                }
+                return false
+            case .revalidate where context.notModified != nil:
+                revalidated(&s, task: id, context, &deliveries)
+                return true
+            case .store, .revalidate:
+                storeIfAllowed(&s, task: id, context, response: response, body: body, &deliveries)
+                return false
+            }
+        case .completed:
+            s.tasks[id]?.cache = nil
+            return false
+        default:
+            return false
+        }
+    }
+
+    /// A storable response is announced (willCacheResponse, after its data and before the
+    /// completion, as URLSession orders them) and stored.
+    private func storeIfAllowed(_ s: inout ServiceState, task id: Int, _ context: CacheTaskContext, response: ResponseInfo, body: Data, _ deliveries: inout Deliveries) {
+        guard let task = s.tasks[id]?.task,
+              CacheFreshness.isStorable(response, request: CacheControl(headers: context.requestHeaders, isRequest: true)) else { return }
+        let policy = context.cache.storagePolicy(forSize: body.count)
+        guard policy != .notAllowed else { return }
+        emit(&s, session: task.sessionId, task: id, .willCacheResponse,
+             ["storagePolicy": .string(policy.rawValue), "response": JSONValue(encoding: response)], &deliveries)
+        context.cache.store(url: response.url, requestHeaders: context.requestHeaders, response: response, body: body,
+                            requestTime: context.requestTime, responseTime: context.responseTime ?? Date())
+    }
+
+    /// The origin answered 304: the stored head takes the 304's fields and the stored body is
+    /// served as the response. If the stored response went meanwhile, the task asks again
+    /// without validators.
+    private func revalidated(_ s: inout ServiceState, task id: Int, _ context: CacheTaskContext, _ deliveries: inout Deliveries) {
+        s.tasks[id]?.inEngine = false  // the engine's transfer has ended
+        guard let notModified = context.notModified,
+              context.cache.refresh(url: context.url, notModified: notModified.headers, requestTime: context.requestTime,
+                                    responseTime: context.responseTime ?? Date()) != nil else {
+            startAgainWithoutCache(&s, task: id, &deliveries)
+            return
+        }
+        s.tasks[id]?.cache?.role = .serving
+        serveFromCache(&s, task: id, cache: context.cache, status: .revalidated, &deliveries)
+    }
+
+    /// Marks the task as answered by the cache and has its stored body read off the lock.
+    private func serveFromCache(_ s: inout ServiceState, task id: Int, cache: URLCache, status: CacheStatus, _ deliveries: inout Deliveries) {
+        guard let url = s.tasks[id]?.cache?.url else { return }
+        s.tasks[id]?.inEngine = false
+        s.tasks[id]?.task.cacheStatus = status
+        s.tasks[id]?.task.phase = .transferring
+        changed(&s, task: id, persist: true, &deliveries)
+        cache.readBody(url: url) { [self] stored in deliverFromCache(id, stored) }
+    }
+
+    /// Reports a stored response as a network response is reported (didReceiveResponse,
+    /// didReceiveData, didCompleteWithError, with the same fields). On the cache's queue.
+    private func deliverFromCache(_ id: Int, _ stored: (CachedResponse, Data)?) {
+        guard let (response, body) = stored else {
+            let deliveries = state.withLock { s in
+                var deliveries = Deliveries()
+                guard s.tasks[id]?.cache?.role == .serving, s.tasks[id]?.task.state == .running else { return deliveries }
+                startAgainWithoutCache(&s, task: id, &deliveries)
+                return deliveries
+            }
+            deliveries.run()
+            return
+        }
+        guard state.withLock({ $0.tasks[id]?.cache?.role == .serving }) else { return }
+        let info = response.info
+        handle(id, .response(info))
+        if !body.isEmpty {
+            handle(id, .received(bytes: body.count, total: body.count, expected: info.expectedContentLength, bytesPerSecond: 0))
+        }
+        handle(id, .completed(.success(body: body, response: info, location: nil)))
+    }
+
+    /// The stored response went between the decision and its use: the task is queued again and
+    /// its next start skips the cache (returnCacheDataDontLoad then fails it).
+    private func startAgainWithoutCache(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id] else { return }
+        if entry.task.originalRequest.cachePolicy == .returnCacheDataDontLoad {
+            complete(&s, task: id, error: TaskError(.resourceUnavailable, "the cached response was removed before it could be used"), body: nil, &deliveries)
+            return
+        }
+        s.tasks[id]?.inEngine = false
+        s.tasks[id]?.cache?.bypassesCache = true
+        s.scheduler.remove(taskId: id)
+        enqueue(&s, task: id)
+        changed(&s, task: id, persist: true, &deliveries)
+        admit(&s, &deliveries)
+    }
+
+    /// `DELETE /v1/sessions/{sid}/cache`: empties the cache the session uses (URLCache.shared for
+    /// a default session, so every default session's; nothing for a session without a cache)
+    /// and deletes its files before it returns.
+    public func removeCachedResponses(session id: String, owner: String?) throws {
+        let session = try state.withLock { s in try visibleSession(s, id, owner) }
+        guard let cache = urlCaches.cache(for: session) else { return }
+        cache.removeAll()
+        cache.flush()
+    }
+}
