@@ -73,7 +73,7 @@ import TransferCore
         try await DaemonFixture.with { daemon in
             let created = try await daemon.post("/v1/sessions", json: ["kind": "background", "identifier": "com.example.copy", "configuration": ["timeoutIntervalForRequest": 7]])
             let sid = try #require(try created.object().string("id"))
-            var expected = SessionTests.configurationDefaults
+            var expected = SessionTests.configurationDefaults(for: "background")
             expected["timeoutIntervalForRequest"] = 7
             #expect(jsonEqual(try await daemon.session(sid).object("configuration"), expected))
             _ = try await daemon.post("/v1/sessions", json: ["kind": "background", "identifier": "com.example.copy", "configuration": ["timeoutIntervalForRequest": 9, "waitsForConnectivity": true]])

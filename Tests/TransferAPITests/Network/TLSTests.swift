@@ -69,7 +69,8 @@ import X509
             #expect(try await daemon.run("data", url, in: unpinned).errorName == nil)
             // ...which a pinned session must not reuse without checking its pin.
             let mismatched = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong]]))
-            let failed = try await daemon.run("data", url, in: mismatched)
+            // Another query, so the answer cannot come from the shared URL cache instead.
+            let failed = try await daemon.run("data", url + "?pinned", in: mismatched)
             #expect(failed.errorName == "serverCertificateUntrusted", "\(failed.object("error") ?? [:])")
             let pinned = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong, try Self.validServerPin()]]))
             #expect(try await daemon.downloadDigest(url, in: pinned) == (try TestFile.digest("hello.txt")))
