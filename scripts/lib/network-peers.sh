@@ -127,13 +127,7 @@ error_log $error_log warn;
 events { worker_connections 256; }
 http {
     access_log $PEERS_LOG_DIR/nginx-tls-access.log;
-    client_body_temp_path $prefix/tmp/body;
-    proxy_temp_path $prefix/tmp/proxy;
-    fastcgi_temp_path $prefix/tmp/fastcgi;
-    uwsgi_temp_path $prefix/tmp/uwsgi;
-    scgi_temp_path $prefix/tmp/scgi;
-    default_type application/octet-stream;
-    types { text/plain txt; }
+$(nginx_http_defaults "$prefix")
     ssl_protocols TLSv1.2 TLSv1.3;
     server {
         listen 127.0.0.1:$valid ssl;

@@ -161,6 +161,21 @@ prepare_nginx_files() {
 
 # Starts nginx serving .build-peers/www as /files/ (full speed) and /slow/ (256 KiB/s), with
 # /healthz answering 200, and exports TRANSFERD_TEST_NGINX and TRANSFERD_TEST_NGINX_ROOT.
+
+# nginx_http_defaults PREFIX: the lines every test nginx's http block starts with (temporary
+# files under PREFIX/tmp, the default type), for the plain and the TLS nginx alike.
+nginx_http_defaults() {
+    local prefix="$1"
+    cat <<DEFAULTS
+    client_body_temp_path $prefix/tmp/body;
+    proxy_temp_path $prefix/tmp/proxy;
+    fastcgi_temp_path $prefix/tmp/fastcgi;
+    uwsgi_temp_path $prefix/tmp/uwsgi;
+    scgi_temp_path $prefix/tmp/scgi;
+    default_type application/octet-stream;
+    types { text/plain txt; }
+DEFAULTS
+}
 start_nginx() {
     local attempt port pid prefix="$PEERS_DIR/nginx" root="$PEERS_DIR/www"
     local conf error_log="$PEERS_LOG_DIR/nginx-error.log" user_line=""
@@ -181,13 +196,7 @@ error_log $error_log warn;
 events { worker_connections 512; }
 http {
     access_log $PEERS_LOG_DIR/nginx-access.log;
-    client_body_temp_path $prefix/tmp/body;
-    proxy_temp_path $prefix/tmp/proxy;
-    fastcgi_temp_path $prefix/tmp/fastcgi;
-    uwsgi_temp_path $prefix/tmp/uwsgi;
-    scgi_temp_path $prefix/tmp/scgi;
-    default_type application/octet-stream;
-    types { text/plain txt; }
+$(nginx_http_defaults "$prefix")
     sendfile on;
     keepalive_timeout 30s;
     server {

@@ -1,7 +1,7 @@
 internal import FoundationEssentials
 internal import SQLite
 
-/// The `credentials` table (migration 4): the permanent credentials of the shared store, each
+/// The `credentials` table (migration 6): the permanent credentials of the shared store, each
 /// password sealed by `CredentialVault`. Written at once, not through the queued writer: a PUT
 /// answered 200 is committed. The connection's lock orders these with the writer's transactions.
 extension Store {

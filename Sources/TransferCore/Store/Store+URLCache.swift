@@ -1,7 +1,7 @@
 internal import FoundationEssentials
 internal import SQLite
 
-/// The `url_cache` table (migration 4), the persistent URL cache's index. Written at once, not
+/// The `url_cache` table (migration 7), the persistent URL cache's index. Written at once, not
 /// through the queued writer, by the cache's own queue (never the engine thread or under the
 /// service lock): its rows must follow the cache's file work in order (a row after its file is
 /// written, a file deleted after its row). The connection's lock orders these statements with the
