@@ -54,7 +54,7 @@ public struct APIError: Error, Sendable, Equatable {
             case .shuttingDown: return APIError(503, "shutting_down", "the daemon is shutting down; retry against the next instance")
             case .storage(let message): return APIError(507, "insufficient_storage", message)
             case .backgroundSessionInUse(let message):
-                var error = APIError(409, "backgroundSessionInUseByAnotherProcess", message)
+                var error = APIError(409, "background_session_in_use", message)
                 error.urlErrorCode = URLErrorCode.backgroundSessionInUseByAnotherProcess.rawValue
                 return error
             }

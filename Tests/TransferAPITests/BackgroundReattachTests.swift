@@ -117,7 +117,7 @@ import TransferCore
             // A second client now: 409 as URLSession's -996.
             let refused = try await reattach(daemon, "com.example.attach")
             #expect(refused.status == 409)
-            #expect(refused.errorCode == "backgroundSessionInUseByAnotherProcess")
+            #expect(refused.errorCode == "background_session_in_use")
             #expect(refused.error?.int("urlErrorCode") == -996)
             #expect(refused.header("Transferd-Attachment") == nil)
 

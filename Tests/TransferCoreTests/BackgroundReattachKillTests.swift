@@ -112,7 +112,7 @@ import Testing
         // A second client is turned away while this one is attached.
         let rival = try await client.sendAsync("POST", "/v1/sessions", headers: Self.json, body: Data(#"{"kind": "background", "identifier": "reattach-kill"}"#.utf8))
         #expect(rival.status == 409)
-        #expect((try rival.jsonObject()["error"] as? [String: Any])?["code"] as? String == "backgroundSessionInUseByAnotherProcess")
+        #expect((try rival.jsonObject()["error"] as? [String: Any])?["code"] as? String == "background_session_in_use")
 
         // Exactly the unacknowledged events: everything seen before the kill, unchanged and in
         // order, then what ran meanwhile, then didFinishEvents, once, last.
