@@ -44,15 +44,7 @@ source scripts/lib/bench.sh
 bench_settings
 WANT_ARIA2="${BENCH_ARIA2:-1}"
 
-# ---- state the EXIT trap cleans up -------------------------------------------------------------
-
-WORK=""
-SAMPLER_PID=""
-DAEMON_PID=""
-
-trap 'bench_cleanup $?' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_begin
 
 # ---- helpers (the shared ones are in scripts/lib/bench.sh) ------------------------------------------
 

@@ -65,12 +65,7 @@ done
 CONCURRENCY=16
 FILE_BYTES=16384
 
-WORK=""
-SAMPLER_PID=""
-DAEMON_PID=""
-trap 'bench_cleanup $?' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_begin
 
 # ---- helpers -------------------------------------------------------------------------------------
 
@@ -240,7 +235,9 @@ answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":1
 QUEUE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
 answer="$(post "/v1/sessions/$QUEUE_SESSION/tasks" "{\"kind\":\"download\",\"request\":{\"url\":\"$NGINX_URL/stall/big.bin\"}}")"
 STALLED_ID="$(json_number "$answer" id)" || die "stalled task: $answer"
-printf '{"kind":"data","request":{"url":"%s/files/f00000"}}' "$NGINX_URL" >"$WORK/probe.json"
+# One URL for every probe: the URL cache must not answer them (a hit never reaches the engine),
+# so each asks to load.
+printf '{"kind":"data","request":{"url":"%s/files/f00000","cachePolicy":"reloadIgnoringLocalCacheData"}}' "$NGINX_URL" >"$WORK/probe.json"
 
 # probe: PROBES POSTs to a new session with room for all of them at once (none waits for
 # another's completion); sets PROBE_US (median µs) and checks that each was admitted.

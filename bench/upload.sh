@@ -42,15 +42,7 @@ source scripts/lib/bench.sh
 
 bench_settings
 
-# ---- state the EXIT trap cleans up -------------------------------------------------------------
-
-WORK=""
-SAMPLER_PID=""
-DAEMON_PID=""
-
-trap 'bench_cleanup $?' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_begin
 
 # ---- helpers -------------------------------------------------------------------------------------
 

@@ -62,6 +62,17 @@ json_number() { [[ "$1" =~ \"$2\":([0-9]+) ]] && printf '%s\n' "${BASH_REMATCH[1
 # They share these globals: SIZE_MB, ROUNDS, TIMEOUT, SIZE_BYTES (bench_settings), WORK (their
 # temporary folder), BINARY, DAEMON_PID, DAEMON_URL, SAMPLER_PID.
 
+# bench_begin: the state bench_cleanup reads starts empty, and the traps that call it are set
+# (EXIT cleans up; INT and TERM exit with the usual codes, through EXIT).
+bench_begin() {
+    WORK=""
+    SAMPLER_PID=""
+    DAEMON_PID=""
+    trap 'bench_cleanup $?' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
 # bench_settings: BENCH_SIZE_MB, BENCH_ROUNDS and BENCH_TIMEOUT, checked.
 bench_settings() {
     SIZE_MB="${BENCH_SIZE_MB:-1024}"
@@ -174,12 +185,7 @@ error_log $WORK/logs/nginx-error.log warn;
 events { worker_connections $connections; }
 http {
     access_log off;
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    default_type application/octet-stream;
+$(nginx_http_defaults "$WORK/nginx")
     sendfile on;
     keepalive_timeout 30s;
     $http_lines
