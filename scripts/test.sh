@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# The test command: bash scripts/test.sh [swift test arguments...]
+# The test command: bash scripts/test.sh [--system] [swift test or pytest arguments...]
 #
 # On a new Debian bookworm machine with the Swift toolchain (at /opt/swift) and root, it
 #   1. installs the missing Debian packages (build dependencies, nginx, curl, tcpdump for the DSCP
-#      test, publicsuffix for the cookie jars, and Python if needed),
-#   2. creates .build-peers/venv with the pinned httpbin and gunicorn (scripts/peers-requirements.txt),
+#      test, publicsuffix for the cookie jars, the proxies, chromium and chromedriver for the
+#      dashboard test, tmux for the terminal test, debootstrap for the container check, and
+#      Python if needed),
+#   2. creates .build-peers/venv with the pinned Python packages of scripts/requirements/*.txt
+#      (httpbin, gunicorn, trustme, pytest and what the system tests drive),
 #   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files,
 #      and for the proxy and TLS tests tinyproxy, microsocks and nginx over TLS with certificates
 #      made now), waits until they answer, and exports their addresses (TRANSFERD_TEST_HTTPBIN, ...),
 #   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments,
-#   5. stops the peers it started, by PID, however it exits.
-# Exits with swift test's status. Peer logs are in .build-peers/logs.
+#   5. runs the system tests (Tests/System, pytest): the built executables from outside, as
+#      users meet them (dashboard in a browser, transferctl in a terminal, /metrics, the
+#      OpenAPI contract, the container's runtime stage),
+#   6. stops the peers it started, by PID, however it exits.
+# With no arguments it runs both 4 and 5; with arguments, only swift test (4) gets them; with
+# --system first, only the system tests run, and the remaining arguments go to pytest.
+# Exits non-zero if either failed. Peer logs are in .build-peers/logs; screenshots and other
+# artifacts of the system tests in test-artifacts/.
 #
 # Environment:
 #   TRANSFERD_TEST_ONLY_PEERS=1  start the peers, check each answers, stop them; no build, no tests
@@ -19,6 +28,7 @@
 #
 # Examples: bash scripts/test.sh
 #           bash scripts/test.sh --filter TransferCoreTests
+#           bash scripts/test.sh --system -k dashboard
 set -euo pipefail
 
 SCRIPT_NAME="test.sh"
@@ -32,7 +42,8 @@ source scripts/lib/network-peers.sh
 
 log "repository: $PWD"
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix tinyproxy microsocks
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix tinyproxy microsocks \
+    chromium chromium-driver tmux debootstrap
 ensure_python
 ensure_peer_venv
 
@@ -62,19 +73,45 @@ if [ -n "${TRANSFERD_SCRATCH_PATH:-}" ]; then
     scratch=(--scratch-path "$TRANSFERD_SCRATCH_PATH")
 fi
 
+mode=all
+if [ "${1:-}" = "--system" ]; then
+    mode=system
+    shift
+elif [ "$#" -gt 0 ]; then
+    mode=swift
+fi
+
+# Builds the tests and every executable (transferd, transferctl): the system tests run them.
 log "swift build --build-tests ${scratch[*]}"
 swift build --build-tests "${scratch[@]}"
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
-# Serial by default: several tests measure time (idle timeouts, long-poll latency) and others
-# move gigabytes (1 GiB blob, concurrent downloads); side by side on 2 cores the heavy ones
-# starved the timed ones into failing. Serial costs about two minutes. Pass --parallel to override.
-order=(--no-parallel)
-for argument in "$@"; do
-    if [ "$argument" = "--parallel" ]; then order=(); fi
-done
-log "swift test ${scratch[*]} ${order[*]} $*"
-status=0
-swift test "${scratch[@]}" "${order[@]}" "$@" || status=$?
-log "swift test exited with $status"
-exit "$status"
+swift_status=0
+if [ "$mode" != system ]; then
+    # Serial by default: several tests measure time (idle timeouts, long-poll latency) and others
+    # move gigabytes (1 GiB blob, concurrent downloads); side by side on 2 cores the heavy ones
+    # starved the timed ones into failing. Serial costs about two minutes. Pass --parallel to override.
+    order=(--no-parallel)
+    for argument in "$@"; do
+        if [ "$argument" = "--parallel" ]; then order=(); fi
+    done
+    log "swift test ${scratch[*]} ${order[*]} $*"
+    swift test "${scratch[@]}" "${order[@]}" "$@" || swift_status=$?
+    log "swift test exited with $swift_status"
+fi
+
+system_status=0
+if [ "$mode" != swift ]; then
+    TRANSFERD_TEST_BIN_DIR="$(swift build "${scratch[@]}" --show-bin-path)"
+    export TRANSFERD_TEST_BIN_DIR
+    export TRANSFERD_TEST_ARTIFACTS="$PWD/test-artifacts"
+    mkdir -p "$TRANSFERD_TEST_ARTIFACTS"
+    pytest_arguments=("$@")
+    [ "$mode" = all ] && pytest_arguments=()
+    log "system tests: pytest Tests/System ${pytest_arguments[*]} (executables in $TRANSFERD_TEST_BIN_DIR)"
+    "$PEERS_VENV/bin/python" -m pytest Tests/System -v -p no:cacheprovider "${pytest_arguments[@]}" || system_status=$?
+    log "system tests exited with $system_status"
+fi
+
+if [ "$swift_status" -ne 0 ]; then exit "$swift_status"; fi
+exit "$system_status"

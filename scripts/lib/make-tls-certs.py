@@ -1,7 +1,7 @@
 """Writes the certificates of the TLS test origins into the folder given as the only argument.
 
 Made fresh on every run of scripts/test.sh (nothing secret or long-lived is committed), with
-trustme (pinned in scripts/peers-requirements.txt):
+trustme (pinned in scripts/requirements/peers.txt):
   ca.pem                      the test CA, which sessions pass as their tlsCABundle
   valid.crt / valid.key       a leaf for 127.0.0.1 and localhost, signed by the test CA
   expired.crt / expired.key   the same names, signed by the test CA, expired yesterday

@@ -11,7 +11,7 @@
 PEERS_DIR="$PWD/.build-peers"
 PEERS_LOG_DIR="$PEERS_DIR/logs"
 PEERS_VENV="$PEERS_DIR/venv"
-PEERS_REQUIREMENTS="$PWD/scripts/peers-requirements.txt"
+PEERS_REQUIREMENTS_DIR="$PWD/scripts/requirements"
 PEER_PIDS=()
 PEER_NAMES=()
 
@@ -30,27 +30,30 @@ ensure_python() {
     PYTHON=/usr/bin/python3
 }
 
-# Creates .build-peers/venv with the pinned packages of scripts/peers-requirements.txt, unless it
-# already holds exactly those (a stamp records the requirements' hash and the Python used).
+# Creates .build-peers/venv with the pinned packages of every scripts/requirements/*.txt (peers,
+# system test runner, browser driver, ...), unless it already holds exactly those (a stamp records
+# the requirements' hash and the Python used).
 ensure_peer_venv() {
-    local stamp="$PEERS_VENV/.transferd-stamp" wanted lock_fd
+    local stamp="$PEERS_VENV/.transferd-stamp" wanted lock_fd file
+    local requirements=("$PEERS_REQUIREMENTS_DIR"/*.txt) pip_arguments=()
+    for file in "${requirements[@]}"; do pip_arguments+=(-r "$file"); done
     # Two runs in one checkout (two terminals) must not build the venv at the same time.
     mkdir -p "$PEERS_DIR"
     exec {lock_fd}>"$PEERS_DIR/.venv.lock"
     flock "$lock_fd"
-    wanted="$(sha256sum "$PEERS_REQUIREMENTS" | cut -d' ' -f1) $PYTHON $("$PYTHON" -c 'import platform; print(platform.python_version())')"
+    wanted="$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1) $PYTHON $("$PYTHON" -c 'import platform; print(platform.python_version())')"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] \
-        && "$PEERS_VENV/bin/python" -c 'import httpbin, gunicorn' >/dev/null 2>&1; then
+        && "$PEERS_VENV/bin/python" -c 'import httpbin, gunicorn, pytest' >/dev/null 2>&1; then
         log "peer venv up to date: $PEERS_VENV"
         exec {lock_fd}>&-
         return 0
     fi
-    log "creating peer venv $PEERS_VENV with $PYTHON and scripts/peers-requirements.txt"
+    log "creating peer venv $PEERS_VENV with $PYTHON and scripts/requirements/*.txt"
     rm -rf "$PEERS_VENV"
     mkdir -p "$PEERS_DIR"
     "$PYTHON" -m venv "$PEERS_VENV"
-    "$PEERS_VENV/bin/pip" install --disable-pip-version-check --no-input -q -r "$PEERS_REQUIREMENTS" \
-        || die "pip install -r scripts/peers-requirements.txt failed"
+    "$PEERS_VENV/bin/pip" install --disable-pip-version-check --no-input -q "${pip_arguments[@]}" \
+        || die "pip install ${pip_arguments[*]} failed"
     printf '%s\n' "$wanted" >"$stamp"
     exec {lock_fd}>&-
 }
