@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferctlTests", dependencies: ["transferctl"], swiftSettings: strict),
+        .testTarget(name: "TransferctlTests", dependencies: ["transferctl", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

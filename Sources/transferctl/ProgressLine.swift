@@ -39,11 +39,11 @@ struct ProgressLine: Equatable {
 
     /// The line for a terminal `width` columns wide, at most `width - 1` characters (writing the
     /// last column makes some terminals wrap). The bar takes what the figures leave; the label
-    /// is shortened, then dropped, before the bar goes below 10 cells.
+    /// is shortened, then dropped, before the bar goes below 5 cells; narrower, the bar goes.
     func bar(width: Int) -> String {
-        let usable = max(width - 1, 20)
+        let usable = max(width - 1, 1)
         let figures = "\(bytesText)  \(ByteFormat.rate(bytesPerSecond))  \(etaText)"
-        let minimumBar = 10
+        let minimumBar = 5
         // "LABEL  45% [BAR]  FIGURES": the label's room is what remains beyond the rest.
         let fixed = percentText.count + 3 + minimumBar + 2 + figures.count
         var name = label

@@ -10,9 +10,10 @@ enum TaskText {
                 pad(task.phase, 13), pad(progress, 9), task.originalRequest.url].joined(separator: " ")
     }
 
-    /// `completed` becomes `failed` when the task has an error, so a listing shows it.
+    /// `completed` becomes `cancelled` or `failed` when the task has an error, so a listing shows it.
     static func state(_ task: TaskInfo) -> String {
-        task.state == "completed" && task.error != nil ? "failed" : task.state
+        guard task.state == "completed", let error = task.error else { return task.state }
+        return error.name == "cancelled" ? "cancelled" : "failed"
     }
 
     static func progressShare(_ task: TaskInfo) -> Int? {
