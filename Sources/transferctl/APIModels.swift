@@ -2,11 +2,13 @@
 /// Session, Blob, the list pages). Fields it does not use are left out; `--json` prints the
 /// daemon's own bytes, so nothing is lost for scripts.
 struct TaskInfo: Decodable, Equatable {
+    /// The task's `originalRequest`, as far as transferctl shows it.
     struct Request: Decodable, Equatable {
         var url: String
         var method: String
     }
 
+    /// The origin's `response`: its status, type and suggested filename.
     struct Response: Decodable, Equatable {
         var statusCode: Int
         var mimeType: String?
@@ -57,6 +59,7 @@ struct ProgressSnapshot: Decodable, Equatable {
     var version: Int64
 }
 
+/// A session as `sessions` lists it and `SessionChoice` looks for transferctl's own.
 struct SessionInfo: Decodable, Equatable {
     var id: String
     var kind: String
@@ -78,6 +81,7 @@ struct EventPage: Decodable {
     var next: Int64
 }
 
+/// The answer of `POST /v1/blobs`: the id an upload task's `{"blob": ID}` body names.
 struct BlobInfo: Decodable {
     var id: String
     var size: Int64
@@ -85,6 +89,7 @@ struct BlobInfo: Decodable {
 
 /// The error body every failed API call answers: `{"error": {"code", "message"}}`.
 struct APIErrorBody: Decodable {
+    /// The stable `code` and the message for people.
     struct Detail: Decodable {
         var code: String
         var message: String

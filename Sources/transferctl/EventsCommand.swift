@@ -39,6 +39,7 @@ struct EventsCommand: ParsableCommand {
         let head = ["seq", "time", "taskId", "type"].map { rest.removeValue(forKey: $0) }
         let task = head[2].map { $0 == .null ? "session" : "task \($0.text)" } ?? "session"
         var line = "\(head[0]?.text ?? "?") \(head[1]?.text ?? "?") \(task) \(head[3]?.text ?? "?")"
+        rest["sessionId"] = nil  // the feed is one session's: the id would only repeat the argument
         if !rest.isEmpty { line += " " + JSONValue.object(rest).compact }
         return line
     }

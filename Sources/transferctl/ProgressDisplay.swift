@@ -2,6 +2,7 @@
 /// `\r` when stderr is a terminal (width asked at every redraw), plain lines at most once a
 /// second otherwise, nothing with `--silent`. Owned by the subcommand following one task.
 final class ProgressDisplay {
+    /// How progress is shown, decided once from `--silent` and whether stderr is a terminal.
     enum Mode: Equatable {
         case bar
         case lines

@@ -10,6 +10,7 @@ struct TaskCreateBody: Encodable {
     var bandwidthLimit: BandwidthLimitBody?
 }
 
+/// A task's `request` (RequestSpec): URL, method, headers, body.
 struct RequestSpecBody: Encodable {
     var url: String
     var method: String?
@@ -33,19 +34,23 @@ enum BodySpecBody: Encodable {
     }
 }
 
+/// A task's own `bandwidthLimit` (`--limit-rate`).
 struct BandwidthLimitBody: Encodable {
     var downloadBytesPerSecond: Int64?
     var uploadBytesPerSecond: Int64?
 }
 
+/// `PATCH /v1/tasks/{tid}` changing the priority only.
 struct TaskPriorityBody: Encodable {
     var priority: PriorityArgument
 }
 
+/// `POST /v1/tasks/{tid}/cancel`, with or without resume data.
 struct TaskCancelBody: Encodable {
     var produceResumeData: Bool
 }
 
+/// `POST /v1/sessions` for transferctl's own default session.
 struct SessionCreateBody: Encodable {
     var description: String
 }

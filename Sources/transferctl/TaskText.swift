@@ -1,12 +1,12 @@
 /// Tasks and sessions as text for people (`ls`, `show`, `sessions`); `--json` bypasses it.
 enum TaskText {
     /// The header of `ls`'s table.
-    static let tableHeader = "ID      SESSION                           KIND      STATE       PHASE         PROGRESS  URL"
+    static let tableHeader = "ID      SESSION                              KIND      STATE       PHASE         PROGRESS  URL"
 
     /// One row of `ls`.
     static func row(_ task: TaskInfo) -> String {
         let progress = progressShare(task).map { "\($0)%" } ?? "-"
-        return [pad(String(task.id), 7), pad(task.sessionId, 33), pad(task.kind, 9), pad(state(task), 11),
+        return [pad(String(task.id), 7), pad(task.sessionId, 36), pad(task.kind, 9), pad(state(task), 11),
                 pad(task.phase, 13), pad(progress, 9), task.originalRequest.url].joined(separator: " ")
     }
 
@@ -52,11 +52,11 @@ enum TaskText {
     }
 
     static func sessionRow(_ session: SessionInfo) -> String {
-        [pad(session.id, 33), pad(session.kind, 10), pad(session.state, 12), pad(session.createdAt, 25),
+        [pad(session.id, 36), pad(session.kind, 10), pad(session.state, 12), pad(session.createdAt, 25),
          session.description ?? session.identifier ?? ""].joined(separator: " ")
     }
 
-    static let sessionHeader = "ID                                KIND       STATE        CREATED                   DESCRIPTION"
+    static let sessionHeader = "ID                                   KIND       STATE        CREATED                   DESCRIPTION"
 
     static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)

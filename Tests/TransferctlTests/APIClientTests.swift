@@ -40,7 +40,7 @@ import Testing
 
     @Test func eventLinesPutTheCommonFieldsFirst() {
         let event = JSONValue.object(["seq": .integer(7), "time": .string("2025-01-01T00:00:00Z"), "taskId": .integer(3),
-                                      "type": .string("didWriteData"), "bytesWritten": .integer(10)])
+                                      "type": .string("didWriteData"), "bytesWritten": .integer(10), "sessionId": .string("s")])
         #expect(EventsCommand.line(event) == #"7 2025-01-01T00:00:00Z task 3 didWriteData {"bytesWritten":10}"#)
         let sessionEvent = JSONValue.object(["seq": .integer(8), "time": .string("t"), "taskId": .null, "type": .string("didBecomeInvalid")])
         #expect(EventsCommand.line(sessionEvent) == "8 t session didBecomeInvalid")
