@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "transferd", targets: ["transferd"]),
+        .executable(name: "transferctl", targets: ["transferctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -74,6 +75,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The command-line client: speaks only the public HTTP API (through the Curl layer, no
+        // Foundation networking), never TransferCore or TransferAPI.
+        .executableTarget(
+            name: "transferctl",
+            dependencies: ["Curl", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
 
         // Test support: an in-process origin server for fault injection, peers, a client.
         .target(
@@ -85,6 +93,7 @@ let package = Package(
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TransferctlTests", dependencies: ["transferctl", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,41 @@
+internal import ArgumentParser
+
+/// `transferctl get URL [-o FILE]`: a download task run by the daemon, followed with a progress
+/// bar, its file then saved locally.
+struct GetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Download a URL through the daemon, showing its progress, and save the file.",
+        discussion: """
+            The daemon downloads (a download task in --session, else transferctl's own session); transferctl follows the task's progress (a bar on a terminal, a line a second otherwise, on stderr), then fetches the finished file and deletes the task (--keep-task keeps it).
+
+            Ctrl-C cancels the task and saves its resume data as FILE.resume, for `transferctl resume-from FILE.resume`.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The URL to download (http or https).") var url: String
+    @OptionGroup var download: DownloadOptions
+
+    @Option(name: .customLong("limit-rate"), help: ArgumentHelp("The task's download rate limit, in bytes per second (K, M, G: powers of 1024).", valueName: "RATE"))
+    var limitRate: RateArgument?
+
+    @Option(help: ArgumentHelp("0.0 to 1.0, or low, default, high.", valueName: "PRIORITY"))
+    var priority: PriorityArgument?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A request header, \"Name: value\" (repeatable).", valueName: "HEADER"))
+    var headers: [HeaderArgument] = []
+
+    func validate() throws { try download.validate(json: connection.json) }
+
+    func run() throws {
+        let client = connection.client
+        let session = try SessionChoice.resolve(download.session, client: client)
+        let body = TaskCreateBody(
+            kind: "download",
+            request: RequestSpecBody(url: url, headers: HeaderArgument.object(headers)),
+            priority: priority, description: "transferctl get",
+            bandwidthLimit: limitRate.map { BandwidthLimitBody(downloadBytesPerSecond: $0.bytesPerSecond) })
+        let created = try client.send("POST", APIClient.path("v1", "sessions", session, "tasks"), json: body)
+        try DownloadRun(client: client, options: download, json: connection.json).run(created)
+    }
+}

@@ -1,0 +1,113 @@
+internal import Glibc
+
+/// A file being fetched: written to `NAME.part` and renamed to NAME only once complete, so an
+/// interrupted or failed fetch never leaves a truncated file under the real name; or stdout
+/// (`-o -`). Owned by the subcommand that fetches (not Sendable).
+final class OutputFile: ResponseSink {
+    let path: String
+    private let descriptor: Int32
+    private let partialPath: String?
+    private(set) var bytesWritten: Int64 = 0
+    private(set) var writeError: String?
+
+    var isStandardOutput: Bool { partialPath == nil }
+
+    init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            descriptor = 1
+            partialPath = nil
+            return
+        }
+        let partial = path + ".part"
+        let opened = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard opened >= 0 else { throw CLIFailure(.localFile, "cannot write \(partial): \(LocalFileError.text())") }
+        descriptor = opened
+        partialPath = partial
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard StandardStreams.writeAll(bytes, to: descriptor) else {
+            writeError = "cannot write \(partialPath ?? "stdout"): \(LocalFileError.text())"
+            return false
+        }
+        bytesWritten += Int64(bytes.count)
+        return true
+    }
+
+    /// Closes the file and gives it its name.
+    func commit() throws {
+        guard let partialPath else { return }
+        guard close(descriptor) == 0 else { throw CLIFailure(.localFile, "cannot write \(partialPath): \(LocalFileError.text())") }
+        guard rename(partialPath, path) == 0 else { throw CLIFailure(.localFile, "cannot rename \(partialPath) to \(path): \(LocalFileError.text())") }
+    }
+
+    /// Closes and removes the partial file.
+    func discard() {
+        guard let partialPath else { return }
+        close(descriptor)
+        unlink(partialPath)
+    }
+}
+
+/// A local file read as a request body (`post --file`), seekable for a resend. Owned by the
+/// subcommand that uploads (not Sendable).
+final class InputFile {
+    let path: String
+    let size: Int
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        let opened = open(path, O_RDONLY | O_CLOEXEC)
+        guard opened >= 0 else { throw CLIFailure(.localFile, "cannot read \(path): \(LocalFileError.text())") }
+        let end = lseek(opened, 0, SEEK_END)
+        guard end >= 0, lseek(opened, 0, SEEK_SET) == 0 else {
+            close(opened)
+            throw CLIFailure(.localFile, "cannot read \(path): not a regular file")
+        }
+        descriptor = opened
+        size = Int(end)
+    }
+
+    deinit { close(descriptor) }
+
+    /// The whole file (small files only), nil on a read error.
+    func readAll() -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = bytes.withUnsafeMutableBytes { raw in Glibc.read(descriptor, raw.baseAddress, raw.count) }
+        return count == size ? bytes : nil
+    }
+
+    /// The next bytes into `buffer`: their count (0 at the end), nil on a read error.
+    func read(into buffer: inout MutableRawSpan) -> Int? {
+        let count = buffer.withUnsafeMutableBytes { raw in Glibc.read(descriptor, raw.baseAddress, raw.count) }
+        return count < 0 ? nil : count
+    }
+
+    func seek(to offset: Int) -> Bool { lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) }
+}
+
+/// Small text files: resume data saved by `cancel --resume-data` and read by `resume-from`.
+enum TextFile {
+    static func read(_ path: String) throws -> String {
+        let file = try InputFile(path: path)
+        guard let bytes = file.readAll() else { throw CLIFailure(.localFile, "cannot read \(path): \(LocalFileError.text())") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes `text` to `path` (owner-only: resume data names a partial file), replacing it.
+    static func write(_ text: String, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CLIFailure(.localFile, "cannot write \(path): \(LocalFileError.text())") }
+        defer { close(descriptor) }
+        var text = text
+        let written = text.withUTF8 { StandardStreams.writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+        guard written else { throw CLIFailure(.localFile, "cannot write \(path): \(LocalFileError.text())") }
+    }
+}
+
+/// errno as text.
+enum LocalFileError {
+    static func text() -> String { String(cString: strerror(errno)) }
+}

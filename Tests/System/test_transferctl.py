@@ -1,0 +1,271 @@
+"""transferctl as people and scripts meet it: a progress bar in a real terminal (tmux), plain lines
+in a pipe, JSON for scripts, its exit statuses, the suspend/resume/cancel/resume-from cycle, Ctrl-C,
+and uploads, all against a real transferd and the nginx and httpbin peers."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import required_environment
+from daemon import executable
+
+BIG_NAME = "transferctl-100MiB.bin"
+BIG_SIZE = 100 * 1024 * 1024
+# The bar as ProgressLine draws it: "NAME  45% [====>   ]  45.0 MiB / 100.0 MiB  10.0 MiB/s  ETA 0:06".
+BAR = re.compile(r"(\d+)% \[[=> ]+\]  [\d.]+ (?:B|KiB|MiB) / 100\.0 MiB  [\d.]+ (?:B|KiB|MiB|GiB)/s  ETA \d+:\d\d")
+# A plain line: "NAME: 45% 7.2 MiB / 16.0 MiB, 4.0 MiB/s, ETA 0:03" (no percent or total while unknown).
+PLAIN = re.compile(r"^[\w.-]+: (?:(\d+)% )?[\d.]+ (?:B|KiB|MiB)(?: / [\d.]+ MiB)?, [\d.]+ (?:B|KiB|MiB|GiB)/s, (?:ETA [\d:-]+|done)$")
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def big_file(nginx_root: Path) -> Path:
+    """A 100 MiB random file nginx serves, written once (atomically: other tests may read it)."""
+    path = nginx_root / BIG_NAME
+    if not path.exists() or path.stat().st_size != BIG_SIZE:
+        partial = nginx_root / f".{BIG_NAME}.{os.getpid()}"
+        with open(partial, "wb") as file:
+            for _ in range(BIG_SIZE // (1 << 20)):
+                file.write(os.urandom(1 << 20))
+        partial.rename(path)
+    return path
+
+
+def ctl(daemon, *arguments: str, token: str | None = None, server: str | None = None, timeout: float = 60,
+        cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """transferctl with the daemon's address and token in its environment, stdout and stderr captured
+    (stderr is not a terminal: plain progress lines)."""
+    env = dict(os.environ)
+    env["TRANSFERD_SERVER"] = server or daemon.url
+    env["TRANSFERD_TOKEN"] = token if token is not None else daemon.token
+    return subprocess.run([str(executable("transferctl")), *arguments], env=env, capture_output=True,
+                          timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def ctl_json(daemon, *arguments: str, **options) -> object:
+    result = ctl(daemon, *arguments, "--json", **options)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    return json.loads(result.stdout)
+
+
+def wait_for_bytes(daemon, task_id: int, at_least: int, timeout: float = 30) -> dict:
+    def received():
+        task = ctl_json(daemon, "show", str(task_id))
+        return task if task["progress"]["bytesReceived"] >= at_least else None
+    return daemon.wait_until(received, timeout=timeout, interval=0.2, what=f"task {task_id} to receive {at_least} bytes")
+
+
+def test_get_draws_a_bar_in_a_terminal_and_saves_the_file_byte_identical(daemon, nginx_url, nginx_root, tmp_path, artifacts):
+    source = big_file(nginx_root)
+    output = tmp_path / "out.bin"
+    status_file = tmp_path / "status"
+    socket_name = f"transferctl-test-{os.getpid()}"
+    # 20 MiB/s: about five seconds for 100 MiB, long enough to see the bar move.
+    command = " ".join([
+        "env", f"TRANSFERD_SERVER={shlex.quote(daemon.url)}", f"TRANSFERD_TOKEN={shlex.quote(daemon.token)}",
+        shlex.quote(str(executable("transferctl"))), "get", shlex.quote(f"{nginx_url}/files/{BIG_NAME}"),
+        "-o", shlex.quote(str(output)), "--limit-rate", "20M",
+        f"; echo $? > {shlex.quote(str(status_file))}; sleep 60",
+    ])
+    tmux = ["tmux", "-L", socket_name]
+    subprocess.run([*tmux, "new-session", "-d", "-x", "120", "-y", "30", "-s", "ctl", command], check=True, timeout=10)
+    captures: list[str] = []
+    try:
+        deadline = time.monotonic() + 90
+        while not status_file.exists() and time.monotonic() < deadline:
+            pane = subprocess.run([*tmux, "capture-pane", "-p", "-t", "ctl"], capture_output=True, timeout=10, check=True).stdout.decode()
+            captures.append(pane)
+            time.sleep(0.25)
+        final = subprocess.run([*tmux, "capture-pane", "-p", "-t", "ctl"], capture_output=True, timeout=10, check=True).stdout.decode()
+    finally:
+        subprocess.run([*tmux, "kill-server"], timeout=10)
+    (artifacts / "transferctl-tmux-captures.txt").write_text("\n----\n".join(captures + [final]))
+
+    assert status_file.exists(), f"transferctl get did not end within 90 s; last screen:\n{final}"
+    assert status_file.read_text().strip() == "0", final
+    # Mid-transfer screens: the bar (percent, bytes, speed, ETA) redrawn in place on one line.
+    percents = []
+    for pane in captures:
+        lines = [line for line in pane.splitlines() if line.strip()]
+        matches = [BAR.search(line) for line in lines]
+        found = [int(match.group(1)) for match in matches if match]
+        assert len(found) <= 1, f"the bar took more than one line:\n{pane}"
+        if found and 0 < found[0] < 100:
+            percents.append(found[0])
+    assert len(set(percents)) >= 2, f"expected two mid-transfer bars, got percents {percents}; last screen:\n{final}"
+    assert percents == sorted(percents)
+    assert all(len(line) < 120 for pane in captures for line in pane.splitlines())
+    assert "100% [" in final and "done" in final, final
+    assert f"saved {output}" in final
+    assert daemon.token not in final
+    assert output.stat().st_size == BIG_SIZE
+    assert sha256(output) == sha256(source)
+
+
+def test_get_without_a_terminal_prints_plain_lines(daemon, nginx_url, nginx_root, tmp_path):
+    source = nginx_root / "16MiB.bin"
+    output = tmp_path / "16.bin"
+    started = time.monotonic()
+    result = ctl(daemon, "get", f"{nginx_url}/files/16MiB.bin", "-o", str(output), "--limit-rate", "4M")
+    elapsed = time.monotonic() - started
+    stderr = result.stderr.decode()
+    assert result.returncode == 0, stderr
+    assert "\r" not in stderr and "\x1b" not in stderr
+    lines = stderr.splitlines()
+    progress = [PLAIN.match(line) for line in lines]
+    assert all(progress[:-1]), f"not all lines are progress lines:\n{stderr}"
+    assert lines[-1] == f"saved {output} (16.0 MiB)"
+    percents = [int(match.group(1)) for match in progress[:-1] if match.group(1)]
+    assert len(percents) >= 3 and percents[-1] == 100 and percents == sorted(percents), stderr
+    # At most about one line a second, plus the first and the last.
+    assert len(percents) <= elapsed + 3, f"{len(percents)} lines in {elapsed:.1f} s"
+    assert result.stdout == b""
+    assert sha256(output) == sha256(source)
+
+
+def test_json_output_and_exit_statuses(daemon, nginx_url, nginx_root, tmp_path):
+    task = ctl_json(daemon, "get", f"{nginx_url}/files/1MiB.bin", "-o", str(tmp_path / "a.bin"), "--keep-task", "-s")
+    assert task["state"] == "completed" and task["error"] is None
+    assert (tmp_path / "a.bin").read_bytes() == (nginx_root / "1MiB.bin").read_bytes()
+    shown = ctl_json(daemon, "show", str(task["id"]))
+    assert shown["id"] == task["id"] and shown["progress"]["bytesReceived"] == 1024 * 1024
+    sessions = ctl_json(daemon, "sessions")
+    assert task["sessionId"] in [session["id"] for session in sessions["items"]]
+    listed = ctl_json(daemon, "ls", "--session", task["sessionId"])
+    assert task["id"] in [item["id"] for item in listed["items"]]
+    assert task["id"] in [item["id"] for item in ctl_json(daemon, "ls")["items"]]
+    events = ctl(daemon, "events", task["sessionId"], "--json")
+    assert events.returncode == 0, events.stderr
+    decoded = [json.loads(line) for line in events.stdout.decode().splitlines()]
+    assert {"didWriteData", "didFinishDownloadingTo", "didCompleteWithError"} <= {event["type"] for event in decoded if event["taskId"] == task["id"]}
+    text_events = ctl(daemon, "events", task["sessionId"]).stdout.decode().splitlines()
+    assert any(re.match(rf"\d+ \S+ task {task['id']} didCompleteWithError", line) for line in text_events)
+    # The text forms carry the same task.
+    assert f"task:      {task['id']} (download)" in ctl(daemon, "show", str(task["id"])).stdout.decode()
+    assert re.search(rf"^{task['id']} +{task['sessionId']} +download +completed +done +100% ", ctl(daemon, "ls").stdout.decode(), re.M)
+    # A second get reuses transferctl's session rather than making one per run.
+    again = ctl_json(daemon, "get", f"{nginx_url}/files/hello.txt", "-o", str(tmp_path / "h.txt"), "-s")
+    assert again["sessionId"] == task["sessionId"]
+
+    # Exit statuses: 4 for a refused token, 3 for no daemon, 5 for an unknown task, 2 for bad
+    # arguments, 1 for a failed transfer, 6 for a refused request.
+    refused = ctl(daemon, "sessions", token="not-the-token")
+    assert refused.returncode == 4, refused.stderr
+    assert b"unauthorized" in refused.stderr and b"not-the-token" not in refused.stderr + refused.stdout
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    unreachable = ctl(daemon, "ls", server=f"http://127.0.0.1:{closed_port}")
+    assert unreachable.returncode == 3, unreachable.stderr
+    assert b"cannot reach the daemon" in unreachable.stderr
+    missing = ctl(daemon, "show", "987654321")
+    assert missing.returncode == 5 and b"not_found" in missing.stderr
+    assert ctl(daemon, "show", "not-a-number").returncode == 2
+    assert ctl(daemon, "get", "http://x/", "-o", "-", "--json").returncode == 2
+    failed = ctl(daemon, "get", f"{nginx_url}/files/no-such-file", "-o", str(tmp_path / "none"))
+    assert failed.returncode == 1, failed.stderr
+    assert b"fileDoesNotExist" in failed.stderr and not (tmp_path / "none").exists()
+    again_cancel = ctl(daemon, "cancel", str(task["id"]))
+    assert again_cancel.returncode == 6 and b"task_completed" in again_cancel.stderr
+
+
+def test_suspend_resume_cancel_with_resume_data_and_resume_from(daemon, nginx_url, nginx_root, tmp_path):
+    # /slow/ is 256 KiB/s: the 1 MiB file takes about four seconds.
+    created = ctl_json(daemon, "get", f"{nginx_url}/slow/1MiB.bin", "--detach")
+    task_id = created["id"]
+    assert created["kind"] == "download"
+    wait_for_bytes(daemon, task_id, 64 * 1024)
+
+    suspended = ctl_json(daemon, "suspend", str(task_id))
+    assert suspended["state"] == "suspended"
+    assert ctl(daemon, "suspend", str(task_id)).stdout.decode().strip() == f"task {task_id}: suspended"
+    resumed = ctl_json(daemon, "resume", str(task_id))
+    assert resumed["state"] == "running"
+    assert ctl_json(daemon, "priority", str(task_id), "high")["priority"] == 0.75
+    assert ctl_json(daemon, "priority", str(task_id), "0.2")["priority"] == 0.2
+    wait_for_bytes(daemon, task_id, 256 * 1024)
+
+    resume_file = tmp_path / "download.resume"
+    cancelled = ctl(daemon, "cancel", str(task_id), "--resume-data", str(resume_file))
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.decode().strip() == f"task {task_id}: cancelled, resume data saved to {resume_file}"
+    assert resume_file.stat().st_size > 0
+    shown = ctl_json(daemon, "show", str(task_id))
+    assert shown["state"] == "completed" and shown["error"]["name"] == "cancelled"
+    received_before = shown["progress"]["bytesReceived"]
+    assert 0 < received_before < 1024 * 1024
+
+    output = tmp_path / "resumed.bin"
+    finished = ctl(daemon, "resume-from", str(resume_file), "-o", str(output), "--keep-task", "--json", timeout=60)
+    assert finished.returncode == 0, finished.stderr
+    task = json.loads(finished.stdout)
+    assert task["state"] == "completed" and task["error"] is None
+    lines = ctl(daemon, "events", task["sessionId"], "--json").stdout.decode().splitlines()
+    offsets = [json.loads(line)["fileOffset"] for line in lines
+               if json.loads(line)["type"] == "didResumeAtOffset" and json.loads(line)["taskId"] == task["id"]]
+    assert offsets and offsets[0] > 0, "the new task should continue from the partial file"
+    assert sha256(output) == sha256(nginx_root / "1MiB.bin")
+
+
+def test_ctrl_c_cancels_with_resume_data_that_resume_from_continues(daemon, nginx_url, nginx_root, tmp_path):
+    env = dict(os.environ, TRANSFERD_SERVER=daemon.url, TRANSFERD_TOKEN=daemon.token)
+    output = tmp_path / "slow.bin"
+    process = subprocess.Popen([str(executable("transferctl")), "get", f"{nginx_url}/slow/1MiB.bin", "-o", str(output)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline().decode()
+        assert PLAIN.match(first.strip()), first
+        time.sleep(1.5)
+        process.send_signal(signal.SIGINT)
+        _, rest = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert process.returncode == 130, rest
+    resume_file = tmp_path / "slow.bin.resume"
+    assert f"transferctl resume-from {resume_file}".encode() in rest
+    assert not output.exists() and not (tmp_path / "slow.bin.part").exists()
+    finished = ctl(daemon, "resume-from", str(resume_file), "-o", str(output), timeout=60)
+    assert finished.returncode == 0, finished.stderr
+    assert sha256(output) == sha256(nginx_root / "1MiB.bin")
+
+
+def test_post_and_put_upload_through_the_daemon(daemon, tmp_path):
+    httpbin = required_environment("TRANSFERD_TEST_HTTPBIN")
+    body = os.urandom(48 * 1024).hex()  # 96 KiB of text: httpbin echoes it as "data"
+    upload = tmp_path / "upload.txt"
+    upload.write_text(body)
+    posted = ctl(daemon, "post", f"{httpbin}/post", "--file", str(upload), "-H", "Content-Type: text/plain")
+    assert posted.returncode == 0, posted.stderr
+    assert posted.stderr.decode().splitlines()[-1] == "HTTP 200"
+    echoed = json.loads(posted.stdout)
+    assert echoed["data"] == body
+    assert echoed["headers"]["Content-Type"] == "text/plain"
+
+    put = ctl(daemon, "put", f"{httpbin}/put", "--data", "hello transferctl", "--json")
+    assert put.returncode == 0, put.stderr
+    task = json.loads(put.stdout)
+    assert task["kind"] == "upload" and task["response"]["statusCode"] == 200
+    assert task["originalRequest"]["method"] == "PUT"
+
+    failing = ctl(daemon, "post", f"{httpbin}/status/418", "--data", "x", "--fail")
+    assert failing.returncode == 1 and b"HTTP 418" in failing.stderr
+    assert ctl(daemon, "post", f"{httpbin}/status/418", "--data", "x").returncode == 0

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Testing
+@testable import transferctl
+
+@Suite struct ArgumentTests {
+    @Test func getTakesCurlLikeOptions() throws {
+        let parsed = try Transferctl.parseAsRoot(["get", "http://h/a.bin", "-o", "out.bin", "--limit-rate", "1M",
+                                                  "--priority", "high", "-H", "X-A: b c", "--server", "http://d:1/", "--token", "t"])
+        let get = try #require(parsed as? GetCommand)
+        #expect(get.url == "http://h/a.bin")
+        #expect(get.download.output == "out.bin")
+        #expect(get.limitRate?.bytesPerSecond == 1_048_576)
+        #expect(get.priority == .named("high"))
+        #expect(get.headers == [HeaderArgument(argument: "X-A: b c")!])
+        #expect(get.connection.client.server == "http://d:1")
+        #expect(get.connection.client.token == "t")
+    }
+
+    @Test(arguments: [
+        ["get"],                                           // no URL
+        ["get", "http://h/", "--limit-rate", "fast"],
+        ["get", "http://h/", "--priority", "2"],
+        ["get", "http://h/", "-o", "-", "--json"],         // both want stdout
+        ["get", "http://h/", "-H", "no colon"],
+        ["post", "http://h/"],                             // no body
+        ["post", "http://h/", "--data", "x", "--file", "f"],
+        ["show", "twelve"],
+        ["priority", "1", "urgent"],
+        ["nonsense"],
+    ])
+    func usageErrorsExitWithTwo(arguments: [String]) {
+        #expect(Transferctl.run(arguments) == .usage)
+    }
+
+    @Test func helpExitsWithZeroAndListsTheExitStatuses() {
+        #expect(Transferctl.run(["--help"]) == .success)
+        #expect(Transferctl.helpMessage().contains("130  interrupted"))
+    }
+
+    @Test func priorities() {
+        #expect(PriorityArgument(argument: "low") == .named("low"))
+        #expect(PriorityArgument(argument: "0.9") == .value(0.9))
+        #expect(PriorityArgument(argument: "1.5") == nil)
+        #expect(String(decoding: APIClient.encode(TaskPriorityBody(priority: .value(0.25))), as: UTF8.self) == #"{"priority":0.25}"#)
+    }
+
+    @Test func headersBecomeTheAPIsObject() {
+        let headers = ["Accept: text/plain", "X-Empty:", "accept: */*"].compactMap(HeaderArgument.init(argument:))
+        #expect(headers.count == 3)
+        #expect(HeaderArgument.object(headers) == ["Accept": "text/plain", "X-Empty": "", "accept": "*/*"])
+        #expect(HeaderArgument.object([]) == nil)
+    }
+
+    @Test func taskBodiesLeaveUnsetFieldsOut() {
+        let body = TaskCreateBody(kind: "download", request: RequestSpecBody(url: "http://h/a"), description: "d",
+                                  bandwidthLimit: BandwidthLimitBody(downloadBytesPerSecond: 100))
+        let json = String(decoding: APIClient.encode(body), as: UTF8.self)
+        #expect(json.contains(#""request":{"url":"http://h/a"}"#))
+        #expect(json.contains(#""bandwidthLimit":{"downloadBytesPerSecond":100}"#))
+        #expect(!json.contains("priority"))
+        #expect(!json.contains("resumeData"))
+        let upload = RequestSpecBody(url: "http://h/", method: "PUT", body: .blob("abc"))
+        #expect(String(decoding: APIClient.encode(upload), as: UTF8.self).contains(#""body":{"blob":"abc"}"#))
+    }
+}
