@@ -1,4 +1,5 @@
 internal import Prometheus
+internal import Synchronization
 internal import TransferCore
 
 /// `transferd_http_request_duration_seconds`: how long requests took from handling to answer,
@@ -6,8 +7,17 @@ internal import TransferCore
 /// (`/v1/tasks/{tid}`), or `unmatched` when no route's path matches; a method outside the
 /// standard ones is `other`. Held long-polls count with the time they were held. Owned by
 /// `APIHandler`, on the daemon's registry.
-struct HTTPRequestMetrics: Sendable {
+final class HTTPRequestMetrics: Sendable {
+    private struct Series: Hashable {
+        let method: String
+        let route: String
+        let status: Int
+    }
+
     private let registry: PrometheusCollectorRegistry
+    /// The histograms made so far: the registry would hand back the same ones, but only after
+    /// validating names, labels and help text again on every request.
+    private let histograms = Mutex<[Series: DurationHistogram]>([:])
     /// A function, not a stored static: MetricNameDescriptor is not Sendable.
     private static func descriptor() -> MetricNameDescriptor { MetricNameDescriptor(
         namespace: "transferd", metricName: "http_request_duration", unitName: "seconds",
@@ -20,11 +30,16 @@ struct HTTPRequestMetrics: Sendable {
     static func methodLabel(_ method: String) -> String { methods.contains(method) ? method : "other" }
 
     func observe(method: String, route: String?, status: Int, duration: Duration) {
-        // The registry hands back the histogram it already has for a label set.
-        registry.makeDurationHistogram(
-            descriptor: Self.descriptor(),
-            labels: [("method", Self.methodLabel(method)), ("route", route ?? Self.unmatched), ("status", String(status))],
-            buckets: TransferMetrics.fastBuckets
-        ).record(duration)
+        let series = Series(method: Self.methodLabel(method), route: route ?? Self.unmatched, status: status)
+        let histogram = histograms.withLock { made in
+            if let histogram = made[series] { return histogram }
+            let histogram = registry.makeDurationHistogram(
+                descriptor: Self.descriptor(),
+                labels: [("method", series.method), ("route", series.route), ("status", String(series.status))],
+                buckets: TransferMetrics.fastBuckets)
+            made[series] = histogram
+            return histogram
+        }
+        histogram.record(duration)
     }
 }
