@@ -18,10 +18,14 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // 1.16.2: LogHandler.log(event:), which LogfmtLogHandler implements.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // GET /metrics: counters, gauges and histograms in a registry the daemon owns, rendered
+        // in Prometheus' text format (brings swift-metrics' CoreMetrics and swift-atomics).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Tests only (TLSTests read a certificate's SubjectPublicKeyInfo to pin it): X509 imports
         // all of Foundation, which the daemon avoids (STYLE.md: binary size).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
@@ -49,6 +53,8 @@ let package = Package(
                 // Heaps: the scheduler's queues (O(log n) admission with 100,000 tasks queued)
                 // and timed holds (retry backoff, waiting for connectivity, earliestBeginDate).
                 .product(name: "HeapModule", package: "swift-collections"),
+                // The domain's instruments (TransferCore/Metrics).
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -59,6 +65,8 @@ let package = Package(
                 "TransferCore", "HTTPServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // HTTP request latency by route, and rendering GET /metrics.
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // openapi.yaml is a symlink to the top-level contract, embedded so GET /openapi.yaml needs no file.
             resources: [.embedInCode("Resources/openapi.yaml")],

@@ -4,13 +4,15 @@ public import TransferCore
 
 /// The HTTP server's handler for the whole API: authentication before the body is read, then
 /// routing to plain functions from `APIRequest` to `RouteResult`. `route` is what tests call
-/// without sockets; `handle` adapts it to the server's `Responder`.
+/// without sockets; `handle` adapts it to the server's `Responder`, and gives every request an id
+/// (`X-Request-Id`), one access log line and a latency observation (`HTTPRequestMetrics`).
 public final class APIHandler: HTTPRequestHandler {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
     private let blobs: BlobStore
     private let maxBlobSize: Int
+    private let requestMetrics: HTTPRequestMetrics
 
     public init(
         service: TransferService, authenticator: Authenticator, maxBlobSize: Int = 4 << 30,
@@ -18,6 +20,7 @@ public final class APIHandler: HTTPRequestHandler {
     ) {
         var router = Router()
         OperationsRoutes.register(&router, service: service)
+        MetricsRoutes.register(&router, service: service)
         SessionRoutes.register(&router, service: service)
         CookieRoutes.register(&router, service: service)
         SessionOperationRoutes.register(&router, service: service)
@@ -32,12 +35,19 @@ public final class APIHandler: HTTPRequestHandler {
         self.logger = logger
         self.blobs = service.blobs
         self.maxBlobSize = maxBlobSize
+        requestMetrics = HTTPRequestMetrics(registry: service.metrics.registry)
     }
 
     /// Refuses an unauthenticated /v1 request before its body is read.
     public func preflight(_ head: HTTPRequestHead) -> HTTPResponse? {
         guard Self.needsAuthentication(head.path), authenticator.check(head.headers) == .rejected else { return nil }
-        return Self.unauthorized.response
+        let started = ContinuousClock.now
+        var response = Self.unauthorized.response
+        let requestId = RequestID.of(head.headers)
+        response.headers.replaceOrAdd(name: RequestID.header, value: requestId)
+        finished(head, requestId: requestId, route: router.resolve(method: head.method, path: head.path).pattern,
+                 status: response.status, duration: ContinuousClock.now - started)
+        return response
     }
 
     /// Streams the body of `POST /v1/blobs` to disk, limited to maxBlobSize instead of the
@@ -57,64 +67,89 @@ public final class APIHandler: HTTPRequestHandler {
     }
 
     public func handle(_ request: HTTPRequest, responder: Responder) {
-        let requestId = request.head.id
+        let requestId = RequestID.of(request.headers)
         let started = ContinuousClock.now
-        let respond: @Sendable (HTTPResponse) -> Void = { [logger] response in
+        let (result, pattern) = dispatch(request, requestId: requestId)
+        let respond: @Sendable (HTTPResponse) -> Void = { [self] response in
             var response = response
-            response.headers.replaceOrAdd(name: "X-Request-Id", value: String(requestId))
-            logger.debug("request", metadata: [
-                "http.request.id": "\(requestId)", "http.method": "\(request.method)", "http.path": "\(request.path)",
-                "http.status": "\(response.status)", "http.duration": "\(ContinuousClock.now - started)",
-            ])
+            response.headers.replaceOrAdd(name: RequestID.header, value: requestId)
+            finished(request.head, requestId: requestId, route: pattern, status: response.status, duration: ContinuousClock.now - started)
             responder.respond(response)
         }
-        switch route(request) {
+        switch result {
         case .now(let response):
             respond(response)
         case .later(let start):
             do {
                 try start(respond)
             } catch {
-                respond(response(for: error, request))
+                respond(response(for: error, request, requestId: requestId))
             }
         }
     }
 
+    /// The access log line and the latency histogram of one answered request. Only the method,
+    /// route pattern, status and duration: never the path's values, query, headers or body.
+    private func finished(_ head: HTTPRequestHead, requestId: String, route: String?, status: Int, duration: Duration) {
+        requestMetrics.observe(method: head.method, route: route, status: status, duration: duration)
+        logger.info("request", metadata: [
+            "http.request.id": "\(requestId)", "http.method": "\(HTTPRequestMetrics.methodLabel(head.method))",
+            "http.route": "\(route ?? HTTPRequestMetrics.unmatched)", "http.status": "\(status)",
+            "http.duration": "\(Self.seconds(duration))",
+        ])
+    }
+
+    /// Seconds with microsecond precision, e.g. "0.000412".
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let micros = attoseconds / 1_000_000_000_000
+        let fraction = String(micros)
+        return "\(seconds).\(String(repeating: "0", count: max(0, 6 - fraction.count)))\(fraction)"
+    }
+
     /// Routes one request to its handler and turns every thrown error into an error response.
     public func route(_ request: HTTPRequest) -> RouteResult {
+        dispatch(request, requestId: String(request.head.id)).result
+    }
+
+    /// `route`, and the pattern of the route the request matched (nil when none did).
+    private func dispatch(_ request: HTTPRequest, requestId: String) -> (result: RouteResult, pattern: String?) {
         var owner: String?
         if Self.needsAuthentication(request.path) {
             switch authenticator.check(request.headers) {
             case .anonymous: owner = nil
             case .owner(let fingerprint): owner = fingerprint
-            case .rejected: return .now(Self.unauthorized.response)
+            case .rejected: return (.now(Self.unauthorized.response), nil)
             }
         }
-        switch router.match(method: request.method, path: request.path) {
+        let resolution = router.resolve(method: request.method, path: request.path)
+        switch resolution.match {
         case .notFound:
-            return .now(APIError.notFound("no route for \(request.path)").response)
+            return (.now(APIError.notFound("no route for \(request.path)").response), nil)
         case .methodNotAllowed(let allowed):
             var error = APIError(405, "method_not_allowed", "\(request.method) is not allowed on \(request.path); use \(allowed.joined(separator: ", "))")
             error.headers = [("Allow", allowed.joined(separator: ", "))]
-            return .now(error.response)
+            return (.now(error.response), resolution.pattern)
         case .found(let handler, let parameters):
             do {
-                return try handler(APIRequest(http: request, parameters: parameters, owner: owner))
+                return (try handler(APIRequest(http: request, parameters: parameters, owner: owner)), resolution.pattern)
             } catch {
-                return .now(response(for: error, request))
+                return (.now(response(for: error, request, requestId: requestId)), resolution.pattern)
             }
         }
     }
 
-    private func response(for error: any Error, _ request: HTTPRequest) -> HTTPResponse {
+    private func response(for error: any Error, _ request: HTTPRequest, requestId: String) -> HTTPResponse {
         let apiError = APIError.from(error)
         if apiError.status >= 500 && apiError.code == "internal_error" {
-            logger.error("unexpected error", metadata: ["http.request.id": "\(request.head.id)", "http.path": "\(request.path)", "error.type": "\(type(of: error))"])
+            logger.error("unexpected error", metadata: ["http.request.id": "\(requestId)", "error.type": "\(type(of: error))"])
         }
         return apiError.response
     }
 
-    private static func needsAuthentication(_ path: String) -> Bool { path == "/v1" || path.hasPrefix("/v1/") }
+    /// /v1 and /metrics take the bearer token when tokens are set; /healthz, /readyz and
+    /// /openapi.yaml never do (probes and tooling carry none).
+    private static func needsAuthentication(_ path: String) -> Bool { path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics" }
 
     private static var unauthorized: APIError {
         var error = APIError(401, "unauthorized", "send a valid token as Authorization: Bearer TOKEN")

@@ -5,6 +5,7 @@ public struct Router: Sendable {
 
     private struct Route: Sendable {
         let method: String
+        let pattern: String
         let segments: [Substring]
         let handler: Handler
     }
@@ -14,7 +15,7 @@ public struct Router: Sendable {
     public init() {}
 
     public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        routes.append(Route(method: method, segments: pattern.split(separator: "/"), handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), handler: handler))
     }
 
     public enum Match {
@@ -23,17 +24,29 @@ public struct Router: Sendable {
         case notFound
     }
 
-    public func match(method: String, path: String) -> Match {
+    public func match(method: String, path: String) -> Match { resolve(method: method, path: path).match }
+
+    /// A match and the pattern it matched ("/v1/tasks/{tid}"): metrics and logs name the route
+    /// by its pattern, never by the raw path, whose values are unbounded.
+    public struct Resolution {
+        public let match: Match
+        /// The matched route's pattern (also for 405: the path matched, the method did not); nil for 404.
+        public let pattern: String?
+    }
+
+    public func resolve(method: String, path: String) -> Resolution {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         var allowed: [String] = []
+        var pattern: String?
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: segments) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
-                return .found(route.handler, parameters)
+                return Resolution(match: .found(route.handler, parameters), pattern: route.pattern)
             }
             allowed.append(route.method)
+            pattern = pattern ?? route.pattern
         }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        return Resolution(match: allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed), pattern: pattern)
     }
 
     private static func bind(_ pattern: [Substring], to path: [Substring]) -> [String: String]? {

@@ -84,12 +84,12 @@ struct TransferdCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let level = Logger.Level(rawValue: logLevel ?? environment["TRANSFERD_LOG_LEVEL"] ?? "info") ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let levelText = logLevel ?? environment["TRANSFERD_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
+            throw ValidationError("--log-level/TRANSFERD_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelText)")
         }
+        // One logfmt line per event on standard error (README, "Metrics, health and logs").
+        LoggingSystem.bootstrap { label in LogfmtLogHandler(label: label, level: level, sink: .standardError) }
         let logger = Logger(label: "transferd")
         let configuration = try resolve(environment)
         let daemon = try TransferDaemon(configuration: configuration, logger: logger)

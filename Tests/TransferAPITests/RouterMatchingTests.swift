@@ -42,3 +42,24 @@ import Testing
         }
     }
 }
+
+/// The route pattern that metrics and the access log name a request by.
+@Suite struct RouterResolutionTests {
+    private func router() -> Router {
+        var router = Router()
+        router.add("GET", "/v1/tasks/{tid}") { _ in .json(["route": "get"]) }
+        router.add("POST", "/v1/tasks/{tid}/cancel") { _ in .json(["route": "cancel"]) }
+        return router
+    }
+
+    @Test func aMatchNamesItsPatternNotThePath() {
+        #expect(router().resolve(method: "GET", path: "/v1/tasks/42").pattern == "/v1/tasks/{tid}")
+        #expect(router().resolve(method: "POST", path: "/v1/tasks/7/cancel").pattern == "/v1/tasks/{tid}/cancel")
+        #expect(router().resolve(method: "HEAD", path: "/v1/tasks/42").pattern == "/v1/tasks/{tid}")
+    }
+
+    @Test func aWrongMethodKeepsThePatternAndNoRouteHasNone() {
+        #expect(router().resolve(method: "DELETE", path: "/v1/tasks/42").pattern == "/v1/tasks/{tid}")
+        #expect(router().resolve(method: "GET", path: "/v1/nothing/42").pattern == nil)
+    }
+}

@@ -219,6 +219,7 @@ import Testing
         (["--retry-backoff", "5:1"], "TRANSFERD_RETRY_BACKOFF"),
         (["--connectivity-backoff", "soon"], "TRANSFERD_CONNECTIVITY_BACKOFF"),
         (["--log-level", "info", "--bogus-flag"], "--bogus-flag"),
+        (["--log-level", "verbose"], "TRANSFERD_LOG_LEVEL"),
     ])
     func badArgumentsFailClearly(arguments: [String], mention: String) async throws {
         let folder = try TempDirectory(prefix: "transferd-coretests-args")

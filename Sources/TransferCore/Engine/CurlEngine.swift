@@ -17,6 +17,9 @@ final class CurlEngine: Sendable {
         thread.start { [thread] multi in EngineLoop(multi: multi, observer: observer).run(inbox: thread.inbox) }
     }
 
+    /// Whether the engine thread runs (started, not stopped).
+    var isRunning: Bool { thread.isRunning }
+
     func submit(_ command: EngineCommand) {
         thread.post { $0.commands.append(command); return true }
     }

@@ -18,6 +18,8 @@ final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
     private let multi: HandOff<MultiHandle>
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
+    /// From `start` until the loop returns.
+    private let running = Atomic<Bool>(false)
 
     init(_ multi: MultiHandle, inbox: Inbox) {
         self.inbox = Mutex(inbox)
@@ -29,11 +31,16 @@ final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
     /// returns once it sees `stopping`). Call once.
     func start(_ loop: @escaping @Sendable (MultiHandle) -> Void) {
         guard !started.exchange(true, ordering: .relaxed) else { return }
+        running.store(true, ordering: .relaxed)
         DedicatedThread.start { [self] in
             loop(multi.take())
+            running.store(false, ordering: .relaxed)
             finished.signal()
         }
     }
+
+    /// Whether the thread was started and its loop has not returned.
+    var isRunning: Bool { running.load(ordering: .relaxed) }
 
     /// Changes the inbox, then wakes the thread if `change` says there is something for it.
     func post(_ change: (inout Inbox) -> Bool) {

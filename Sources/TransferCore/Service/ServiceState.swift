@@ -16,6 +16,8 @@ struct TaskEntry: Sendable {
     var connectivityTries: Int?
     /// What the URL cache is doing for the task's current attempt (`TransferService+URLCache`).
     var cache: CacheTaskContext?
+    /// When the task last entered the scheduler's queue, until it starts (`transferd_admission_wait_seconds`).
+    var queuedAt: ContinuousClock.Instant?
 }
 
 /// Everything `TransferService` guards with its one lock.

@@ -184,6 +184,7 @@ extension TransferService {
     func enqueue(_ s: inout ServiceState, task id: Int) {
         guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return }
         s.tasks[id]?.task.phase = .queued
+        s.tasks[id]?.queuedAt = .now
         let schedulingClass = entry.task.schedulingClass
         s.scheduler.enqueue(Scheduler.Ticket(
             taskId: id, schedulingClass: schedulingClass, priority: entry.task.priority.value,
@@ -227,6 +228,10 @@ extension TransferService {
                 s.tasks[id]?.task.progress.bytesReceived = resume.offset
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = resume.expectedLength
             }
+        }
+        if let queuedAt = entry.queuedAt {
+            metrics.admitted(after: .now - queuedAt, entry.task.schedulingClass)
+            s.tasks[id]?.queuedAt = nil
         }
         let now = Date()
         s.tasks[id]?.task.startedAt = now
@@ -277,6 +282,8 @@ extension TransferService {
         task.progress.bytesPerSecond = 0
         s.tasks[id]?.task = task
         s.tasks[id]?.inEngine = false
+        s.tasks[id]?.queuedAt = nil
+        countCompletion(task)
         s.tasks[id]?.requestBody = nil  // a completed task never sends again; the store keeps its copy
         if task.bodyStream != nil, !s.appendingChunks.contains(id) { unlink(bodySpoolPath(of: id)) }
         if let body {

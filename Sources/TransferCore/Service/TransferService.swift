@@ -31,16 +31,22 @@ public final class TransferService: Sendable {
     let holdTimer = HoldTimer()
     /// Posts events to sessions' webhooks, on its own thread (`WebhookDeliverer`).
     let webhooks: WebhookDeliverer
+    /// This daemon's Prometheus registry and instruments (`GET /metrics`).
+    public let metrics: TransferMetrics
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
-    public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service")) throws {
+    public init(
+        configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service"),
+        metrics: TransferMetrics = TransferMetrics()
+    ) throws {
         // A download's `location` is an absolute path, so relative folders (`./data`) are made absolute.
         var configuration = configuration
         configuration.dataDirectory = FileSystem.absolute(configuration.dataDirectory)
         configuration.downloadsDirectory = configuration.downloadsDirectory.map(FileSystem.absolute)
         self.configuration = configuration
         self.logger = logger
-        store = try Store(dataDirectory: configuration.dataDirectory)
+        self.metrics = metrics
+        store = try Store(dataDirectory: configuration.dataDirectory, metrics: metrics)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSigner = try ResumeDataSigner(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
@@ -107,8 +113,8 @@ public final class TransferService: Sendable {
         store.close()
     }
 
-    /// Whether the service takes requests (store open, engine running, not stopping).
-    public var isReady: Bool { state.withLock { $0.accepting } }
+    /// Whether the service takes requests: not stopping, the store open, the engine thread running.
+    public var isReady: Bool { readiness == .ready }
 
     /// How many long-polls are held right now.
     public var heldLongPolls: Int { state.withLock { $0.waiters.count } }

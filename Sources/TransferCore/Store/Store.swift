@@ -1,6 +1,7 @@
 public import FoundationEssentials
 internal import SQLite
 internal import Dispatch
+internal import Prometheus
 internal import Synchronization
 
 /// The SQLite database of one data folder: schema migrations, the queued writer, and the reads
@@ -14,9 +15,19 @@ public final class Store: Sendable {
     private let pending = Mutex<[StoreOperation]>([])
     private let writer = DispatchQueue(label: "transferd.store.writer")
     public let path: String
+    /// Cleared by `close()`; `GET /readyz` asks it.
+    private let open = Atomic<Bool>(true)
+    /// Time per committed batch (`transferd_store_commit_duration_seconds`), when measured.
+    private let commitDuration: DurationHistogram?
 
     /// Opens (creating) `<dataDirectory>/transferd.sqlite3` in WAL mode and migrates it.
-    public init(dataDirectory: String) throws {
+    public convenience init(dataDirectory: String) throws {
+        try self.init(dataDirectory: dataDirectory, metrics: nil)
+    }
+
+    /// Opens the store, timing each batch commit into `metrics`.
+    init(dataDirectory: String, metrics: TransferMetrics?) throws {
+        commitDuration = metrics?.storeCommit
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         path = dataDirectory + "/transferd.sqlite3"
         try Self.restrictToOwner(databasePath: path)
@@ -76,6 +87,8 @@ public final class Store: Sendable {
             return operations
         }
         guard !batch.isEmpty else { return }
+        let started = ContinuousClock.now
+        defer { commitDuration?.record(ContinuousClock.now - started) }
         do {
             try database.transaction { tx in
                 for operation in batch { try apply(operation, tx) }
@@ -201,9 +214,13 @@ public final class Store: Sendable {
         try database.run("SELECT body FROM task_bodies WHERE task_id = ?", taskId).first?.data(0)
     }
 
+    /// Whether the database is open (`close()` has not been called).
+    public var isOpen: Bool { open.load(ordering: .relaxed) }
+
     /// Commits what is pending and closes the database. Idempotent.
     public func close() {
         flush()
+        open.store(false, ordering: .relaxed)
         database.close()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 import TestSupport
@@ -26,12 +27,19 @@ final class DaemonFixture: Sendable {
         self.directory = directory
         self.configuration = configuration
         self.token = token
-        daemon = try TransferDaemon(configuration: configuration)
+        daemon = try TransferDaemon(configuration: configuration, logger: Self.logger)
         try daemon.start()
         client = TestHTTPClient(port: daemon.port)
     }
 
     var port: Int { daemon.port }
+
+    /// Notice and above: the daemon's access line (info, one per request) would fill the test output.
+    static var logger: Logger {
+        var logger = Logger(label: "transferd")
+        logger.logLevel = .notice
+        return logger
+    }
 
     /// Stops the daemon once; later calls do nothing.
     func stop() {
