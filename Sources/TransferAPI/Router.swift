@@ -5,6 +5,7 @@ public struct Router: Sendable {
 
     private struct Route: Sendable {
         let method: String
+        let pattern: String
         let segments: [Substring]
         let handler: Handler
     }
@@ -14,8 +15,12 @@ public struct Router: Sendable {
     public init() {}
 
     public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        routes.append(Route(method: method, segments: pattern.split(separator: "/"), handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), handler: handler))
     }
+
+    /// Every registered route as "METHOD /pattern", in registration order: what openapi.yaml
+    /// must describe (TransferAPITests compares the two).
+    public var registeredRoutes: [String] { routes.map { "\($0.method) \($0.pattern)" } }
 
     public enum Match {
         case found(Handler, [String: String])

@@ -54,7 +54,7 @@ public struct CredentialPut: Decodable, Sendable {
         let password = try c.decode(String.self, forKey: .password)
         try Self.check(password, decoder.path(CodingKeys.password))
         var persistence = CredentialPersistence.forSession
-        if let name = try c.decodeIfPresent(String.self, forKey: .persistence) {
+        if let name = try c.decodeOmittable(String.self, forKey: .persistence) {
             guard let value = CredentialPersistence(rawValue: name) else {
                 throw InputError.invalidValue(field: decoder.path(CodingKeys.persistence), message: "must be one of none, forSession, permanent")
             }
