@@ -33,6 +33,25 @@ import Testing
         }
     }
 
+    /// One optional, non-nullable field of each request body that decodes its own fields.
+    @Test(arguments: [
+        ("/v1/sessions", #"{"configuration": {"allowsCellularAccess": null}}"#, "configuration.allowsCellularAccess"),
+        ("/v1/sessions", #"{"configuration": {"httpMaximumConnectionsPerHost": null}}"#, "configuration.httpMaximumConnectionsPerHost"),
+        ("/v1/sessions", #"{"configuration": {"urlCache": {"diskCapacity": null}}}"#, "configuration.urlCache.diskCapacity"),
+        ("/v1/sessions", #"{"kind": null}"#, "kind"),
+        ("/v1/sessions/shared/tasks", #"{"kind": "data", "request": {"url": "http://127.0.0.1:9/", "method": null}}"#, "request.method"),
+        ("/v1/sessions/shared/tasks", #"{"kind": "data", "request": {"url": "http://127.0.0.1:9/"}, "state": null}"#, "state"),
+        ("/v1/sessions/shared/tasks", #"{"kind": "data", "request": null}"#, "request"),
+    ])
+    func aNullForAFieldWithoutNullIsInvalidType(path: String, body: String, field: String) async throws {
+        try await DaemonFixture.with { daemon in
+            let response = try await daemon.request("POST", path, body: Data(body.utf8), headers: ["Content-Type": "application/json"])
+            #expect(response.status == 400, "\(response)")
+            #expect(response.errorCode == "invalid_type", "\(response)")
+            #expect(response.error?.string("field") == field, "\(response)")
+        }
+    }
+
     @Test func anIntervalOverTenYearsNamesTheLimit() async throws {
         try await DaemonFixture.with { daemon in
             let response = try await daemon.post("/v1/sessions", json: ["configuration": ["timeoutIntervalForRequest": 6.9e16]])
