@@ -42,7 +42,7 @@ public struct CookieInput: Decodable, Sendable {
         expiresDate = try c.decodeIfPresent(String.self, forKey: .expiresDate)
         isSecure = try c.decodeOmittable(Bool.self, forKey: .isSecure) ?? false
         isHTTPOnly = try c.decodeOmittable(Bool.self, forKey: .isHTTPOnly) ?? false
-        sameSitePolicy = try c.decodeOmittable(String.self, forKey: .sameSitePolicy)
+        sameSitePolicy = try c.decodeIfPresent(String.self, forKey: .sameSitePolicy)
         _ = try c.decodeOmittable(Bool.self, forKey: .isSessionOnly)
         _ = try c.decodeOmittable(String.self, forKey: .createdAt)
     }
