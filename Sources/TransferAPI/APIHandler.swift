@@ -38,6 +38,9 @@ public final class APIHandler: HTTPRequestHandler {
         requestMetrics = HTTPRequestMetrics(registry: service.metrics.registry)
     }
 
+    /// The routes this handler serves, "METHOD /pattern" (see `Router.registeredRoutes`).
+    public var registeredRoutes: [String] { router.registeredRoutes }
+
     /// Refuses an unauthenticated /v1 request before its body is read.
     public func preflight(_ head: HTTPRequestHead) -> HTTPResponse? {
         guard Self.needsAuthentication(head.path), authenticator.check(head.headers) == .rejected else { return nil }

@@ -18,6 +18,10 @@ public struct Router: Sendable {
         routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), handler: handler))
     }
 
+    /// Every registered route as "METHOD /pattern", in registration order: what openapi.yaml
+    /// must describe (TransferAPITests compares the two).
+    public var registeredRoutes: [String] { routes.map { "\($0.method) \($0.pattern)" } }
+
     public enum Match {
         case found(Handler, [String: String])
         case methodNotAllowed(allowed: [String])

@@ -70,6 +70,6 @@ struct InvalidateRequest: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case cancelTasks }
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
-        cancelTasks = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .cancelTasks) ?? false
+        cancelTasks = try decoder.container(keyedBy: CodingKeys.self).decodeOmittable(Bool.self, forKey: .cancelTasks) ?? false
     }
 }

@@ -122,6 +122,6 @@ struct CancelRequest: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case produceResumeData }
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
-        produceResumeData = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .produceResumeData) ?? false
+        produceResumeData = try decoder.container(keyedBy: CodingKeys.self).decodeOmittable(Bool.self, forKey: .produceResumeData) ?? false
     }
 }

@@ -38,13 +38,13 @@ public struct CookieInput: Decodable, Sendable {
         name = try c.decode(String.self, forKey: .name)
         value = try c.decode(String.self, forKey: .value)
         domain = try c.decode(String.self, forKey: .domain)
-        path = try c.decodeIfPresent(String.self, forKey: .path) ?? "/"
+        path = try c.decodeOmittable(String.self, forKey: .path) ?? "/"
         expiresDate = try c.decodeIfPresent(String.self, forKey: .expiresDate)
-        isSecure = try c.decodeIfPresent(Bool.self, forKey: .isSecure) ?? false
-        isHTTPOnly = try c.decodeIfPresent(Bool.self, forKey: .isHTTPOnly) ?? false
+        isSecure = try c.decodeOmittable(Bool.self, forKey: .isSecure) ?? false
+        isHTTPOnly = try c.decodeOmittable(Bool.self, forKey: .isHTTPOnly) ?? false
         sameSitePolicy = try c.decodeIfPresent(String.self, forKey: .sameSitePolicy)
-        _ = try c.decodeIfPresent(Bool.self, forKey: .isSessionOnly)
-        _ = try c.decodeIfPresent(String.self, forKey: .createdAt)
+        _ = try c.decodeOmittable(Bool.self, forKey: .isSessionOnly)
+        _ = try c.decodeOmittable(String.self, forKey: .createdAt)
     }
 
     /// The cookie to store, or `InputError.invalidValue` naming `field`.NAME.

@@ -29,7 +29,7 @@ public struct CredentialPut: Decodable, Sendable {
             throw InputError.invalidValue(field: spacePath(.protocol), message: "must be http or https")
         }
         var port = proto.defaultPort
-        if let number = try s.decodeIfPresent(Double.self, forKey: .port) {
+        if let number = try s.decodeOmittable(Double.self, forKey: .port) {
             guard number.rounded() == number, (1...65_535).contains(number) else {
                 throw InputError.invalidValue(field: spacePath(.port), message: "must be an integer from 1 to 65535")
             }
@@ -38,7 +38,7 @@ public struct CredentialPut: Decodable, Sendable {
         let realm = try s.decodeIfPresent(String.self, forKey: .realm)
         if let realm { try Self.check(realm, spacePath(.realm)) }
         var method = AuthenticationMethod.default
-        if let name = try s.decodeIfPresent(String.self, forKey: .authenticationMethod) {
+        if let name = try s.decodeOmittable(String.self, forKey: .authenticationMethod) {
             guard let value = AuthenticationMethod(rawValue: name) else {
                 throw InputError.invalidValue(field: spacePath(.authenticationMethod), message: "must be one of default, HTTPBasic, HTTPDigest")
             }
@@ -54,7 +54,7 @@ public struct CredentialPut: Decodable, Sendable {
         let password = try c.decode(String.self, forKey: .password)
         try Self.check(password, decoder.path(CodingKeys.password))
         var persistence = CredentialPersistence.forSession
-        if let name = try c.decodeIfPresent(String.self, forKey: .persistence) {
+        if let name = try c.decodeOmittable(String.self, forKey: .persistence) {
             guard let value = CredentialPersistence(rawValue: name) else {
                 throw InputError.invalidValue(field: decoder.path(CodingKeys.persistence), message: "must be one of none, forSession, permanent")
             }

@@ -21,11 +21,11 @@ public struct SessionCreate: Decodable, Sendable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try c.decodeIfPresent(SessionKind.self, forKey: .kind) ?? .default
-        identifier = try c.decodeIfPresent(String.self, forKey: .identifier)
+        kind = try c.decodeOmittable(SessionKind.self, forKey: .kind) ?? .default
+        identifier = try c.decodeOmittable(String.self, forKey: .identifier)
         description = try c.decodeIfPresent(String.self, forKey: .description)
-        configuration = try c.decodeIfPresent(SessionConfiguration.self, forKey: .configuration) ?? SessionConfiguration()
-        webhook = try c.decodeIfPresent(WebhookSpec.self, forKey: .webhook)
+        configuration = try c.decodeOmittable(SessionConfiguration.self, forKey: .configuration) ?? SessionConfiguration()
+        webhook = try c.decodeOmittable(WebhookSpec.self, forKey: .webhook)
         if kind == .background {
             guard let identifier else {
                 throw DecodingError.keyNotFound(CodingKeys.identifier, .init(codingPath: decoder.codingPath, debugDescription: "a background session needs an identifier"))
@@ -78,16 +78,16 @@ public struct TaskCreate: Decodable, Sendable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         kind = try c.decode(TaskKind.self, forKey: .kind)
-        request = try c.decodeIfPresent(RequestSpec.self, forKey: .request)
-        priority = try c.decodeIfPresent(TaskPriority.self, forKey: .priority) ?? .default
+        request = try c.decodeOmittable(RequestSpec.self, forKey: .request)
+        priority = try c.decodeOmittable(TaskPriority.self, forKey: .priority) ?? .default
         description = try c.decodeIfPresent(String.self, forKey: .description)
-        state = try c.decodeIfPresent(TaskState.self, forKey: .state) ?? .running
+        state = try c.decodeOmittable(TaskState.self, forKey: .state) ?? .running
         guard state == .running || state == .suspended else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.state), message: "a new task is running or suspended")
         }
-        destination = try c.decodeIfPresent(String.self, forKey: .destination)
-        resumeData = try c.decodeIfPresent(String.self, forKey: .resumeData)
-        bandwidthLimit = try c.decodeIfPresent(BandwidthLimit.self, forKey: .bandwidthLimit).flatMap { $0.isUnlimited ? nil : $0 }
+        destination = try c.decodeOmittable(String.self, forKey: .destination)
+        resumeData = try c.decodeOmittable(String.self, forKey: .resumeData)
+        bandwidthLimit = try c.decodeOmittable(BandwidthLimit.self, forKey: .bandwidthLimit).flatMap { $0.isUnlimited ? nil : $0 }
         for key in [CodingKeys.host, .port] where c.contains(key) {
             throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to stream tasks, which are not available in this version")
         }
@@ -116,7 +116,7 @@ public struct TaskCreate: Decodable, Sendable {
         if let description, description.count > 1000 {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.description), message: "must be at most 1000 characters")
         }
-        if let text = try c.decodeIfPresent(String.self, forKey: .earliestBeginDate) {
+        if let text = try c.decodeOmittable(String.self, forKey: .earliestBeginDate) {
             // Parsed here rather than by the decoder's date strategy, whose error names no field.
             guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) else {
                 throw InputError.invalidValue(field: decoder.path(CodingKeys.earliestBeginDate), message: "must be an RFC 3339 date-time, e.g. 2026-11-21T08:00:00Z")
@@ -167,7 +167,7 @@ public struct TaskUpdate: Decodable, Sendable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        priority = try c.decodeIfPresent(TaskPriority.self, forKey: .priority)
+        priority = try c.decodeOmittable(TaskPriority.self, forKey: .priority)
         if c.contains(.description) { description = .some(try c.decodeIfPresent(String.self, forKey: .description)) }
         if c.contains(.bandwidthLimit) {
             bandwidthLimit = try c.decodeNil(forKey: .bandwidthLimit)

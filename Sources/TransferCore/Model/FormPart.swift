@@ -21,8 +21,8 @@ public struct FormPart: Decodable, Sendable, Equatable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
-        filename = try c.decodeIfPresent(String.self, forKey: .filename)
-        contentType = try c.decodeIfPresent(String.self, forKey: .contentType)
+        filename = try c.decodeOmittable(String.self, forKey: .filename)
+        contentType = try c.decodeOmittable(String.self, forKey: .contentType)
         let sources = [CodingKeys.value, .base64, .blob, .file].filter { c.contains($0) }
         guard sources.count == 1, let source = sources.first else {
             throw InputError.invalidValue(field: fieldPath(decoder.codingPath), message: "give exactly one of value, base64, blob, file")

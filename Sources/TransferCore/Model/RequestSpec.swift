@@ -31,16 +31,16 @@ public struct RequestSpec: Decodable, Sendable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         url = try c.decode(String.self, forKey: .url)
-        method = try c.decodeIfPresent(String.self, forKey: .method) ?? "GET"
-        headers = try c.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]
-        body = try c.decodeIfPresent(RequestBody.self, forKey: .body)
-        cachePolicy = try c.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
-        timeoutInterval = try c.decodeIfPresent(Double.self, forKey: .timeoutInterval)
-        networkServiceType = try c.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
+        method = try c.decodeOmittable(String.self, forKey: .method) ?? "GET"
+        headers = try c.decodeOmittable([String: String].self, forKey: .headers) ?? [:]
+        body = try c.decodeOmittable(RequestBody.self, forKey: .body)
+        cachePolicy = try c.decodeOmittable(CachePolicy.self, forKey: .cachePolicy)
+        timeoutInterval = try c.decodeOmittable(Double.self, forKey: .timeoutInterval)
+        networkServiceType = try c.decodeOmittable(NetworkServiceType.self, forKey: .networkServiceType)
         // Mobile-only: accepted (URLRequest has it), no effect on a server.
-        _ = try c.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
-        httpShouldHandleCookies = try c.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies) ?? true
-        mainDocumentURL = try c.decodeIfPresent(String.self, forKey: .mainDocumentURL)
+        _ = try c.decodeOmittable(Bool.self, forKey: .allowsCellularAccess)
+        httpShouldHandleCookies = try c.decodeOmittable(Bool.self, forKey: .httpShouldHandleCookies) ?? true
+        mainDocumentURL = try c.decodeOmittable(String.self, forKey: .mainDocumentURL)
 
         guard Validate.isToken(method) else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.method), message: "\"\(method)\" is not a valid HTTP method")

@@ -54,7 +54,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
-            try c.decodeIfPresent(T.self, forKey: key) ?? fallback
+            try c.decodeOmittable(T.self, forKey: key) ?? fallback
         }
         let defaults = SessionConfiguration()
         requestCachePolicy = try value(.requestCachePolicy, defaults.requestCachePolicy)
@@ -77,7 +77,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)
         httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
         httpMaximumConnectionsPerHost = try Self.integer(c, .httpMaximumConnectionsPerHost) ?? 6
-        maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks)
+        maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks, nullable: true)
         // Absent: the kind's default cache; null: none.
         urlCache = c.contains(.urlCache) ? try c.decode(URLCacheConfiguration?.self, forKey: .urlCache) : .automatic
 
@@ -101,8 +101,9 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
 
     /// An integer field, decoded as a number first: JSONDecoder reports 2.5 for an Int as "not
     /// valid JSON" with no field, which would answer malformed_json.
-    private static func integer(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Int? {
-        guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return nil }
+    private static func integer(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys, nullable: Bool = false) throws -> Int? {
+        let found = nullable ? try c.decodeIfPresent(Double.self, forKey: key) : try c.decodeOmittable(Double.self, forKey: key)
+        guard let number = found else { return nil }
         guard number.rounded() == number, abs(number) < 1e9 else {
             throw DecodingError.typeMismatch(Int.self, .init(codingPath: c.codingPath + [key], debugDescription: "must be an integer"))
         }

@@ -44,7 +44,7 @@ public struct URLCacheConfiguration: Codable, Sendable, Equatable {
 
     /// A byte count from 0 to 1 TiB, decoded as a number first (2.5 must name its field).
     private static func capacity(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys, _ decoder: any Decoder) throws -> Int? {
-        guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return nil }
+        guard let number = try c.decodeOmittable(Double.self, forKey: key) else { return nil }
         guard number.rounded() == number, (0...Double(maxCapacity)).contains(number) else {
             throw InputError.invalidValue(field: decoder.path(key), message: "must be a whole number of bytes from 0 to \(maxCapacity)")
         }

@@ -3,7 +3,7 @@ enum Validate {
     /// A time interval in seconds: positive, finite, at most ten years.
     static func interval(_ value: Double, _ field: String) throws {
         guard value.isFinite, value > 0, value <= 315_360_000 else {
-            throw InputError.invalidValue(field: field, message: "must be a number of seconds above 0")
+            throw InputError.invalidValue(field: field, message: "must be a number of seconds above 0 and at most 315360000 (ten years)")
         }
     }
 

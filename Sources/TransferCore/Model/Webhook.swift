@@ -26,7 +26,7 @@ public struct WebhookSpec: Decodable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         url = try c.decode(String.self, forKey: .url)
         secret = try c.decode(String.self, forKey: .secret)
-        mode = try c.decodeIfPresent(WebhookMode.self, forKey: .mode) ?? .each
+        mode = try c.decodeOmittable(WebhookMode.self, forKey: .mode) ?? .each
         try RequestURL.check(url, field: decoder.path(CodingKeys.url))
         guard RequestURL.isSupported(url) else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.url), message: "must be an http or https URL")
