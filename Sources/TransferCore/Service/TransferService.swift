@@ -89,6 +89,7 @@ public final class TransferService: Sendable {
             return s.waiters.takeAll()
         }
         answer(waiting)
+        wakeAllTaskChangeWaiters()
     }
 
     /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
@@ -111,7 +112,7 @@ public final class TransferService: Sendable {
     public var isReady: Bool { state.withLock { $0.accepting } }
 
     /// How many long-polls are held right now.
-    public var heldLongPolls: Int { state.withLock { $0.waiters.count } }
+    public var heldLongPolls: Int { state.withLock { $0.waiters.count + $0.taskChanges.waiterCount } }
 
     /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
     func checkpoint() {
@@ -150,6 +151,7 @@ public final class TransferService: Sendable {
         } else {
             s.dirty.insert(id)
         }
+        noteTaskChange(&s, task: entry.task, &deliveries)
         let snapshot = ProgressSnapshot(entry.task)
         for waiter in s.waiters.takeProgress(task: id, below: entry.task.version) {
             deliveries.add { waiter.callback(snapshot) }
