@@ -55,7 +55,7 @@ def wait_for(driver, condition, what: str, timeout: float = WAIT):
 
 
 def row(driver, task_id: int):
-    return driver.find_element(By.CSS_SELECTOR, f'tr.task[data-task-id="{task_id}"]')
+    return driver.find_element(By.CSS_SELECTOR, f'tbody.task[data-task-id="{task_id}"]')
 
 
 def bar_value(driver, task_id: int) -> float:
@@ -65,7 +65,7 @@ def bar_value(driver, task_id: int) -> float:
 
 def create_from_form(driver, url: str, session: str = "shared", service_type: str = "", priority: str = "0.5") -> int:
     """Fills and sends the new-task form; returns the id of the row that appears."""
-    before = {element.get_attribute("data-task-id") for element in driver.find_elements(By.CSS_SELECTOR, "tr.task")}
+    before = {element.get_attribute("data-task-id") for element in driver.find_elements(By.CSS_SELECTOR, "tbody.task")}
     field = driver.find_element(By.ID, "task-url")
     field.clear()
     field.send_keys(url)
@@ -78,7 +78,7 @@ def create_from_form(driver, url: str, session: str = "shared", service_type: st
     driver.find_element(By.ID, "create-button").click()
 
     def new_row(d):
-        ids = {element.get_attribute("data-task-id") for element in d.find_elements(By.CSS_SELECTOR, "tr.task")}
+        ids = {element.get_attribute("data-task-id") for element in d.find_elements(By.CSS_SELECTOR, "tbody.task")}
         added = ids - before
         return int(added.pop()) if added else None
 
@@ -119,22 +119,27 @@ def test_dashboard_follows_and_controls_downloads(daemon, browser, nginx_url, ar
                                      f"task {task_id}'s bar to start")
     for task_id in (first, second):
         wait_for(driver, lambda d, t=task_id: bar_value(d, t) > readings[t] + 0.005, f"task {task_id}'s bar to move")
+    # Far enough along (about 8 s at 256 KiB/s) that the screenshot shows the bars filling.
+    for task_id in (first, second):
+        wait_for(driver, lambda d, t=task_id: bar_value(d, t) >= 0.1, f"task {task_id}'s bar to pass 10%")
     cells = row(driver, first)
     assert "/s" in cells.find_element(By.CSS_SELECTOR, ".speed").text
     assert "16 MiB" in cells.find_element(By.CSS_SELECTOR, ".bytes").text
     assert cells.find_element(By.CSS_SELECTOR, ".remaining").text.endswith("s")
     assert cells.find_element(By.CSS_SELECTOR, ".service").text == "default"
     assert row(driver, second).find_element(By.CSS_SELECTOR, ".service").text == "background"
+    driver.set_window_size(1280, 1100)  # both sessions in the picture
     driver.save_screenshot(str(artifacts / "dashboard.png"))
 
     # Phone width: the same tasks as cards, the bars still moving.
     driver.set_window_size(390, 844)
     wait_for(driver, lambda d: d.execute_script("return window.innerWidth") <= 400, "a 390 px wide window")
-    assert driver.execute_script("return getComputedStyle(document.querySelector('tr.task')).display") == "block"
+    assert driver.execute_script("return getComputedStyle(document.querySelector('tbody.task')).display") == "block"
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1"), \
         "the page scrolls sideways at phone width"
     narrow = bar_value(driver, first)
     wait_for(driver, lambda d: bar_value(d, first) > narrow, "the bar to move at phone width")
+    driver.execute_script("document.getElementById('tasks-heading').scrollIntoView()")
     driver.save_screenshot(str(artifacts / "dashboard-phone.png"))
     driver.set_window_size(1280, 900)
 
@@ -191,7 +196,7 @@ def test_dashboard_works_without_a_token_when_the_daemon_has_none(start_daemon, 
                        {"kind": "download", "request": {"url": nginx_url + "/files/1MiB.bin"}})
     driver = browser
     driver.get(daemon.url + "/")
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr.task[data-task-id="{task["id"]}"]'), "the task's row")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tbody.task[data-task-id="{task["id"]}"]'), "the task's row")
     wait_for(driver, lambda d: row(d, task["id"]).get_attribute("data-state") == "completed", "the row to say completed")
     assert bar_value(driver, task["id"]) == 1.0
     assert not driver.find_element(By.ID, "token-section").is_displayed()

@@ -160,7 +160,7 @@ const ACTIONS = {
 async function onAction(event) {
   const button = event.target.closest('button[data-action]');
   if (!button) return;
-  const row = button.closest('tr[data-task-id]');
+  const row = button.closest('tbody[data-task-id]');
   const id = Number(row.dataset.taskId);
   const action = ACTIONS[button.dataset.action];
   button.disabled = true;
@@ -186,7 +186,9 @@ async function onPriority(event) {
     return;
   }
   try {
-    adopt(await authorized(() => api.request('PATCH', `/v1/tasks/${id}`, { priority: value })));
+    const task = await authorized(() => api.request('PATCH', `/v1/tasks/${id}`, { priority: value }));
+    delete input.dataset.edited;
+    adopt(task);
     clearError();
   } catch (error) {
     showError(`Task ${id}: ${describe(error)}`);
@@ -238,6 +240,9 @@ function start() {
   $('create-form').addEventListener('submit', onCreate);
   $('sessions').addEventListener('click', onAction);
   $('sessions').addEventListener('submit', onPriority);
+  $('sessions').addEventListener('input', (event) => {
+    if (event.target.classList.contains('priority-input')) event.target.dataset.edited = '1';
+  });
   $('forget-token').addEventListener('click', forgetToken);
   $('forget-token').hidden = !api.token();
   loadSessions().catch((error) => showError(describe(error)));

@@ -1,9 +1,9 @@
-// Draws sessions and their tasks: one section with a table per session, one row per task, kept
-// and updated in place (so a focused button or a half-typed priority survives an update).
+// Draws sessions and their tasks: one section with a table per session, one <tbody> per task (a
+// row of facts and a row of actions), kept and updated in place (so a focused button or a half-typed priority survives an update).
 // Text from the API is only ever set as text, never parsed as HTML.
 import * as format from './format.js';
 
-const COLUMNS = ['Task', 'State', 'Progress', 'Bytes', 'Speed', 'Remaining', 'Priority', 'Service', 'Actions'];
+const COLUMNS = ['Task', 'State', 'Progress', 'Bytes', 'Speed', 'Remaining', 'Priority', 'Service'];
 
 function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -26,8 +26,7 @@ function sessionSection(session) {
     element('span', { class: 'session-name', text: id === 'shared' ? 'Shared session' : `Session ${id}` }),
     element('span', { class: 'session-meta' }));
   const table = element('table', { class: 'tasks', 'aria-labelledby': heading.id },
-    element('thead', {}, element('tr', {}, ...COLUMNS.map((name) => element('th', { scope: 'col', text: name })))),
-    element('tbody'));
+    element('thead', {}, element('tr', {}, ...COLUMNS.map((name) => element('th', { scope: 'col', text: name })))));
   const none = element('p', { class: 'no-tasks', text: 'No tasks.' });
   return element('section', { class: 'session', 'data-session-id': id, 'aria-labelledby': heading.id }, heading, none, table);
 }
@@ -47,7 +46,7 @@ function taskRow(task) {
     priorityInput,
     element('button', { type: 'submit', 'aria-label': `Set priority: task ${id}`, text: 'Set' }));
   const resumeData = element('a', { class: 'resume-data', hidden: '', download: `task-${id}.resumedata`, text: 'Resume data' });
-  const row = element('tr', { class: 'task', 'data-task-id': String(id) },
+  const facts = element('tr', { class: 'facts' },
     element('th', { scope: 'row', 'data-label': 'Task' }, element('div', { class: 'value' },
       element('span', { class: 'task-id', text: `#${id}` }), ' ',
       element('span', { class: 'kind' }),
@@ -58,14 +57,15 @@ function taskRow(task) {
     cell('Speed', element('span', { class: 'speed' })),
     cell('Remaining', element('span', { class: 'remaining' })),
     cell('Priority', priorityForm),
-    cell('Service', element('span', { class: 'service' })),
-    cell('Actions', element('div', { class: 'actions' },
+    cell('Service', element('span', { class: 'service' })));
+  const actions = element('tr', { class: 'controls' },
+    element('td', { colspan: String(COLUMNS.length), 'data-label': 'Actions' }, element('div', { class: 'value actions' },
       actionButton('suspend', 'Suspend', id),
       actionButton('resume', 'Resume', id),
       actionButton('cancel', 'Cancel', id),
-      actionButton('cancel-resume-data', 'Cancel with resume data', id),
+      actionButton('cancel-resume-data', 'Cancel, keep resume data', id),
       resumeData)));
-  return row;
+  return element('tbody', { class: 'task', 'data-task-id': String(id) }, facts, actions);
 }
 
 function setText(row, selector, text) {
@@ -83,7 +83,9 @@ function updateRow(row, task) {
     : p.fractionCompleted;
   row.dataset.state = task.state;
   setText(row, '.kind', task.kind);
-  setText(row, '.url', `${task.originalRequest.method} ${task.originalRequest.url}`);
+  const request = `${task.originalRequest.method} ${task.originalRequest.url}`;
+  setText(row, '.url', request);
+  row.querySelector('.url').title = request;  // shortened with an ellipsis on wide screens
   setText(row, '.state', task.state);
   setText(row, '.phase', task.phase);
   setText(row, '.error', task.error ? `${task.error.name}: ${task.error.message}` : '');
@@ -104,8 +106,11 @@ function updateRow(row, task) {
   setText(row, '.service', task.networkServiceType);
 
   const input = row.querySelector('.priority-input');
-  // Not while someone edits it.
-  if (document.activeElement !== input && input.value !== String(task.priority)) input.value = String(task.priority);
+  // Not while someone edits it: an edit not yet sent (`edited`, set by the controller) is kept
+  // even when focus has moved on to its Set button.
+  if (document.activeElement !== input && !input.dataset.edited && input.value !== String(task.priority)) {
+    input.value = String(task.priority);
+  }
 
   const live = task.state === 'running' || task.state === 'suspended';
   row.querySelector('[data-action="suspend"]').disabled = task.state !== 'running';
@@ -155,14 +160,14 @@ export function render(container, sessions, tasks) {
     setText(section, '.session-meta', meta ? ` (${meta})` : '');
 
     const list = (bySession.get(session.id) || []).sort((a, b) => b.id - a.id);
-    const body = section.querySelector('tbody');
+    const table = section.querySelector('table');
     const ids = new Set(list.map((task) => String(task.id)));
-    for (const row of [...body.children]) if (!ids.has(row.dataset.taskId)) row.remove();
-    let before = body.firstChild;
+    for (const row of table.querySelectorAll('tbody.task')) if (!ids.has(row.dataset.taskId)) row.remove();
+    let before = table.tHead.nextSibling;
     for (const task of list) {
-      let row = body.querySelector(`tr[data-task-id="${task.id}"]`);
+      let row = table.querySelector(`tbody.task[data-task-id="${task.id}"]`);
       if (!row) row = taskRow(task);
-      if (row !== before) body.insertBefore(row, before);
+      if (row !== before) table.insertBefore(row, before);
       before = row.nextSibling;
       updateRow(row, task);
     }
