@@ -24,6 +24,9 @@ struct TaskChangeLog: Sendable {
     private(set) var seq = 0
     /// Each live task's stamp (the counter value of its last change).
     private(set) var stamps: [Int: Int] = [:]
+    /// (stamp, task) in stamp order, so a poll reads only what changed after its cursor. An entry
+    /// is current while the task's stamp still equals it; stale ones are dropped in bulk.
+    private var order: [(seq: Int, task: Int)] = []
     /// Recent removals, oldest first, at most `removalCapacity`.
     private(set) var removals: [Removal] = []
     /// The stamp of the newest removal dropped from `removals`: a client whose cursor is older
@@ -40,6 +43,8 @@ struct TaskChangeLog: Sendable {
     mutating func note(_ task: TransferTask) -> [Waiter] {
         seq += 1
         stamps[task.id] = seq
+        order.append((seq, task.id))
+        compactIfNeeded()
         return take { task.isVisible(to: $0.owner) }
     }
 
@@ -47,6 +52,7 @@ struct TaskChangeLog: Sendable {
     mutating func remove(_ task: TransferTask) -> [Waiter] {
         seq += 1
         stamps[task.id] = nil
+        compactIfNeeded()
         removals.append(Removal(seq: seq, taskId: task.id, owner: task.owner))
         if removals.count > Self.removalCapacity {
             let dropped = removals.count - Self.removalCapacity
@@ -58,6 +64,23 @@ struct TaskChangeLog: Sendable {
 
     /// The stamp of a task (0 for one never stamped, which no cursor passes).
     func stamp(of task: Int) -> Int { stamps[task] ?? 0 }
+
+    /// The live tasks whose last change is after `after`, oldest change first, with their stamps.
+    func changed(after: Int) -> some Sequence<(seq: Int, task: Int)> {
+        // Stamps ascend along `order`: binary search for the first one past the cursor.
+        var low = 0, high = order.count
+        while low < high {
+            let middle = (low + high) / 2
+            if order[middle].seq <= after { low = middle + 1 } else { high = middle }
+        }
+        return order[low...].lazy.filter { stamps[$0.task] == $0.seq }
+    }
+
+    /// Drops stale entries once they outnumber the live ones (amortised O(1) per change).
+    private mutating func compactIfNeeded() {
+        guard order.count > 2 * stamps.count + 1024 else { return }
+        order.removeAll { stamps[$0.task] != $0.seq }
+    }
 
     mutating func add(_ waiter: Waiter) -> Int {
         nextWaiterId += 1

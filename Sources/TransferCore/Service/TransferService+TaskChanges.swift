@@ -51,21 +51,20 @@ extension TransferService {
 
     private func changePage(_ s: ServiceState, after: Int, limit: Int, owner: String?) -> TaskChangePage {
         let log = s.taskChanges
-        // Every task scanned: O(tasks) per answer, cheap next to encoding them; a client polls
-        // again only after an answer.
-        var changed: [(stamp: Int, entry: TaskEntry)] = []
-        for (id, entry) in s.tasks {
-            let stamp = log.stamp(of: id)
-            guard stamp > after, entry.task.isVisible(to: owner),
+        // Only what changed after the cursor is read (all tasks from 0), oldest change first.
+        var tasks: [TransferTask] = []
+        var next = log.seq
+        for (stamp, id) in log.changed(after: after) {
+            guard let entry = s.tasks[id], entry.task.isVisible(to: owner),
                   s.sessions[entry.task.sessionId]?.isVisible(to: owner) == true else { continue }
-            changed.append((stamp, entry))
+            if tasks.count == limit {
+                next = log.stamp(of: tasks[limit - 1].id)  // more to come: continue after the last one answered
+                break
+            }
+            tasks.append(entry.task)
         }
-        changed.sort { $0.stamp < $1.stamp }
-        let truncated = changed.count > limit
-        let page = changed.prefix(limit)
-        let next = truncated ? page.last!.stamp : log.seq
         let removed = log.removals.filter { $0.seq > after && $0.seq <= next && Self.sees(owner, $0.owner) }.map(\.taskId)
-        return TaskChangePage(tasks: page.map(\.entry.task), removed: removed, next: next,
+        return TaskChangePage(tasks: tasks, removed: removed, next: next,
                               resync: after > log.seq || (after > 0 && after < log.forgottenThrough))
     }
 
