@@ -68,8 +68,17 @@ let package = Package(
                 // HTTP request latency by route, and rendering GET /metrics.
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // openapi.yaml is a symlink to the top-level contract, embedded so GET /openapi.yaml needs no file.
-            resources: [.embedInCode("Resources/openapi.yaml")],
+            // openapi.yaml is a symlink to the top-level contract, embedded so GET /openapi.yaml needs no file;
+            // the dashboard's files likewise, served as written (no build step).
+            resources: [
+                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/dashboard/index.html"),
+                .embedInCode("Resources/dashboard/app.css"),
+                .embedInCode("Resources/dashboard/app.js"),
+                .embedInCode("Resources/dashboard/api.js"),
+                .embedInCode("Resources/dashboard/format.js"),
+                .embedInCode("Resources/dashboard/view.js"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -35,6 +35,8 @@ struct ServiceState: Sendable {
     /// Running tasks kept out of the scheduler until a date (`TransferService+Holds`).
     var holds = Holds()
     var waiters = Waiters()
+    /// The change feed of every task and its long-polls (`GET /v1/tasks?after=`).
+    var taskChanges = TaskChangeLog()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []
     /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).

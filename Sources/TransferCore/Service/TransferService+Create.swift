@@ -65,6 +65,7 @@ extension TransferService {
             s.tasksBySession[sessionId, default: []].append(contentsOf: ids)
             for (id, task) in zip(ids, prepared) {
                 let entry = insert(&s, task, id: id, session: session, owner: owner, now: now)
+                noteTaskChange(&s, task: entry.task, &deliveries)
                 saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody))
             }
             // One operation, so one transaction, even if the writer has to retry it alone.

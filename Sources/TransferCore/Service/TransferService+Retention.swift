@@ -84,6 +84,7 @@ extension TransferService {
         s.tasksBySession[entry.task.sessionId]?.removeAll { $0 == id }
         s.dirty.remove(id)
         record(s, session: entry.task.sessionId, .deleteTask(id: id))
+        noteTaskRemoval(&s, task: entry.task, &deliveries)
         let snapshot = ProgressSnapshot(entry.task)
         for waiter in s.waiters.takeProgress(task: id, below: .max) {
             deliveries.add { waiter.callback(snapshot) }

@@ -95,6 +95,7 @@ public final class TransferService: Sendable {
             return s.waiters.takeAll()
         }
         answer(waiting)
+        wakeAllTaskChangeWaiters()
     }
 
     /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
@@ -117,7 +118,7 @@ public final class TransferService: Sendable {
     public var isReady: Bool { readiness == .ready }
 
     /// How many long-polls are held right now.
-    public var heldLongPolls: Int { state.withLock { $0.waiters.count } }
+    public var heldLongPolls: Int { state.withLock { $0.waiters.count + $0.taskChanges.waiterCount } }
 
     /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
     func checkpoint() {
@@ -156,6 +157,7 @@ public final class TransferService: Sendable {
         } else {
             s.dirty.insert(id)
         }
+        noteTaskChange(&s, task: entry.task, &deliveries)
         let snapshot = ProgressSnapshot(entry.task)
         for waiter in s.waiters.takeProgress(task: id, below: entry.task.version) {
             deliveries.add { waiter.callback(snapshot) }
