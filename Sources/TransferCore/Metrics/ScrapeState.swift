@@ -47,7 +47,7 @@ struct ScrapeState: Sendable {
         }
         heldLongPolls = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "long_polls_held", unitName: "",
-                helpText: "Long-polls (task progress, session events) held open right now."))
+                helpText: "Long-polls (task progress, session events, the task change feed) held open right now."))
     }
 
     mutating func apply(_ snapshot: MetricsSnapshot) {

@@ -48,6 +48,9 @@ struct ServiceState: Sendable {
     var accepting = true
     /// Background sessions' live attachments, by session id (`TransferService+Attachments`).
     var attachments: [String: Attachment] = [:]
+
+    /// Long-polls held open: progress and event waiters, and the task change feed's.
+    var heldLongPolls: Int { waiters.count + taskChanges.waiterCount }
 }
 
 /// Work decided under the lock and carried out after releasing it (long-poll answers call into

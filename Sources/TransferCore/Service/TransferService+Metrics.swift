@@ -20,7 +20,7 @@ extension TransferService {
             snapshot.queuedByClass = s.scheduler.queuedByClass
             snapshot.runningByClass = s.scheduler.runningByClass
             snapshot.bytesByClass = s.rates.totals
-            snapshot.heldLongPolls = s.waiters.count
+            snapshot.heldLongPolls = s.heldLongPolls
             return snapshot
         }
     }

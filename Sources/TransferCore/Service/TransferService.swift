@@ -118,7 +118,7 @@ public final class TransferService: Sendable {
     public var isReady: Bool { readiness == .ready }
 
     /// How many long-polls are held right now.
-    public var heldLongPolls: Int { state.withLock { $0.waiters.count + $0.taskChanges.waiterCount } }
+    public var heldLongPolls: Int { state.withLock { $0.heldLongPolls } }
 
     /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
     func checkpoint() {
