@@ -53,7 +53,7 @@ begin_step() {
 
 end_step() {
     local elapsed
-    elapsed="$(awk -v start="$STEP_START" -v end="${EPOCHREALTIME/./}" 'BEGIN { printf "%.1f", (end - start) / 1e6 }')"
+    elapsed="$(awk -v start="$STEP_START" -v end="${EPOCHREALTIME/./}" 'BEGIN { printf "%.2f", (end - start) / 1e6 }')"
     STEP_NAMES+=("$STEP_NAME")
     STEP_SECONDS+=("$elapsed")
     log "step done: $STEP_NAME (${elapsed} s)"
@@ -308,7 +308,7 @@ else
     rm -f "$partial"/var/cache/apt/archives/*.deb
     touch "$partial/.container-check-complete"
     # Only one base is kept: the ones of other package lists or mirrors go.
-    find "$WORK" -maxdepth 1 -name 'base-*' ! -name "$(basename "$BASE")" -exec rm -rf {} +
+    find "$WORK" -maxdepth 1 -name 'base-*' ! -name "$(basename "$BASE")" ! -name "$(basename "$partial")" -exec rm -rf {} +
     mv "$partial" "$BASE"
     end_step
 fi
