@@ -5,7 +5,8 @@
 #   1. reads the Dockerfile (scripts/lib/dockerfile_plan.py): the build stage's PRODUCTS and
 #      SWIFT_BUILD_FLAGS, the runtime stage's base suite, RUN/ENV/USER/WORKDIR/COPY steps,
 #      HEALTHCHECK, ENTRYPOINT, STOPSIGNAL; a shape it does not model fails the check,
-#   2. builds the products as the build stage does (same swift build flags), in .build-container/swift,
+#   2. builds the products as the build stage does (same swift build flags) from a copy of the
+#      build context (the files .dockerignore lets through), in .build-container/swift,
 #   3. debootstraps a minimal Debian root of that suite (--variant=minbase, the mirror of this
 #      machine's apt sources) and runs the stage's RUN steps in it verbatim (chroot, as root), so it
 #      gets exactly the stage's packages; that base is cached under .build-container/ keyed by the
@@ -33,6 +34,7 @@ source scripts/lib/common.sh
 
 WORK="$PWD/.build-container"
 SCRATCH="$WORK/swift"
+CONTEXT="$WORK/context"
 ROOT="$WORK/root"
 # Bump when the way the base is made changes, so cached bases made the old way are not used.
 BASE_FORMAT=1
@@ -189,12 +191,14 @@ for ((i = 0; i < RUNTIME_STEP_COUNT; i++)); do
 done
 end_step
 
-begin_step "build ${BUILD_PRODUCTS[*]} (swift build ${BUILD_FLAGS[*]})"
+begin_step "build ${BUILD_PRODUCTS[*]} (swift build ${BUILD_FLAGS[*]}) from the build context"
+# Only what .dockerignore lets into the context, as COPY . . sees it.
+python3 scripts/lib/docker_context.py . "$CONTEXT" >&2
 for product in "${BUILD_PRODUCTS[@]}"; do
-    log "swift build ${BUILD_FLAGS[*]} --product $product --scratch-path $SCRATCH"
-    swift build "${BUILD_FLAGS[@]}" --product "$product" --scratch-path "$SCRATCH" >&2
+    log "swift build ${BUILD_FLAGS[*]} --product $product --package-path $CONTEXT --scratch-path $SCRATCH"
+    swift build "${BUILD_FLAGS[@]}" --product "$product" --package-path "$CONTEXT" --scratch-path "$SCRATCH" >&2
 done
-BIN_DIR="$(swift build "${BUILD_FLAGS[@]}" --scratch-path "$SCRATCH" --show-bin-path)"
+BIN_DIR="$(swift build "${BUILD_FLAGS[@]}" --package-path "$CONTEXT" --scratch-path "$SCRATCH" --show-bin-path)"
 for product in "${BUILD_PRODUCTS[@]}"; do
     [ -x "$BIN_DIR/$product" ] || fail "swift build made no $BIN_DIR/$product"
     log "built $product: $(du -h "$BIN_DIR/$product" | cut -f1)"
