@@ -170,11 +170,17 @@ apt_source_for() {
 ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" debootstrap curl
 command -v python3 >/dev/null || die "python3 is needed to read the Dockerfile"
-for tool in unshare chroot findmnt sha256sum; do
+for tool in unshare chroot findmnt flock sha256sum; do
     command -v "$tool" >/dev/null || die "$tool is missing (util-linux, coreutils)"
 done
 [ "$(id -u)" -eq 0 ] || die "run as root: debootstrap, chroot and unshare need it"
 mkdir -p "$WORK"
+# One check at a time per worktree: two would debootstrap into the same folder.
+exec 9>"$WORK/lock"
+if ! flock -n 9; then
+    log "another container-check.sh runs in this worktree: waiting for it (at most 30 minutes)"
+    flock -w 1800 9 || die "the other container-check.sh did not finish within 30 minutes"
+fi
 
 begin_step "read the Dockerfile"
 plan="$(python3 scripts/lib/dockerfile_plan.py Dockerfile)" || fail "the Dockerfile has a shape the check does not model (above)"
