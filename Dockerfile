@@ -4,6 +4,9 @@
 #   docker run -p 8080:8080 -v transferd-data:/data -e TRANSFERD_TOKENS=... transferd
 #
 # Build with another toolchain image: docker build --build-arg SWIFT_IMAGE=swift:6.1-bookworm .
+# No Docker engine runs on our machines: scripts/container-check.sh reads this file and replays
+# its runtime stage in a debootstrapped chroot (see the README). Keep the shapes it reads: the two
+# ARGs of the build stage, COPY --from=build /out/..., a JSON-form ENTRYPOINT and HEALTHCHECK.
 
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 
@@ -22,15 +25,22 @@ WORKDIR /src
 COPY Package.swift ./
 RUN swift package resolve
 
+# The executables to build and ship (space-separated), and how: --static-swift-stdlib links the
+# Swift runtime and Foundation into each binary, so the runtime image needs only the C libraries.
+ARG PRODUCTS="transferd transferctl"
+ARG SWIFT_BUILD_FLAGS="-c release --static-swift-stdlib"
+
 COPY . .
-# --static-swift-stdlib links the Swift runtime and Foundation into the binary, so the runtime
-# image needs only the C libraries. The binary is copied out of .build for the next stage.
-RUN swift build -c release --static-swift-stdlib --product transferd \
-    && install -D -m 0755 \
-        "$(swift build -c release --static-swift-stdlib --show-bin-path)/transferd" /out/transferd
+RUN for product in $PRODUCTS; do swift build $SWIFT_BUILD_FLAGS --product "$product" || exit 1; done \
+    && bin="$(swift build $SWIFT_BUILD_FLAGS --show-bin-path)" \
+    && for product in $PRODUCTS; do install -D -m 0755 "$bin/$product" "/out/$product" || exit 1; done
 
 # ---- runtime ----
 FROM debian:bookworm-slim
+
+LABEL org.opencontainers.image.title="transferd" \
+      org.opencontainers.image.description="URLSession as a service: sessions and transfer tasks over a REST/JSON API" \
+      org.opencontainers.image.base.name="debian:bookworm-slim"
 
 # The shared libraries the binary links (libcurl, libmicrohttpd, SQLite) and CA certificates for
 # HTTPS transfers, and the public suffix list the cookie jars refuse supercookies with; nothing
@@ -44,7 +54,7 @@ RUN useradd --system --user-group --uid 10001 --home-dir /data --no-create-home 
         --shell /usr/sbin/nologin transferd \
     && install -d -o transferd -g transferd -m 0750 /data
 
-COPY --from=build /out/transferd /usr/local/bin/transferd
+COPY --from=build /out/ /usr/local/bin/
 
 USER transferd
 WORKDIR /data
@@ -58,12 +68,13 @@ ENV TRANSFERD_LISTEN=0.0.0.0:8080 \
 VOLUME /data
 EXPOSE 8080
 
-# The binary has no self-check command yet, and curl would add a dozen libraries to the image:
-# bash's /dev/tcp sends GET /healthz to the port in TRANSFERD_LISTEN on loopback and expects 200.
-# (If TRANSFERD_LISTEN names a non-loopback address instead of 0.0.0.0, adjust this check.)
+# curl would add a dozen libraries to the image: bash's /dev/tcp sends GET /healthz to the address
+# in TRANSFERD_LISTEN (0.0.0.0 and :: asked on loopback) and expects 200 within 4 seconds.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${TRANSFERD_LISTEN##*:} && printf 'GET /healthz HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' >&3 && head -c 12 <&3 | grep -q ' 200'"]
+    CMD ["bash", "-c", "listen=${TRANSFERD_LISTEN:-127.0.0.1:8080}; host=${listen%:*}; host=${host#[}; host=${host%]}; case $host in 0.0.0.0|'') host=127.0.0.1;; ::) host=::1;; esac; exec 3<>/dev/tcp/$host/${listen##*:} && printf 'GET /healthz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && read -r -t 4 protocol status rest <&3 && [ \"$status\" = 200 ]"]
 
-# The daemon shuts down cleanly on SIGTERM (docker stop) and on SIGINT.
+# transferd is PID 1 and needs no init: it handles SIGTERM and SIGINT itself (a clean shutdown,
+# exit 0) and starts no child processes, so there are none to reap. The container check runs it
+# as PID 1 of its own PID namespace, where a signal without a handler would be dropped.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/transferd"]
