@@ -151,7 +151,9 @@ def test_dashboard_follows_and_controls_downloads(daemon, browser, nginx_url, ar
 
     # Priority from the page.
     priority = row(driver, first).find_element(By.CSS_SELECTOR, ".priority-input")
-    priority.clear()
+    # As a person does it: select what is there and type over it (the field keeps focus, so a
+    # live update arriving meanwhile must not put the old value back).
+    priority.send_keys(Keys.CONTROL, "a")
     priority.send_keys("0.9")
     row(driver, first).find_element(By.CSS_SELECTOR, ".priority-form button").click()
     daemon.wait_until(lambda: api_task(daemon, first)["priority"] == 0.9, timeout=WAIT, what="priority 0.9")

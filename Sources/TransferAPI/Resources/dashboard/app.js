@@ -240,9 +240,13 @@ function start() {
   $('create-form').addEventListener('submit', onCreate);
   $('sessions').addEventListener('click', onAction);
   $('sessions').addEventListener('submit', onPriority);
-  $('sessions').addEventListener('input', (event) => {
+  // An edit counts from its first keystroke or change (a cleared field too, whose focus may have
+  // moved on already): updates leave the field alone until the edit is sent.
+  const markEdited = (event) => {
     if (event.target.classList.contains('priority-input')) event.target.dataset.edited = '1';
-  });
+  };
+  $('sessions').addEventListener('input', markEdited);
+  $('sessions').addEventListener('change', markEdited);
   $('forget-token').addEventListener('click', forgetToken);
   $('forget-token').hidden = !api.token();
   loadSessions().catch((error) => showError(describe(error)));
