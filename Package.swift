@@ -42,11 +42,14 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
 
+        // Any JSON value: one type for the daemon and the command-line client.
+        .target(name: "JSONModel", swiftSettings: strict),
+
         // The domain: sessions, tasks, scheduler, curl engine, store.
         .target(
             name: "TransferCore",
             dependencies: [
-                "Curl", "SQLite",
+                "Curl", "SQLite", "JSONModel",
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of blobs, computed while they stream to disk (BlobWriter).
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -96,7 +99,7 @@ let package = Package(
         // Foundation networking), never TransferCore or TransferAPI.
         .executableTarget(
             name: "transferctl",
-            dependencies: ["Curl", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Curl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
 
@@ -109,8 +112,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferctlTests", dependencies: ["transferctl", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
+        .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "JSONModel", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

@@ -1,3 +1,5 @@
+internal import JSONModel
+
 /// The parts of transferd's JSON answers transferctl reads (openapi.yaml: Task, ProgressSnapshot,
 /// Session, Blob, the list pages). Fields it does not use are left out; `--json` prints the
 /// daemon's own bytes, so nothing is lost for scripts.

@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import JSONModel
 
 /// `transferctl events SID [--follow]`: a session's event feed, one line per event, through
 /// the feed's long-poll (`GET /v1/sessions/{sid}/events?after=N&wait=S`).

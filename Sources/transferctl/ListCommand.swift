@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import JSONModel
 
 /// `transferctl ls [--session SID]`: the tasks of one session, or of every session the token sees.
 struct ListCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import JSONModel
 
 /// `transferctl sessions`: the sessions the token sees.
 struct SessionsCommand: ParsableCommand {

@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 @testable import TransferCore
+internal import JSONModel
 
 /// Background sessions retry transient failures with backoff and Retry-After, within the
 /// resource timeout; other sessions report them at once. Against an in-process origin that

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferCore
+internal import JSONModel
 
 /// `TransferService` end to end against an in-process `OriginServer`: what a task ends with.
 @Suite struct ServiceTransferTests {

@@ -3,6 +3,7 @@ import SQLite
 import TestSupport
 import Testing
 @testable import TransferCore
+internal import JSONModel
 
 /// `Store` on a fresh temporary folder per test: migrations, WAL, versioned writes, events, bodies.
 @Suite struct StoreTests {

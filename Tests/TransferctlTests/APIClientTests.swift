@@ -1,5 +1,6 @@
 import Testing
 @testable import transferctl
+internal import JSONModel
 
 @Suite struct APIClientTests {
     @Test func errorStatusesMapToExitStatuses() {

@@ -1,3 +1,5 @@
+internal import JSONModel
+
 extension CodingUserInfoKey {
     /// Set to `true` on an encoder whose output is a stored record rather than an API answer:
     /// only then does a `ProxyDictionary` write its passwords.

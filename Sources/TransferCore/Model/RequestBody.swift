@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import JSONModel
 
 /// The body of a task's request, as the client gives it. Exactly one form per body.
 public enum RequestBody: Sendable, Equatable {

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import JSONModel
 
 /// The delegate callbacks, as a feed.
 public enum EventType: String, Codable, Sendable, CaseIterable {

@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import Synchronization
+internal import JSONModel
 
 extension TransferService {
     /// Under the lock: issues a new attachment to the client creating or reattaching background

@@ -1,4 +1,5 @@
 internal import Synchronization
+internal import JSONModel
 
 /// The credential store's API: a session sees the shared store of its owner (default and
 /// background sessions) and its own credentials. Passwords go in, never out.

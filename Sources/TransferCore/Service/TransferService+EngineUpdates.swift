@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import Synchronization
+internal import JSONModel
 extension TransferService {
     /// Applies one engine update (engine thread) to the task's record and feed.
     func handle(_ id: Int, _ update: TransferUpdate) {

@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import Synchronization
+internal import JSONModel
 
 /// Holding a running task out of the scheduler until a date, in a phase that says why
 /// (`retrying` during a backoff, `waiting` for connectivity or for the task's earliestBeginDate). When the hold falls due the task is enqueued and admitted like any other.

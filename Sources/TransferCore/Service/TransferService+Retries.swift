@@ -1,4 +1,5 @@
 internal import FoundationEssentials
+internal import JSONModel
 
 /// Retries and waiting for connectivity (`RetryPolicy`), applied to each attempt's outcome before
 /// it can complete the task. A retried or waiting task leaves the engine and is held

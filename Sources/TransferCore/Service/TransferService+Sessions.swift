@@ -1,5 +1,6 @@
 internal import Synchronization
 internal import FoundationEssentials
+internal import JSONModel
 
 extension TransferService {
     /// Creates a session, or reattaches to the background session with the same identifier

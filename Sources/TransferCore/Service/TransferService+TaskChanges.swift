@@ -54,7 +54,7 @@ extension TransferService {
         // Only what changed after the cursor is read (all tasks from 0), oldest change first.
         var tasks: [TransferTask] = []
         var next = log.seq
-        for (stamp, id) in log.changed(after: after) {
+        for (_, id) in log.changed(after: after) {
             guard let entry = s.tasks[id], entry.task.isVisible(to: owner),
                   s.sessions[entry.task.sessionId]?.isVisible(to: owner) == true else { continue }
             if tasks.count == limit {

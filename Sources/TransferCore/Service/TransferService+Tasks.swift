@@ -1,6 +1,7 @@
 internal import Glibc
 internal import Synchronization
 public import FoundationEssentials
+internal import JSONModel
 
 extension TransferService {
     public func task(_ id: Int, owner: String?) throws -> TransferTask {

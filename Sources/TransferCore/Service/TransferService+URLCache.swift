@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import Synchronization
+internal import JSONModel
 
 /// The URL cache in the task's path: before a transfer starts (`requestAfterCache`), when its
 /// response and completion come back (`cacheIntercepts`), and when a stored body is delivered.

@@ -2,6 +2,7 @@ internal import FoundationEssentials
 internal import Dispatch
 public import Logging
 internal import Synchronization
+internal import JSONModel
 
 /// The heart of transferd: sessions and tasks in memory (authoritative while running), written
 /// through to the `Store`, run by the `CurlEngine`, and watched through long-polls.

@@ -1,8 +1,9 @@
-internal import FoundationEssentials
+public import FoundationEssentials
 
-/// Any JSON value: the session feed's events (their fields differ by type) and the lists that
-/// `ls --json` joins. transferctl's own copy; it imports nothing of the daemon.
-enum JSONValue: Codable, Equatable {
+/// Any JSON value: request bodies, event fields and free-form dictionaries in the daemon, and the
+/// event feed and joined lists in transferctl. Its own module so that both use one type while
+/// the client imports nothing of the daemon.
+public enum JSONValue: Codable, Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -11,7 +12,7 @@ enum JSONValue: Codable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let value = try? container.decode(Bool.self) { self = .bool(value) }
@@ -22,7 +23,7 @@ enum JSONValue: Codable, Equatable {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -35,22 +36,9 @@ enum JSONValue: Codable, Equatable {
         }
     }
 
-    subscript(key: String) -> JSONValue? {
+    /// An object's field; nil for a missing field or a value that is not an object.
+    public subscript(key: String) -> JSONValue? {
         if case .object(let fields) = self { return fields[key] }
         return nil
-    }
-
-    /// The value as one line of JSON, keys sorted.
-    var compact: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// A string's text or the value's JSON (for table cells).
-    var text: String {
-        if case .string(let value) = self { return value }
-        return compact
     }
 }
