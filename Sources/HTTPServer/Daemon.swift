@@ -82,17 +82,10 @@ final class Daemon {
         return items
     }
 
-    /// Stops accepting connections; returns the listen socket, which the caller must close
-    /// after MHD_stop_daemon (libmicrohttpd no longer owns a quiesced socket).
-    func quiesce() -> Int32 {
-        MHD_quiesce_daemon(handle)
-    }
-
     /// MHD_stop_daemon, then drops the daemon's retain on the core. Every connection must
     /// have been resumed before: 0.9.75 aborts when stopped with one still suspended.
-    func stop(closing listenSocket: Int32) {
+    func stop() {
         MHD_stop_daemon(handle)
-        if listenSocket >= 0 { close(listenSocket) }
         core.release()
     }
 }

@@ -46,7 +46,7 @@ public final class HTTPServer: Sendable {
         core.suspendedCount.load(ordering: .relaxed)
     }
 
-    /// Stops accepting, answers every still-suspended request with errorResponse(503,"shutting_down",...),
+    /// Answers new requests and every still-suspended one with errorResponse(503,"shutting_down",...),
     /// resumes them all, lets them flush briefly, then MHD_stop_daemon. Idempotent.
     ///
     /// Blocks up to a few seconds. Never call it from inside a handler: MHD_stop_daemon

@@ -1,8 +1,14 @@
 internal import Glibc
 internal import Synchronization
 
-/// The steps of `HTTPServer.stop()`: quiesce, answer the held requests, wait for them to
-/// flush, stop the daemon. A value made and used once by the thread running stop().
+/// The steps of `HTTPServer.stop()`: refuse new requests (503), answer the held ones, wait
+/// for them to flush, stop the daemon. A value made and used once by the thread running stop().
+///
+/// The listen socket stays open until MHD_stop_daemon: a connection made meanwhile is answered
+/// 503 shutting_down without reaching the handler (`ServerCore.admit`). MHD_quiesce_daemon is
+/// not used: with an epoll thread pool it races the workers' own removal of the listen socket
+/// from their epoll sets, and the loser calls MHD_PANIC ("Failed to remove listen FD from
+/// epoll set"), which aborted a test process in CI.
 ///
 /// The order matters in 0.9.75: MHD_stop_daemon with a connection still suspended aborts
 /// the process ("it is an API violation to call MHD_stop_daemon while having suspended
@@ -17,7 +23,6 @@ struct ShutdownDrain {
     var resumeLimit: Duration = .seconds(10)
 
     func run(_ daemon: Daemon) {
-        let listenSocket = daemon.quiesce()
         let answer = core.shuttingDownResponse
         for responder in core.beginStopping() {
             responder.respond(answer)
@@ -27,10 +32,10 @@ struct ShutdownDrain {
         }
         guard wait(upTo: resumeLimit, until: { core.suspendedCount.load(ordering: .relaxed) == 0 }) else {
             // A connection that never came back from resuming: stopping now would abort the
-            // whole process, so the daemon is left running (quiesced) instead.
+            // whole process, so the daemon is left running (answering 503) instead.
             return
         }
-        daemon.stop(closing: listenSocket)
+        daemon.stop()
     }
 
     /// Polls `condition` every millisecond until it holds (true) or `limit` passes (false).
