@@ -43,7 +43,7 @@ public final class TransferDaemon: Sendable {
     /// The port the server is bound to (useful when 0 was asked).
     public var port: Int { server.port }
 
-    /// Stops accepting, answers held long-polls, stops the server, stops transfers, checkpoints
+    /// Answers new requests 503, answers held long-polls, stops the server, stops transfers, checkpoints
     /// and closes the database.
     public func stop() {
         let clock = ContinuousClock()
