@@ -27,6 +27,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("uploads-dir"), help: "Root folder that {\"file\": PATH} request bodies are read from; unset, file bodies are refused. Env TRANSFERD_UPLOADS_DIR.")
     var uploadsDir: String?
 
+    @Option(name: .customLong("file-url-roots"), help: "Folders that file: URL tasks may read (comma-separated, symlinks resolved); unset, file: URLs fail with unsupportedURL. Env TRANSFERD_FILE_URL_ROOTS.")
+    var fileURLRoots: String?
+
     @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable). Env TRANSFERD_TOKENS, comma-separated.")
     var tokens: [String] = []
 
@@ -105,6 +108,7 @@ struct TransferdCommand: AsyncParsableCommand {
         var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
         configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
         configuration.service.uploadsDirectory = uploadsDir ?? environment["TRANSFERD_UPLOADS_DIR"]
+        configuration.service.fileURLRoots = try Self.fileURLRoots(fileURLRoots ?? environment["TRANSFERD_FILE_URL_ROOTS"])
         let listenText = listen ?? environment["TRANSFERD_LISTEN"] ?? "127.0.0.1:8080"
         guard let address = ListenAddress(listenText) else {
             throw ValidationError("--listen must be HOST:PORT or [V6]:PORT, got \(listenText)")

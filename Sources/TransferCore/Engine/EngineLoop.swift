@@ -71,6 +71,10 @@ final class EngineLoop {
                 startTus(job, state)
                 return
             }
+            if LocalScheme(url: job.request.url) != nil {
+                runLocal(job)  // data: and file: are answered by the daemon, not libcurl
+                return
+            }
             do {
                 let transfer = try Transfer(job: job, governor: governor) { [observer] update in observer.transfer(taskId, update) }
                 try sizeReceiveBuffer(transfer)

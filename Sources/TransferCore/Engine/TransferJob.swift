@@ -41,6 +41,8 @@ struct TransferJob: Sendable {
     var challenges = ChallengeResponder()
     /// The session's proxies and TLS settings.
     var network = TransferNetwork()
+    /// The folders `file:` URLs may read (resolved when the task starts); empty: file: is off.
+    var fileURLRoots: [String] = []
 }
 
 /// What a transfer reports, in order, on the engine thread.

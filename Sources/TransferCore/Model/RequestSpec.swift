@@ -55,10 +55,15 @@ public struct RequestSpec: Decodable, Sendable {
 }
 
 /// Checks of a request URL. A malformed URL is refused at creation (422 invalid_url); a
-/// well-formed URL of a scheme not served yet creates a task that fails with unsupportedURL, as
-/// URLSession does.
+/// well-formed URL of a scheme not served creates a task that fails with unsupportedURL, as
+/// URLSession does. data: and file: URLs are checked when their task runs (a malformed data:
+/// URL fails the task with badURL, as URLSession does; file: needs `--file-url-roots`).
 public enum RequestURL {
-    public static let supportedSchemes: Set<String> = ["http", "https"]
+    /// The schemes that must name a host.
+    public static let networkSchemes: Set<String> = ["http", "https"]
+    /// Every scheme a task can run: the network ones through libcurl, the local ones
+    /// (`LocalScheme`) answered by the daemon.
+    public static let supportedSchemes: Set<String> = networkSchemes.union(["data", "file"])
 
     /// Thrown for a URL that cannot be a request URL at all.
     public struct Malformed: Error, Sendable, Equatable {
@@ -72,7 +77,7 @@ public enum RequestURL {
               let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty else {
             throw Malformed(field: field, message: "\"\(text.prefix(200))\" is not an absolute URL")
         }
-        if supportedSchemes.contains(scheme.lowercased()), (url.host ?? "").isEmpty {
+        if networkSchemes.contains(scheme.lowercased()), (url.host ?? "").isEmpty {
             throw Malformed(field: field, message: "\"\(text.prefix(200))\" has no host")
         }
     }

@@ -20,6 +20,7 @@ public enum URLErrorCode: Int, Codable, Sendable, CaseIterable {
     case cannotDecodeContentData = -1016
     case cannotParseResponse = -1017
     case fileDoesNotExist = -1100
+    case fileIsDirectory = -1101
     case noPermissionsToReadFile = -1102
     case dataLengthExceedsMaximum = -1103
     case secureConnectionFailed = -1200

@@ -28,6 +28,10 @@ public struct ServiceConfiguration: Sendable {
     /// The root under which `file` request bodies may be read; nil: file bodies are refused.
     public var uploadsDirectory: String?
 
+    /// The folders `file:` URLs may read from (`--file-url-roots`); empty: file: URL tasks fail
+    /// with unsupportedURL.
+    public var fileURLRoots: [String] = []
+
     /// How long a completed task (its record, response body and, unless moved to a destination,
     /// its file) is kept, in seconds; nil keeps it until it is deleted.
     public var taskRetention: Double? = 7 * 86_400

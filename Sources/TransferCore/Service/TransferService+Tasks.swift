@@ -262,6 +262,7 @@ extension TransferService {
         job.adopt(entry.task)
         job.cookies = cookieHandling(for: entry.task.originalRequest, in: session, owner: entry.task.owner)
         job.adopt(session.configuration)
+        job.fileURLRoots = configuration.fileURLRoots
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
     }

@@ -21,6 +21,7 @@ extension TransferService {
         s.tasks[id]?.cache = nil
         s.tasks[id]?.task.cacheStatus = nil
         let method = request.method.uppercased()
+        guard LocalScheme(url: request.url) == nil else { return request }  // data: and file: are never cached
         let cache = urlCaches.cache(for: session)
         if Self.unsafeMethods.contains(method) {
             if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request) }
