@@ -15,6 +15,22 @@ extension EasyHandle {
     public var localIP: String? { string(CURLINFO_LOCAL_IP) }
     public var localPort: Int? { long(CURLINFO_LOCAL_PORT) }
     public var connectionsMade: Int { long(CURLINFO_NUM_CONNECTS) ?? 0 }
+    /// Bytes of every response head received so far, redirects' and 1xx's included (CURLINFO_HEADER_SIZE).
+    public var headerBytesReceived: Int { long(CURLINFO_HEADER_SIZE) ?? 0 }
+    /// Bytes of every request head sent so far, redirects' included (CURLINFO_REQUEST_SIZE).
+    public var requestBytesSent: Int { long(CURLINFO_REQUEST_SIZE) ?? 0 }
+    /// The phase times so far (see `TransferTimes`).
+    public var times: TransferTimes {
+        var times = TransferTimes()
+        times.nameLookup = seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        times.connect = seconds(CURLINFO_CONNECT_TIME_T)
+        times.appConnect = seconds(CURLINFO_APPCONNECT_TIME_T)
+        times.preTransfer = seconds(CURLINFO_PRETRANSFER_TIME_T)
+        times.startTransfer = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        times.total = seconds(CURLINFO_TOTAL_TIME_T)
+        times.redirect = seconds(CURLINFO_REDIRECT_TIME_T)
+        return times
+    }
     /// The status a proxy answered the last CONNECT with (0: no CONNECT was answered).
     public var proxyConnectResponseCode: Int { long(CURLINFO_HTTP_CONNECTCODE) ?? 0 }
     /// Why the last transfer could not use its proxy, nil when it did or had none.
@@ -38,6 +54,11 @@ extension EasyHandle {
     private func offset(_ info: CURLINFO) -> Int? {
         var value: curl_off_t = 0
         return transferd_easy_getinfo_off_t(raw, info, &value) == CURLE_OK ? Int(value) : nil
+    }
+
+    /// A *_TIME_T value (microseconds) in seconds; 0 when unknown.
+    private func seconds(_ info: CURLINFO) -> Double {
+        Double(offset(info) ?? 0) / 1_000_000
     }
 
     private func string(_ info: CURLINFO) -> String? {

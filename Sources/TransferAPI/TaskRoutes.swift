@@ -87,6 +87,9 @@ enum TaskRoutes {
             let headers = HTTPHeaders([("Content-Type", contentType ?? "application/octet-stream")])
             return .now(HTTPResponse(status: 200, headers: headers, body: body))
         }
+        router.add("GET", "/v1/tasks/{tid}/metrics") { request in
+            .json(try service.metrics(task: try request.taskId(), owner: request.owner))
+        }
     }
 }
 

@@ -54,11 +54,11 @@ import TestSupport
             let events = try await daemon.waitForEvent(sid) { $0.string("type") == "didBecomeInvalid" }
 
             // A response that may be stored in the URL cache is announced after its data.
-            #expect(Self.pattern(events, task: redirected) == ["willPerformHTTPRedirection", "didReceiveResponse", "didReceiveData+", "willCacheResponse", "didCompleteWithError"])
-            #expect(Self.pattern(events, task: uploaded) == ["didSendBodyData+", "didReceiveResponse", "didReceiveData", "didCompleteWithError"])
-            #expect(Self.pattern(events, task: cut) == ["didReceiveResponse", "didWriteData+", "didCompleteWithError"])
+            #expect(Self.pattern(events, task: redirected) == ["willPerformHTTPRedirection", "didReceiveResponse", "didReceiveData+", "willCacheResponse", "didFinishCollectingMetrics", "didCompleteWithError"])
+            #expect(Self.pattern(events, task: uploaded) == ["didSendBodyData+", "didReceiveResponse", "didReceiveData", "didFinishCollectingMetrics", "didCompleteWithError"])
+            #expect(Self.pattern(events, task: cut) == ["didReceiveResponse", "didWriteData+", "didFinishCollectingMetrics", "didCompleteWithError"])
             // The rest arrives at once: one coalesced didWriteData or several.
-            #expect(Self.pattern(events, task: resumed).map { $0.replacingOccurrences(of: "+", with: "") } == ["didReceiveResponse", "didResumeAtOffset", "didWriteData", "didFinishDownloadingTo", "didCompleteWithError"])
+            #expect(Self.pattern(events, task: resumed).map { $0.replacingOccurrences(of: "+", with: "") } == ["didReceiveResponse", "didResumeAtOffset", "didWriteData", "didFinishDownloadingTo", "didFinishCollectingMetrics", "didCompleteWithError"])
             let redirect = try #require(events.first { $0.int("taskId") == redirected })
             #expect(redirect.int("statusCode") == 302 && redirect.string("newURL") == origin.url("/target"))
             let resume = try #require(events.first { $0.int("taskId") == resumed && $0.string("type") == "didResumeAtOffset" })

@@ -142,6 +142,7 @@ final class EngineLoop {
         transfers[taskId] = nil
         taskIds[ObjectIdentifier(transfer.handle)] = nil
         governor.forget(taskId, &transfer.throttle)
+        reportMetrics(taskId, transfer)
         multi.remove(transfer.handle)
         var job = transfer.job
         job.resume = nil
@@ -230,13 +231,21 @@ final class EngineLoop {
         advance(taskId, run, after: outcome)
     }
 
-    /// Takes the task's transfer out of the multi handle without reporting anything.
+    /// Takes the task's transfer out of the multi handle; reports only the metrics of the
+    /// requests it made (before whatever the caller reports next, such as the completion).
     func detach(_ taskId: Int) -> Transfer? {
         guard let transfer = transfers.removeValue(forKey: taskId) else { return nil }
         taskIds[ObjectIdentifier(transfer.handle)] = nil
         governor.forget(taskId, &transfer.throttle)
+        reportMetrics(taskId, transfer)
         multi.remove(transfer.handle)
         return transfer
+    }
+
+    /// Reports the transactions of a transfer that ends (read before its handle leaves the multi).
+    private func reportMetrics(_ taskId: Int, _ transfer: Transfer) {
+        let transactions = transfer.finishMetrics()
+        if !transactions.isEmpty { observer.transfer(taskId, .transactions(transactions)) }
     }
 
     /// Monotonic seconds (wall-clock changes must not distort speeds or timeouts).

@@ -53,6 +53,8 @@ final class Transfer: EasyHandleDelegate {
     /// The proxy of the current request, and whether it challenged (`Transfer+Network.swift`).
     var proxyState = ProxyState()
 
+    /// The metrics of each request this transfer made (`TransactionRecorder`).
+    private var recorder = TransactionRecorder()
     private var received = 0
     private var unreportedReceived = 0
     private var sent = 0
@@ -195,6 +197,7 @@ final class Transfer: EasyHandleDelegate {
         lastActivity = EngineLoop.now()
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) || isProxyChallengeCurlAnswers(head) { return }
+        recorder.headArrived(handle, url: currentURL, method: currentMethod, statusCode: head.statusCode, viaProxy: proxyState.route != nil)
         reportSentBeforeResponse()
         if holdsUnauthorized(head) {
             // libcurl may answer it itself (Digest) with another request to the same URL.
@@ -301,6 +304,7 @@ final class Transfer: EasyHandleDelegate {
             return .fail
         }
         received += bytes.byteCount
+        recorder.bodyReceived(bytes.byteCount)
         lastActivity = EngineLoop.now()
         unreportedReceived += bytes.byteCount
         return .accept
@@ -432,6 +436,9 @@ final class Transfer: EasyHandleDelegate {
             return .failure(error)
         }
     }
+
+    /// Every request this transfer made, the last one ended now (call once, as it ends).
+    func finishMetrics() -> [TransactionMetrics] { recorder.finish(handle) }
 
     /// Deletes a download's partial file (the transfer was cancelled or timed out).
     func discardPartialFile() { file?.discard() }

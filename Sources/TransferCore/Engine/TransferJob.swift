@@ -71,6 +71,8 @@ enum TransferUpdate: Sendable {
     case uploadResumed(offset: Int, expectedTotal: Int, uploadURL: String)
     /// A tus upload's step failed with `error`; it asks the server where it stands and goes on.
     case uploadRetrying(attempt: Int, error: TaskError)
+    /// The requests a transfer made, measured (reported as it ends, before any completion).
+    case transactions([TransactionMetrics])
     case completed(TransferOutcome)
 }
 

@@ -8,6 +8,10 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// Not URLSession's: a resumable (tus) upload continues at the server's offset.
     case didResumeUpload
     case didCompleteWithError, didBecomeInvalid
+    /// URLSession's didFinishCollectingMetrics, right before didCompleteWithError: the redirect
+    /// and transaction counts and the task interval; the whole `TaskMetrics` is at
+    /// GET /v1/tasks/{tid}/metrics.
+    case didFinishCollectingMetrics
     /// A 401 challenged the task: the protection space, the failures so far, and the stored
     /// credential (user only) the daemon answers with, or null when the 401 stands.
     case didReceiveChallenge

@@ -18,6 +18,11 @@ struct TaskEntry: Sendable {
     var cache: CacheTaskContext?
     /// When the task last entered the scheduler's queue, until it starts (`transferd_admission_wait_seconds`).
     var queuedAt: ContinuousClock.Instant?
+    /// The requests the task made so far, as the engine reported them (its metrics at completion).
+    var transactions: [TransactionMetrics] = []
+    /// A completed task's metrics, for sessions whose records are not stored (ephemeral);
+    /// others read them from the store.
+    var metrics: TaskMetrics?
 }
 
 /// Everything `TransferService` guards with its one lock.

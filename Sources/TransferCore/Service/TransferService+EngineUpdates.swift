@@ -14,6 +14,8 @@ extension TransferService {
             switch update {
             case .connecting:
                 return deliveries
+            case .transactions(let transactions):
+                s.tasks[id]?.transactions += transactions
             case .redirect(let statusCode, let from, let to, let method):
                 s.tasks[id]?.task.currentRequest?.url = to
                 s.tasks[id]?.task.currentRequest?.method = method

@@ -296,6 +296,7 @@ extension TransferService {
             }
         }
         changed(&s, task: id, persist: true, &deliveries)
+        collectMetrics(&s, task: task, &deliveries)
         emit(&s, session: task.sessionId, task: id, .didCompleteWithError, ["error": error.map { JSONValue(encoding: $0) } ?? .null], &deliveries)
         checkInvalidation(&s, session: task.sessionId, &deliveries)
         admit(&s, &deliveries)

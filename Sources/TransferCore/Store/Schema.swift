@@ -105,5 +105,12 @@ enum Schema {
             last_used REAL NOT NULL
         );
         """,
+        // 8: completed tasks' metrics (TaskMetrics as its served JSON), deleted with the task.
+        """
+        CREATE TABLE task_metrics (
+            task_id INTEGER PRIMARY KEY REFERENCES tasks(id),
+            record TEXT NOT NULL
+        );
+        """,
     ]
 }

@@ -119,6 +119,9 @@ public final class Store: Sendable {
             for row in rows { try save(row.task, requestBody: row.requestBody, tx) }
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
+        case .saveMetrics(let taskId, let metrics):
+            let record = String(decoding: try JSONCoding.encoder.encode(metrics), as: UTF8.self)
+            try tx.run("INSERT OR REPLACE INTO task_metrics(task_id, record) VALUES(?, ?)", taskId, record)
         case .appendEvent(let event):
             try tx.run("INSERT OR IGNORE INTO events(seq, session_id, record) VALUES(?, ?, ?)", event.seq, event.sessionId, try Self.json(event))
         case .pruneEvents(let sessionId, let keep):
@@ -133,6 +136,7 @@ public final class Store: Sendable {
         case .deleteTask(let id):
             try reserve(taskId: id, tx)
             try tx.run("DELETE FROM task_bodies WHERE task_id = ?", id)
+            try tx.run("DELETE FROM task_metrics WHERE task_id = ?", id)
             try tx.run("DELETE FROM tasks WHERE id = ?", id)
         case .reserveTaskId(let id):
             try reserve(taskId: id, tx)
@@ -212,6 +216,12 @@ public final class Store: Sendable {
     /// A completed task's response body, once committed (callers `flush()` first).
     public func body(taskId: Int) throws -> Data? {
         try database.run("SELECT body FROM task_bodies WHERE task_id = ?", taskId).first?.data(0)
+    }
+
+    /// A completed task's metrics, once committed (callers `flush()` first).
+    public func metrics(taskId: Int) throws -> TaskMetrics? {
+        guard let record = try database.run("SELECT record FROM task_metrics WHERE task_id = ?", taskId).first?.data(0) else { return nil }
+        return try JSONCoding.decoder.decode(TaskMetrics.self, from: record)
     }
 
     /// Whether the database is open (`close()` has not been called).

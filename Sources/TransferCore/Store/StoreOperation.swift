@@ -9,6 +9,8 @@ enum StoreOperation: Sendable {
     /// New tasks created together (a batch): one operation, so they commit all or none.
     case saveTasks([TaskRow])
     case saveBody(taskId: Int, body: Data)
+    /// A completed task's metrics (`TaskMetrics`), kept until the task is deleted.
+    case saveMetrics(taskId: Int, metrics: TaskMetrics)
     case appendEvent(TaskEvent)
     /// Keep only the newest `keep` events of a session.
     case pruneEvents(sessionId: String, keep: Int)

@@ -1,0 +1,30 @@
+public import FoundationEssentials
+public import JSONModel
+
+/// What a task measured (URLSessionTaskMetrics, same names), collected when it completes and
+/// kept with it: `GET /v1/tasks/{tid}/metrics`. Built by `TransferService` from the
+/// transactions the engine reports; stored as JSON in the `task_metrics` table.
+public struct TaskMetrics: Codable, Sendable, Equatable {
+    /// From the task's creation to its completion (URLSession: from resume to metrics).
+    public struct Interval: Codable, Sendable, Equatable {
+        public var start: MetricsDate
+        /// Seconds.
+        public var duration: Double
+    }
+
+    public var taskInterval: Interval
+    /// Redirects followed (all attempts of the task together).
+    public var redirectCount: Int
+    /// Every request the task made, in order, retries' and redirects' included.
+    public var transactionMetrics: [TransactionMetrics]
+
+    /// The small form carried by the didFinishCollectingMetrics event (the full object is at
+    /// the endpoint).
+    var eventFields: [String: JSONValue] {
+        [
+            "redirectCount": .integer(Int64(redirectCount)),
+            "transactionCount": .integer(Int64(transactionMetrics.count)),
+            "taskInterval": JSONValue(encoding: taskInterval),
+        ]
+    }
+}

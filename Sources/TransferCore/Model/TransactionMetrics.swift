@@ -1,0 +1,45 @@
+public import FoundationEssentials
+
+/// One request and its response within a task (URLSessionTaskTransactionMetrics, same names):
+/// each hop of a redirect chain is one. Measured by the engine from libcurl's phase times;
+/// a phase that did not happen (DNS and connect on a reused connection, TLS over http) is null.
+public struct TransactionMetrics: Codable, Sendable, Equatable {
+    /// The request this transaction sent: its URL and method.
+    public struct Request: Codable, Sendable, Equatable {
+        public var url: String
+        public var method: String
+    }
+
+    /// The response's status (null when none came).
+    public struct Response: Codable, Sendable, Equatable {
+        public var statusCode: Int
+    }
+
+    public var request: Request
+    @NullEncoded public var response: Response?
+    public var fetchStartDate: MetricsDate
+    @NullEncoded public var domainLookupStartDate: MetricsDate?
+    @NullEncoded public var domainLookupEndDate: MetricsDate?
+    @NullEncoded public var connectStartDate: MetricsDate?
+    @NullEncoded public var connectEndDate: MetricsDate?
+    @NullEncoded public var secureConnectionStartDate: MetricsDate?
+    @NullEncoded public var secureConnectionEndDate: MetricsDate?
+    @NullEncoded public var requestStartDate: MetricsDate?
+    @NullEncoded public var requestEndDate: MetricsDate?
+    @NullEncoded public var responseStartDate: MetricsDate?
+    @NullEncoded public var responseEndDate: MetricsDate?
+    /// ALPN's names: "http/1.0", "http/1.1", "h2", "h3"; null when no response came.
+    @NullEncoded public var networkProtocolName: String?
+    public var isProxyConnection: Bool
+    public var isReusedConnection: Bool
+    /// "networkLoad" (from the network) or "localCache" (answered by the URL cache).
+    public var resourceFetchType: String
+    @NullEncoded public var remoteAddress: String?
+    @NullEncoded public var remotePort: Int?
+    @NullEncoded public var localAddress: String?
+    @NullEncoded public var localPort: Int?
+    public var countOfRequestHeaderBytesSent: Int
+    public var countOfRequestBodyBytesSent: Int
+    public var countOfResponseHeaderBytesReceived: Int
+    public var countOfResponseBodyBytesReceived: Int
+}
