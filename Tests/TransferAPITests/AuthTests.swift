@@ -106,7 +106,9 @@ import TransferCore
             let page = try await held.object()
             #expect(seconds(since: started) < 6)
             let events = try #require(page["events"] as? [[String: Any]])
-            #expect(events.compactMap { $0.int("taskId") } == [betaId], "\(events)")
+            // Beta's task's metrics and completion, recorded together: one answer carries both.
+            #expect(events.compactMap { $0.int("taskId") } == [betaId, betaId], "\(events)")
+            #expect(events.compactMap { $0.string("type") } == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(events)")
             #expect(page.int("next") == events.last?.int("seq"))
         }
     }

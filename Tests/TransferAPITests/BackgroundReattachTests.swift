@@ -7,7 +7,8 @@ import TransferCore
 /// Background sessions as URLSession's: acknowledging the feed, the replay and didFinishEvents
 /// after a reattach, and at most one live attachment (backgroundSessionInUseByAnotherProcess).
 @Suite struct BackgroundReattachTests {
-    /// Tasks with an unsupported scheme complete at once with one event each: a cheap feed.
+    /// Tasks with an unsupported scheme complete at once with two events each
+    /// (didFinishCollectingMetrics, didCompleteWithError): a cheap feed.
     private func quickTasks(_ daemon: DaemonFixture, in session: String, count: Int) async throws -> [Int] {
         var ids: [Int] = []
         for index in 0..<count {
@@ -27,30 +28,31 @@ import TransferCore
             let sid = try #require(try created.object().string("id"))
             _ = try await quickTasks(daemon, in: sid, count: 5)
             let all = try await daemon.allEvents(sid)
-            #expect(all.count == 5)
-            let third = try #require(all[2].int("seq"))
+            try #require(all.count == 10, "five tasks, metrics and completion each: \(all)")
+            let third = try #require(all[5].int("seq"))
 
-            // Acknowledge the first three: they are gone from the feed; the session says so.
+            // Acknowledge the first three tasks' six events: they are gone from the feed; the
+            // session says so.
             let ack = try await daemon.post("/v1/sessions/\(sid)/events/ack", json: ["through": third])
             #expect(ack.status == 200, "\(ack)")
             #expect(try ack.object().int("acknowledgedEventSeq") == third)
             let rest = try await daemon.allEvents(sid)
-            #expect(rest.compactMap { $0.int("seq") } == all.suffix(2).compactMap { $0.int("seq") })
+            #expect(rest.compactMap { $0.int("seq") } == all.suffix(4).compactMap { $0.int("seq") })
             // Acknowledging less again changes nothing.
             #expect(try await daemon.post("/v1/sessions/\(sid)/events/ack", json: ["through": 1]).object().int("acknowledgedEventSeq") == third)
 
             // Reattach: 200, the same session; from the acknowledged cursor the feed replays the
-            // two unacknowledged events in order, then didFinishEvents, exactly once.
+            // four unacknowledged events (two tasks) in order, then didFinishEvents, exactly once.
             let again = try await reattach(daemon, "com.example.replay")
             #expect(again.status == 200)
             #expect(try again.object().string("id") == sid)
             let replay = try await daemon.events(sid, after: third).events
-            #expect(replay.count == 3, "\(replay)")
-            #expect(zip(replay.prefix(2), all.suffix(2)).allSatisfy { jsonEqual($0, $1) })
+            #expect(replay.count == 5, "\(replay)")
+            #expect(zip(replay.prefix(4), all.suffix(4)).allSatisfy { jsonEqual($0, $1) })
             let finish = try #require(replay.last)
             #expect(finish.string("type") == "didFinishEvents")
             #expect(finish.isNull("taskId"))
-            #expect(finish.int("backlog") == 2)
+            #expect(finish.int("backlog") == 4)
             #expect(finish.int("backlogThrough") == all.last?.int("seq"))
             #expect(finish.int("acknowledgedThrough") == third)
 
@@ -83,16 +85,19 @@ import TransferCore
             #expect(try await daemon.post("/v1/sessions/nope/events/ack", json: ["through": 1]).status == 404)
             #expect(try await daemon.post("/v1/sessions/shared/events/ack", json: ["through": 1]).errorCode == "shared_session")
             // Nothing was acknowledged by the refused calls.
-            #expect(try await daemon.allEvents(sid).count == 3)
+            try #require(events.count == 6, "three tasks, metrics and completion each: \(events)")
+            #expect(try await daemon.allEvents(sid).count == 6)
 
-            let middle = try #require(events[1].int("seq"))
+            // Acknowledge the first two tasks' events; the last task's two remain.
+            let middle = try #require(events[3].int("seq"))
             #expect(try await daemon.post("/v1/sessions/\(sid)/events/ack", json: ["through": middle]).status == 200)
             daemon.stop()
             let second = try daemon.restarted()
             defer { second.stop() }
             #expect(try await second.session(sid).int("acknowledgedEventSeq") == middle)
             let after = try await second.allEvents(sid)
-            #expect(after.compactMap { $0.int("seq") } == [last], "acknowledged events came back: \(after)")
+            #expect(after.compactMap { $0.int("seq") } == events.suffix(2).compactMap { $0.int("seq") }, "acknowledged events came back: \(after)")
+            #expect(after.last?.int("seq") == last)
         }
     }
 

@@ -98,6 +98,14 @@ import TransferCore
             #expect(completions.count == 200)
             #expect(Set(completions.compactMap { $0.int("taskId") }) == Set(created.map(\.id)))
             #expect(completions.allSatisfy { $0.isNull("error") })
+            // Each completion is preceded, right before it, by its task's metrics, and no task has two.
+            let metrics = events.filter { $0.string("type") == "didFinishCollectingMetrics" }
+            #expect(metrics.count == 200)
+            #expect(Set(metrics.compactMap { $0.int("taskId") }) == Set(created.map(\.id)))
+            for (index, event) in events.enumerated() where event.string("type") == "didCompleteWithError" {
+                let before = index > 0 ? events[index - 1] : [:]
+                #expect(before.string("type") == "didFinishCollectingMetrics" && before.int("taskId") == event.int("taskId"), "\(before) before \(event)")
+            }
         }
     }
 }

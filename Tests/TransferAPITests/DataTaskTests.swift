@@ -283,7 +283,7 @@ import TransferCore
             let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }
             let types = events.compactMap { $0.string("type") }
             #expect(Array(types.prefix(3)) == ["willPerformHTTPRedirection", "willPerformHTTPRedirection", "didReceiveResponse"])
-            #expect(types.last == "didCompleteWithError")
+            #expect(Array(types.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
             let redirects = events.filter { $0.string("type") == "willPerformHTTPRedirection" }
             #expect(redirects.map { $0.int("statusCode") } == [302, 301])
             #expect(redirects.map { $0.string("url") } == [origin.url("/start"), origin.url("/middle")])
@@ -443,7 +443,7 @@ import TransferCore
             #expect((task.object("error") ?? [:]).isNull("resumeData"))
 
             let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }
-            #expect(events.last?.string("type") == "didCompleteWithError")
+            #expect(events.suffix(2).compactMap { $0.string("type") } == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(events)")
             #expect(events.last?.value(at: "error.code") as? Int == -999)
 
             let body = try await daemon.body(id)

@@ -37,11 +37,12 @@ import TransferCore
             #expect(actual == (try await sha256sum(original.path)))
             #expect(FileSystemProbe.tree(daemon.dataPath + "/partial").isEmpty)
 
-            // Events: (response,) didWriteData..., didFinishDownloadingTo, didCompleteWithError.
+            // Events: (response,) didWriteData..., didFinishDownloadingTo,
+            // didFinishCollectingMetrics, didCompleteWithError.
             let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }
             let types = events.compactMap { $0.string("type") }
-            #expect(Array(types.suffix(2)) == ["didFinishDownloadingTo", "didCompleteWithError"], "\(types)")
-            let body = types.dropLast(2).drop { $0 == "didReceiveResponse" }
+            #expect(Array(types.suffix(3)) == ["didFinishDownloadingTo", "didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
+            let body = types.dropLast(3).drop { $0 == "didReceiveResponse" }
             #expect(!body.isEmpty && body.allSatisfy { $0 == "didWriteData" }, "\(types)")
             #expect(!types.contains("didReceiveData"))
             let writes = events.filter { $0.string("type") == "didWriteData" }
@@ -319,7 +320,7 @@ import TransferCore
             #expect(FileSystemProbe.tree(daemon.dataPath + "/partial").isEmpty)
             let types = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }.compactMap { $0.string("type") }
             #expect(!types.contains("didFinishDownloadingTo"))
-            #expect(types.last == "didCompleteWithError")
+            #expect(Array(types.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
         }
     }
 
@@ -374,7 +375,7 @@ import TransferCore
                 let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }
                 let types = events.compactMap { $0.string("type") }
                 #expect(!types.contains("didFinishDownloadingTo"), "\(types)")
-                #expect(types.last == "didCompleteWithError")
+                #expect(Array(types.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
                 #expect(events.last?.value(at: "error.code") as? Int == item.code)
             }
             #expect(FileSystemProbe.tree(daemon.downloadsRoot).isEmpty)
@@ -419,7 +420,7 @@ import TransferCore
             #expect(FileSystemProbe.tree(daemon.downloadsRoot).isEmpty)
             let types = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }.compactMap { $0.string("type") }
             #expect(!types.contains("didFinishDownloadingTo"))
-            #expect(types.last == "didCompleteWithError")
+            #expect(Array(types.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
         }
     }
 
@@ -506,7 +507,7 @@ import TransferCore
             #expect(task.string("location") == daemon.downloadsRoot + "/empty.txt")
             #expect(FileSystemProbe.size(daemon.downloadsRoot + "/empty.txt") == 0)
             let types = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }.compactMap { $0.string("type") }
-            #expect(Array(types.suffix(2)) == ["didFinishDownloadingTo", "didCompleteWithError"], "\(types)")
+            #expect(Array(types.suffix(3)) == ["didFinishDownloadingTo", "didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
             let file = try await daemon.file(id)
             #expect(file.status == 200, "\(file)")
             #expect(file.body.isEmpty)

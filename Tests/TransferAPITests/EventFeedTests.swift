@@ -57,7 +57,7 @@ import TransferCore
             // The upload: body sent before the response, totals add up.
             let sent = events.filter { $0.int("taskId") == post }
             let sentTypes = sent.compactMap { $0.string("type") }
-            #expect(sentTypes.last == "didCompleteWithError")
+            #expect(Array(sentTypes.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(sentTypes)")
             let firstSend = try #require(sentTypes.firstIndex(of: "didSendBodyData"), "\(sentTypes)")
             let response = try #require(sentTypes.firstIndex(of: "didReceiveResponse"))
             #expect(firstSend < response)
@@ -72,20 +72,21 @@ import TransferCore
     @Test func nextCursorWalksTheFeed() async throws {
         try await DaemonFixture.with { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))
-            // Tasks with an unsupported scheme complete at once: one event each.
+            // Tasks with an unsupported scheme complete at once: two events each (metrics, completion).
             var ids: [Int] = []
             for index in 0..<4 {
                 ids.append(try #require(try await daemon.dataTask(in: sid, ["url": "ftp://127.0.0.1/\(index)"]).int("id")))
             }
             let whole = try await daemon.events(sid)
-            #expect(whole.events.count == 4)
-            #expect(whole.events.compactMap { $0.int("taskId") } == ids)
+            #expect(whole.events.count == 8)
+            #expect(whole.events.compactMap { $0.int("taskId") } == ids.flatMap { [$0, $0] })
+            #expect(whole.events.compactMap { $0.string("type") } == Array(repeating: ["didFinishCollectingMetrics", "didCompleteWithError"], count: 4).flatMap { $0 })
             #expect(whole.next == whole.events.last?.int("seq"))
 
             // limit=1: one event per page; each page's next is its event's seq.
             var walked: [[String: Any]] = []
             var after = 0
-            for _ in 0..<10 {
+            for _ in 0..<12 {
                 let page = try await daemon.events(sid, after: after, limit: 1)
                 if page.events.isEmpty {
                     #expect(page.next == after)
@@ -96,13 +97,13 @@ import TransferCore
                 walked += page.events
                 after = page.next
             }
-            #expect(walked.count == 4)
+            #expect(walked.count == 8)
             #expect(zip(walked, whole.events).allSatisfy { jsonEqual($0, $1) })
 
-            // A cursor in the middle answers the rest.
-            let second = try #require(whole.events[1].int("seq"))
+            // A cursor in the middle (the second task's completion) answers the rest.
+            let second = try #require(whole.events[3].int("seq"))
             let rest = try await daemon.events(sid, after: second)
-            #expect(rest.events.compactMap { $0.int("taskId") } == Array(ids.suffix(2)))
+            #expect(rest.events.compactMap { $0.int("taskId") } == ids.suffix(2).flatMap { [$0, $0] })
 
             // Past the end: nothing, and next stays where it was.
             let end = try await daemon.events(sid, after: whole.next + 1000)

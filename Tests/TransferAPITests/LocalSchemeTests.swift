@@ -25,7 +25,7 @@ import TransferCore
             #expect(task.value(at: "response.expectedContentLength") as? Int == Self.small.count)
             #expect(try await daemon.body(data).body == Self.small)
             let types = try await daemon.allEvents(sid).filter { $0.int("taskId") == data }.compactMap { $0.string("type") }
-            #expect(types == ["didReceiveResponse", "didReceiveData", "didCompleteWithError"], "\(types)")
+            #expect(types == ["didReceiveResponse", "didReceiveData", "didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
 
             let text = try #require(try await daemon.dataTask(in: sid, ["url": "data:,caf%C3%A9%20au%20lait"]).int("id"))
             let textTask = try await daemon.waitForCompletion(text)
@@ -41,7 +41,7 @@ import TransferCore
             #expect(location.hasSuffix("/downloads/from-data.bin"))
             #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.small)
             let downloadTypes = try await daemon.allEvents(sid).filter { $0.int("taskId") == download }.compactMap { $0.string("type") }
-            #expect(downloadTypes == ["didReceiveResponse", "didWriteData", "didFinishDownloadingTo", "didCompleteWithError"], "\(downloadTypes)")
+            #expect(downloadTypes == ["didReceiveResponse", "didWriteData", "didFinishDownloadingTo", "didFinishCollectingMetrics", "didCompleteWithError"], "\(downloadTypes)")
             #expect(FileSystemProbe.tree(daemon.dataPath + "/partial").isEmpty)
 
             let malformed = try #require(try await daemon.dataTask(in: sid, ["url": "data:;base64,a*bc"]).int("id"))
@@ -89,7 +89,7 @@ import TransferCore
             let location = try #require(downloaded.string("location"))
             #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.payload)
             let types = try await daemon.allEvents(sid).filter { $0.int("taskId") == download }.compactMap { $0.string("type") }
-            #expect(types.first == "didReceiveResponse" && Array(types.suffix(2)) == ["didFinishDownloadingTo", "didCompleteWithError"], "\(types)")
+            #expect(types.first == "didReceiveResponse" && Array(types.suffix(3)) == ["didFinishDownloadingTo", "didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
 
             let refused: [(String, Int)] = [
                 ("file://" + root.path + "/../" + outside.url.lastPathComponent + "/secret.txt", -1102),

@@ -23,7 +23,8 @@ import TransferCore
 
             let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }
             let types = events.compactMap { $0.string("type") }
-            #expect(types.first == "didReceiveResponse" && types.last == "didCompleteWithError", "\(types)")
+            #expect(types.first == "didReceiveResponse" && Array(types.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
+            #expect(types.filter { $0 == "didFinishCollectingMetrics" }.count == 1, "metrics once for the whole task, not per attempt: \(types)")
             let retry = try #require(events.first { $0.string("type") == "willRetry" })
             #expect(retry.int("attempt") == 2)
             #expect(retry.int("statusCode") == 503)
@@ -48,7 +49,7 @@ import TransferCore
             let task = try await daemon.waitForCompletion(id)
             #expect(task.object("error")?.string("name") == "timedOut")
             let events = try await daemon.allEvents(sid)
-            #expect(events.compactMap { $0.string("type") } == ["taskIsWaitingForConnectivity", "didCompleteWithError"])
+            #expect(events.compactMap { $0.string("type") } == ["taskIsWaitingForConnectivity", "didFinishCollectingMetrics", "didCompleteWithError"])
             #expect(events.first?.object("error")?.string("name") == "cannotConnectToHost")
         }
     }

@@ -23,7 +23,8 @@ import TransferCore
         try #require(try await daemon.createSession(["webhook": ["url": url, "secret": Self.secret, "mode": mode]]).string("id"))
     }
 
-    /// Tasks with an unsupported scheme complete at once with one event each.
+    /// Tasks with an unsupported scheme complete at once with two events each:
+    /// didFinishCollectingMetrics, then didCompleteWithError.
     private func quickTasks(_ daemon: DaemonFixture, in session: String, count: Int) async throws {
         for index in 0..<count { _ = try await daemon.dataTask(in: session, ["url": "ftp://127.0.0.1/\(index)"]) }
     }
@@ -66,6 +67,7 @@ import TransferCore
             let sid = try await session(daemon, receiver.url("/hook"))
             try await quickTasks(daemon, in: sid, count: 5)
             let feed = try await daemon.allEvents(sid)
+            #expect(feed.compactMap { $0.string("type") } == Array(repeating: ["didFinishCollectingMetrics", "didCompleteWithError"], count: 5).flatMap { $0 })
             let last = try #require(feed.last?.int("seq"))
             let webhook = try await waitForWebhook(daemon, sid) { $0.int("deliveredThrough") == last }
             #expect(webhook.int("failedDeliveries") == 0 && webhook.isNull("lastError"))
@@ -73,7 +75,7 @@ import TransferCore
             #expect(parseTimestamp(webhook["lastDeliveredAt"]) != nil)
 
             let posts = receiver.requests
-            #expect(posts.count == 5 && posts.allSatisfy { $0.method == "POST" && $0.path == "/hook" })
+            #expect(posts.count == 10 && posts.allSatisfy { $0.method == "POST" && $0.path == "/hook" })
             var delivered: [[String: Any]] = []
             for post in posts {
                 let events = try #require(try verifiedEvents(post))
@@ -108,10 +110,12 @@ import TransferCore
             #expect(webhook.int("failedDeliveries") == 0)
             #expect(webhook.string("lastError") != nil, "the failures are visible: \(webhook)")
             let posts = receiver.requests
-            #expect(posts.count == 6, "\(posts)")
+            // Three tasks, two events each (metrics, completion): 6 events, the first posted 4 times.
+            #expect(feed.count == 6, "\(feed)")
+            #expect(posts.count == 9, "\(posts)")
             // The first event was tried three times before it went through; then the others, in order.
             let seqs = try posts.map { try #require(try verifiedEvents($0)?.first?.int("seq")) }
-            #expect(seqs == [feed[0], feed[0], feed[0], feed[0], feed[1], feed[2]].compactMap { $0.int("seq") }, "\(seqs)")
+            #expect(seqs == ([feed[0], feed[0], feed[0]] + feed).compactMap { $0.int("seq") }, "\(seqs)")
             // Our retries after the 500s waited (backoff), never back to back. (After the dropped
             // connection curl itself retries once at once on a new connection: a reused
             // connection that dies before answering is not counted as an attempt.)
@@ -126,17 +130,24 @@ import TransferCore
         defer { receiver.stop() }
         try await DaemonFixture.with(configure: { Self.fastRetries(&$0); $0.service.webhookPolicy.maxAttempts = 3 }) { daemon in
             let sid = try await session(daemon, receiver.url("/hook"))
+            // One task: two events (metrics, completion), each tried 3 times and given up in turn.
             try await quickTasks(daemon, in: sid, count: 1)
-            let first = try #require(try await daemon.allEvents(sid).last?.int("seq"))
-            let webhook = try await waitForWebhook(daemon, sid) { $0.int("failedDeliveries") == 1 }
-            #expect(webhook.int("deliveredThrough") == first)
+            let failed = try await daemon.allEvents(sid).compactMap { $0.int("seq") }
+            try #require(failed.count == 2, "\(failed)")
+            let webhook = try await waitForWebhook(daemon, sid) { $0.int("failedDeliveries") == 2 }
+            #expect(webhook.int("deliveredThrough") == failed.last)
             #expect(webhook.string("lastError") == "HTTP 503")
-            #expect(receiver.requests.count == 3)
+            let tried = try receiver.requests.map { try #require(try verifiedEvents($0)?.first?.int("seq")) }
+            #expect(tried == [failed[0], failed[0], failed[0], failed[1], failed[1], failed[1]], "\(tried)")
             failing.store(false, ordering: .relaxed)
             try await quickTasks(daemon, in: sid, count: 1)
-            let second = try #require(try await daemon.allEvents(sid).last?.int("seq"))
+            let fresh = try await daemon.allEvents(sid).compactMap { $0.int("seq") }.filter { $0 > failed[1] }
+            #expect(fresh.count == 2, "\(fresh)")
+            let second = try #require(fresh.last)
             _ = try await waitForWebhook(daemon, sid) { $0.int("deliveredThrough") == second }
-            #expect(try verifiedEvents(try #require(receiver.requests.last))?.first?.int("seq") == second)
+            #expect(try await daemon.session(sid).object("webhook")?.int("failedDeliveries") == 2)
+            let next = try receiver.requests.dropFirst(6).map { try #require(try verifiedEvents($0)?.first?.int("seq")) }
+            #expect(next == fresh, "\(next)")
         }
     }
 
@@ -188,7 +199,8 @@ import TransferCore
             failing.store(true, ordering: .relaxed)
             try await quickTasks(daemon, in: sid, count: 1)
             let pending = try #require(try await daemon.allEvents(sid).last?.int("seq"))
-            #expect(await receiver.waitForRequests(3))
+            // Four events delivered (two tasks, metrics and completion each), then a failed try.
+            #expect(await receiver.waitForRequests(5))
             daemon.stop()
             failing.store(false, ordering: .relaxed)
 
@@ -197,7 +209,7 @@ import TransferCore
             _ = try await waitForWebhook(second, sid) { $0.int("deliveredThrough") == pending }
             // Every POST the receiver saw (the failed tries carried the pending event too).
             let seqs = try receiver.requests.compactMap { try verifiedEvents($0)?.first?.int("seq") }
-            #expect(seqs.filter { $0 <= delivered }.count == 2, "events delivered before the restart went again: \(seqs)")
+            #expect(seqs.filter { $0 <= delivered }.count == 4, "events delivered before the restart went again: \(seqs)")
             #expect(seqs.last == pending)
         }
     }

@@ -128,11 +128,11 @@ import Testing
         #expect(finish["type"] as? String == "didFinishEvents")
         #expect(finish["backlog"] as? Int == replay.count - 1)
         #expect(finish["acknowledgedThrough"] as? Int == acknowledged)
-        // Each task's story ends with its completion before didFinishEvents: the downloads
+        // Each task's story ends with its metrics and completion before didFinishEvents: the downloads
         // resumed from a checkpoint, the upload from the server's offset.
         for id in ids + [uploadId] {
             let types = replay.filter { $0["taskId"] as? Int == id }.compactMap { $0["type"] as? String }
-            #expect(types.last == "didCompleteWithError", "task \(id): \(types)")
+            #expect(Array(types.suffix(2)) == ["didFinishCollectingMetrics", "didCompleteWithError"], "task \(id): \(types)")
         }
         for id in ids {
             let types = replay.filter { $0["taskId"] as? Int == id }.compactMap { $0["type"] as? String }

@@ -80,8 +80,11 @@ import Testing
         // A completed task cannot be cancelled again.
         let again = #expect(throws: ServiceError.self) { try harness.service.cancel(task: created.id, owner: nil) }
         if case .conflict(let code, _)? = again { #expect(code == "task_completed") } else { Issue.record("expected conflict, got \(String(describing: again))") }
-        let completions = try await harness.events(session).filter { $0.type == .didCompleteWithError && $0.taskId == created.id }
-        #expect(completions.count == 1)
+        let events = try await harness.events(session).filter { $0.taskId == created.id }
+        #expect(events.filter { $0.type == .didCompleteWithError }.count == 1)
+        // A cancelled task reports its metrics too, once, right before its completion.
+        #expect(events.filter { $0.type == .didFinishCollectingMetrics }.count == 1)
+        #expect(Array(events.suffix(2).map(\.type)) == [.didFinishCollectingMetrics, .didCompleteWithError], "\(events.map(\.type))")
     }
 
     @Test func cancelATransferPausedMidway() async throws {
@@ -238,10 +241,11 @@ import Testing
             _ = try await first.completion(task.id)
         }
         let kept = try await first.allEvents(session)
-        // Four tasks made at least 12 events (response, data, completion each); only the newest stay.
+        // Four tasks made at least 16 events (response, data, metrics, completion each); only
+        // the newest stay.
         let newest = try #require(kept.last)
         #expect(newest.type == .didCompleteWithError)
-        #expect(newest.seq >= 12)
+        #expect(newest.seq >= 16)
         #expect(kept.count >= 4 && kept.count <= 5)
         #expect(kept.map(\.seq) == Array((newest.seq - kept.count + 1)...newest.seq))
         first.stop()

@@ -50,9 +50,10 @@ internal import JSONModel
         let types = events.map(\.type)
         #expect(types.first == .didReceiveResponse)
         #expect(types.last == .didCompleteWithError)
-        // A 200 is storable: the URL cache announces it last before the completion.
-        #expect(types.dropLast().last == .willCacheResponse)
-        #expect(types.dropFirst().dropLast(2).allSatisfy { $0 == .didReceiveData })
+        // A 200 is storable: the URL cache announces it before the metrics and the completion.
+        #expect(types.dropLast().last == .didFinishCollectingMetrics, "\(types)")
+        #expect(types.dropLast(2).last == .willCacheResponse, "\(types)")
+        #expect(types.dropFirst().dropLast(3).allSatisfy { $0 == .didReceiveData }, "\(types)")
         #expect(events.last?.fields["error"] == .null)
         let totals = events.filter { $0.type == .didReceiveData }.compactMap { event -> Int64? in
             if case .integer(let total)? = event.fields["totalBytesReceived"] { return total }
@@ -130,8 +131,11 @@ internal import JSONModel
         if case .conflict(let code, _)? = refusal { #expect(code == "no_body") } else { Issue.record("expected a conflict, got \(String(describing: refusal))") }
         harness.service.store.flush()
         #expect(try harness.service.store.body(taskId: created.id) == nil)
-        // The feed reports the error, never a success.
-        let completions = try await harness.events(session).filter { $0.type == .didCompleteWithError }
+        // The feed reports the error, never a success, after the task's metrics (once).
+        let events = try await harness.events(session)
+        #expect(Array(events.suffix(2).map(\.type)) == [.didFinishCollectingMetrics, .didCompleteWithError], "\(events.map(\.type))")
+        #expect(events.filter { $0.type == .didFinishCollectingMetrics }.count == 1)
+        let completions = events.filter { $0.type == .didCompleteWithError }
         #expect(completions.count == 1)
         if case .object(let fields)? = completions.first?.fields["error"] {
             #expect(fields["code"] == .integer(Int64(failure.code.rawValue)))

@@ -48,7 +48,7 @@ import Testing
         let task = try await harness.completion(try harness.task(in: session, "http://127.0.0.1:\(port)/never").id)
         #expect(task.error?.code == URLErrorCode.cannotConnectToHost.rawValue)
         #expect(seconds(since: start) < 3)  // no wait: the events show none either
-        #expect(try await harness.events(session).map(\.type) == [.didCompleteWithError])
+        #expect(try await harness.events(session).map(\.type) == [.didFinishCollectingMetrics, .didCompleteWithError])
     }
 
     @Test func aBackgroundSessionWaitsEvenWithoutTheSetting() async throws {
@@ -82,7 +82,7 @@ import Testing
         // At the deadline, not after another wait (slack for a loaded machine).
         #expect(elapsed >= 0.7 && elapsed < 2.5, "gave up after \(elapsed) s")
         let types = try await harness.events(session).map(\.type)
-        #expect(types == [.taskIsWaitingForConnectivity, .didCompleteWithError])
+        #expect(types == [.taskIsWaitingForConnectivity, .didFinishCollectingMetrics, .didCompleteWithError])
     }
 
     @Test func aDownloadWaitingForItsHostKeepsItsPartialFile() async throws {

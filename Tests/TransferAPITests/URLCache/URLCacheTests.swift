@@ -16,8 +16,8 @@ import TestSupport
             let firstId = try #require(first.task.int("id"))
             let firstEvents = try await daemon.allEvents(sid).filter { $0.int("taskId") == firstId }
             let types = firstEvents.compactMap { $0.string("type") }
-            // willCacheResponse after the data, before the completion (URLSession's order).
-            #expect(types == ["didReceiveResponse", "didReceiveData", "willCacheResponse", "didCompleteWithError"], "\(types)")
+            // willCacheResponse after the data, before the metrics and the completion (URLSession's order).
+            #expect(types == ["didReceiveResponse", "didReceiveData", "willCacheResponse", "didFinishCollectingMetrics", "didCompleteWithError"], "\(types)")
             let announce = try #require(firstEvents.first { $0.string("type") == "willCacheResponse" })
             #expect(announce.string("storagePolicy") == "allowed")
             #expect(announce.value(at: "response.statusCode") as? Int == 200)
@@ -31,7 +31,7 @@ import TestSupport
             #expect(second.task.value(at: "progress.bytesReceived") as? Int == 10)
             #expect(origin.requests(to: "/fresh").count == 1, "the second GET reached the origin")
             let secondTypes = try await daemon.eventTypes(sid, task: second.task.int("id"))
-            #expect(secondTypes == ["didReceiveResponse", "didReceiveData", "didCompleteWithError"], "\(secondTypes)")
+            #expect(secondTypes == ["didReceiveResponse", "didReceiveData", "didFinishCollectingMetrics", "didCompleteWithError"], "\(secondTypes)")
         }
     }
 
