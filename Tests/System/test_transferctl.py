@@ -153,9 +153,14 @@ def test_json_output_and_exit_statuses(daemon, nginx_url, nginx_root, tmp_path):
     events = ctl(daemon, "events", task["sessionId"], "--json")
     assert events.returncode == 0, events.stderr
     decoded = [json.loads(line) for line in events.stdout.decode().splitlines()]
-    assert {"didWriteData", "didFinishDownloadingTo", "didCompleteWithError"} <= {event["type"] for event in decoded if event["taskId"] == task["id"]}
-    text_events = ctl(daemon, "events", task["sessionId"]).stdout.decode().splitlines()
-    assert any(re.match(rf"\d+ \S+ task {task['id']} didCompleteWithError", line) for line in text_events)
+    types = [event["type"] for event in decoded if event["taskId"] == task["id"]]
+    assert "didWriteData" in types, types
+    # The story ends with the file, the task's metrics (URLSession's order), the completion.
+    assert types[-3:] == ["didFinishDownloadingTo", "didFinishCollectingMetrics", "didCompleteWithError"], types
+    text_events = [line for line in ctl(daemon, "events", task["sessionId"]).stdout.decode().splitlines()
+                   if re.match(rf"\d+ \S+ task {task['id']} ", line)]
+    assert re.match(rf"\d+ \S+ task {task['id']} didCompleteWithError", text_events[-1]), text_events
+    assert re.match(rf"\d+ \S+ task {task['id']} didFinishCollectingMetrics \{{.*\"transactionCount\":1[,}}]", text_events[-2]), text_events
     # The text forms carry the same task.
     assert f"task:      {task['id']} (download)" in ctl(daemon, "show", str(task["id"])).stdout.decode()
     assert re.search(rf"^{task['id']} +{task['sessionId']} +download +completed +done +100% ", ctl(daemon, "ls").stdout.decode(), re.M)
