@@ -18,33 +18,20 @@ struct ScrapeState: Sendable {
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
-        func perClass<Metric>(_ make: (SchedulingClass) -> Metric) -> [SchedulingClass: Metric] {
-            Dictionary(uniqueKeysWithValues: SchedulingClass.allCases.map { ($0, make($0)) })
+        // One series per scheduling class, made once: the class is the only label.
+        func perClass<Metric>(_ make: (MetricNameDescriptor, [(String, String)]) -> Metric,
+                              _ name: String, unit: String = "", help: String) -> [SchedulingClass: Metric] {
+            let descriptor = MetricNameDescriptor(namespace: "transferd", metricName: name, unitName: unit, helpText: help)
+            return Dictionary(uniqueKeysWithValues: SchedulingClass.allCases.map { ($0, make(descriptor, [("class", $0.rawValue)])) })
         }
-        queueDepth = perClass { c in
-            registry.makeGauge(
-                descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "queue_depth", unitName: "",
-                    helpText: "Tasks waiting in the scheduler's queue, by scheduling class."),
-                labels: [("class", c.rawValue)])
-        }
-        running = perClass { c in
-            registry.makeGauge(
-                descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "transfers_running", unitName: "",
-                    helpText: "Transfers the scheduler admitted and that hold a slot, by scheduling class."),
-                labels: [("class", c.rawValue)])
-        }
-        received = perClass { c in
-            registry.makeCounter(
-                descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "received_bytes", unitName: "total",
-                    helpText: "Bytes received by transfers since the daemon started, by scheduling class."),
-                labels: [("class", c.rawValue)])
-        }
-        sent = perClass { c in
-            registry.makeCounter(
-                descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "sent_bytes", unitName: "total",
-                    helpText: "Bytes sent by transfers since the daemon started, by scheduling class."),
-                labels: [("class", c.rawValue)])
-        }
+        queueDepth = perClass(registry.makeGauge, "queue_depth",
+                              help: "Tasks waiting in the scheduler's queue, by scheduling class.")
+        running = perClass(registry.makeGauge, "transfers_running",
+                           help: "Transfers the scheduler admitted and that hold a slot, by scheduling class.")
+        received = perClass(registry.makeCounter, "received_bytes", unit: "total",
+                            help: "Bytes received by transfers since the daemon started, by scheduling class.")
+        sent = perClass(registry.makeCounter, "sent_bytes", unit: "total",
+                        help: "Bytes sent by transfers since the daemon started, by scheduling class.")
         heldLongPolls = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "long_polls_held", unitName: "",
                 helpText: "Long-polls (task progress, session events, the task change feed) held open right now."))
