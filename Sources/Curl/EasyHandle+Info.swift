@@ -35,7 +35,9 @@ extension EasyHandle {
     public var proxyConnectResponseCode: Int { long(CURLINFO_HTTP_CONNECTCODE) ?? 0 }
     /// Why the last transfer could not use its proxy, nil when it did or had none.
     public var proxyFailure: ProxyFailure? { long(CURLINFO_PROXY_ERROR).flatMap(ProxyFailure.init) }
-    /// "HTTP/1.1", "HTTP/2", ... of the last response.
+    /// The HTTP version of the last response in ALPN's names, as URLSessionTaskTransactionMetrics'
+    /// networkProtocolName: "http/1.0", "http/1.1", "h2" (over TLS or cleartext alike), "h3";
+    /// nil before any response (CURLINFO_HTTP_VERSION).
     public var httpVersion: String? {
         switch long(CURLINFO_HTTP_VERSION) ?? 0 {
         case Int(CURL_HTTP_VERSION_1_0): return "http/1.0"

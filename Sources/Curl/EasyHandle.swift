@@ -92,6 +92,8 @@ public final class EasyHandle {
         case .maxSendSpeed(let rate):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate)))
         case .streamWeight(let weight): try setLong(CURLOPT_STREAM_WEIGHT, weight)
+        case .httpVersion(let version): try setLong(CURLOPT_HTTP_VERSION, version.curlValue)
+        case .pipeWait(let on): try setLong(CURLOPT_PIPEWAIT, on ? 1 : 0)
         case .dscp(let value):
             dscp = value
             try setSocketCallbacks()

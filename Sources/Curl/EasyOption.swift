@@ -40,6 +40,14 @@ public enum EasyOption {
     /// reads for that stream (7.88 lib/http2.c h2_session_send compares the wanted weight with
     /// the one in effect); over HTTP/1.1 it does nothing.
     case streamWeight(Int)
+    /// The HTTP versions the transfer may speak (CURLOPT_HTTP_VERSION).
+    case httpVersion(HTTPVersion)
+    /// Wait for a connection still being set up to the same host to say whether it multiplexes,
+    /// rather than open another at once (CURLOPT_PIPEWAIT): transfers started together to an h2
+    /// origin then share its first connection. A connection that turns out not to multiplex
+    /// releases the waiters, which then open their own.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_PIPEWAIT.html
+    case pipeWait(Bool)
     /// Marks every socket curl opens for the transfer with this DSCP code point (0-63), through
     /// CURLOPT_SOCKOPTFUNCTION. Added to a `MultiHandle`, a connection reused from its cache is
     /// marked again before the request goes when it carries another code point (`SocketMarks`).

@@ -15,6 +15,15 @@ public final class MultiHandle {
     public init() throws(CurlMultiError) {
         CurlLibrary.initialise()
         guard let raw = curl_multi_init() else { throw CurlMultiError(rawValue: Int(CURLM_OUT_OF_MEMORY.rawValue)) }
+        // libcurl's default since 7.62, set anyway because HTTP/2 depends on it: transfers to
+        // one h2 origin become streams of one connection. (HTTP/1.1 pipelining is gone from
+        // libcurl, so httpShouldUsePipelining has nothing to turn on.)
+        // - SeeAlso: https://curl.se/libcurl/c/CURLMOPT_PIPELINING.html
+        let multiplexing = transferd_multi_setopt_long(raw, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        guard multiplexing == CURLM_OK else {
+            curl_multi_cleanup(raw)
+            throw CurlMultiError(rawValue: Int(multiplexing.rawValue))
+        }
         self.raw = raw
         self.waker = MultiWaker(raw)
     }

@@ -18,7 +18,7 @@ extension Peers {
          try value(of: "proxy credentials", variable: "TRANSFERD_TEST_PROXY_PASSWORD"))
     }
 
-    /// The four nginx TLS servers, e.g. `https://127.0.0.1:PORT`, each serving `/files/` as
+    /// The nginx TLS servers, e.g. `https://127.0.0.1:PORT`, each serving `/files/` as
     /// ``nginx()`` does.
     public enum TLSOrigin: String, Sendable {
         /// A certificate for 127.0.0.1 and localhost from the test CA.
@@ -29,9 +29,16 @@ extension Peers {
         case untrusted = "TRANSFERD_TEST_TLS_UNTRUSTED"
         /// The valid certificate, TLS 1.2 only.
         case tls12Only = "TRANSFERD_TEST_TLS_TLS12"
+        /// The valid certificate, offering h2 and http/1.1 by ALPN; `/slow/` too (256 KiB/s
+        /// per request, as ``nginx()``). The others offer http/1.1 only.
+        case http2 = "TRANSFERD_TEST_H2"
     }
 
     public static func tls(_ origin: TLSOrigin) throws -> String { try baseURL(of: "nginx-tls", variable: origin.rawValue) }
+
+    /// The same nginx speaking h2 over cleartext with prior knowledge only (no Upgrade), e.g.
+    /// `http://127.0.0.1:PORT`, serving `/files/`. `TRANSFERD_TEST_H2C`.
+    public static func h2c() throws -> String { try baseURL(of: "nginx-tls", variable: "TRANSFERD_TEST_H2C") }
 
     /// The test CA's certificate (PEM): a session's `tlsCABundle`. `TRANSFERD_TEST_TLS_CA`.
     public static func tlsCertificateAuthorityPEM() throws -> String {

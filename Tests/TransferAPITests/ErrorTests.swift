@@ -120,6 +120,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .session(#"{"configuration": {"requestCachePolicy": "sometimes"}}"#, 422, "invalid_value", field: "configuration.requestCachePolicy"),
         .session(#"{"configuration": {"httpCookieAcceptPolicy": "maybe"}}"#, 422, "invalid_value", field: "configuration.httpCookieAcceptPolicy"),
         .session(#"{"configuration": {"tlsMinimumSupportedProtocolVersion": "SSLv3"}}"#, 422, "invalid_value", field: "configuration.tlsMinimumSupportedProtocolVersion"),
+        .session(#"{"configuration": {"httpVersion": "spdy"}}"#, 422, "invalid_value", field: "configuration.httpVersion"),
         .session(#"{"configuration": {"tlsMinimumSupportedProtocolVersion": "TLSv13", "tlsMaximumSupportedProtocolVersion": "TLSv12"}}"#, 422, "invalid_value", field: "configuration.tlsMinimumSupportedProtocolVersion"),
         .session(#"{"configuration": {"httpMaximumConnectionsPerHost": 0}}"#, 422, "invalid_value", field: "configuration.httpMaximumConnectionsPerHost"),
         .session(#"{"configuration": {"httpMaximumConnectionsPerHost": 65}}"#, 422, "invalid_value", field: "configuration.httpMaximumConnectionsPerHost"),

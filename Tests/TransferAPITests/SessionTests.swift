@@ -28,6 +28,7 @@ import TransferCore
         "httpCookieAcceptPolicy": "onlyFromMainDocumentDomain",
         "httpAdditionalHeaders": [String: Any](),
         "httpMaximumConnectionsPerHost": 6,
+        "httpVersion": "auto",
         "maximumConcurrentTasks": NSNull(),
         "urlCache": ["memoryCapacity": 4_194_304, "diskCapacity": 67_108_864],
     ] }

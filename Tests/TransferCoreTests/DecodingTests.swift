@@ -103,6 +103,9 @@ import Testing
 
     @Test func sessionConfigurationEnumValueNotAllowed() throws {
         #expect(decodingErrorPath(SessionConfiguration.self, #"{"networkServiceType": "turbo"}"#) == "networkServiceType")
+        #expect(decodingErrorPath(SessionConfiguration.self, #"{"httpVersion": "h3"}"#) == "httpVersion")
+        #expect(try decode(SessionConfiguration.self, #"{"httpVersion": "h2-prior-knowledge"}"#).httpVersion == .h2PriorKnowledge)
+        #expect(try decode(SessionConfiguration.self, "{}").httpVersion == .auto)
         // A fractional connection count is a type error at its field, not malformed JSON.
         #expect(decodingErrorPath(SessionConfiguration.self, #"{"httpMaximumConnectionsPerHost": 2.5}"#) == "httpMaximumConnectionsPerHost")
         #expect(try decode(SessionConfiguration.self, #"{"httpMaximumConnectionsPerHost": 3.0}"#).httpMaximumConnectionsPerHost == 3)

@@ -11,6 +11,9 @@
 #                                               TRANSFERD_TEST_TLS_CA (the test CA's PEM file),
 #                                               TRANSFERD_TEST_TLS_LEAF (the valid leaf's chain),
 #                                               TRANSFERD_TEST_TLS_OTHER_CA (the untrusted one's CA)
+#   the same nginx speaking HTTP/2               -> TRANSFERD_TEST_H2 (https, ALPN h2 and http/1.1,
+#                                               the valid certificate; /files/ and /slow/),
+#                                               TRANSFERD_TEST_H2C (http, h2 with prior knowledge only)
 # Each proxy logs every connection with its target, which the tests read to see what went
 # through it. Sourced by scripts/test.sh after peers.sh; every process is recorded with
 # record_peer and stopped by stop_peers, by PID.
@@ -104,13 +107,21 @@ start_microsocks() {
     die "$name did not start; see $log_file"
 }
 
+# answers_h2 [CURL_OPTIONS] URL: whether URL answers 200 over HTTP/2 (curl falls back to
+# HTTP/1.1 silently, so the version it used is checked).
+answers_h2() {
+    [ "$(curl -sS -o /dev/null --max-time 2 --http2 -w '%{http_code} %{http_version}' "$@")" = "200 2" ]
+}
+
 # Starts nginx over TLS with four servers, each on a free port: a valid certificate, an expired
-# one, one from an untrusted CA, and the valid one limited to TLS 1.2. Certificates are made
+# one, one from an untrusted CA, and the valid one limited to TLS 1.2; and two HTTP/2 servers:
+# the valid certificate with h2 offered by ALPN, and cleartext h2 (prior knowledge, no Upgrade:
+# nginx 1.22's `listen ... http2` without ssl). Certificates are made
 # now (scripts/lib/make-tls-certs.py, trustme). All serve .build-peers/www as /files/.
 start_tls_nginx() {
     local attempt pid prefix="$PEERS_DIR/nginx" root="$PEERS_DIR/www" certs="$NETWORK_PEERS_DIR/certs"
     local conf="$NETWORK_PEERS_DIR/nginx-tls.conf" error_log="$PEERS_LOG_DIR/nginx-tls-error.log"
-    local user_line="" valid expired untrusted tls12
+    local user_line="" valid expired untrusted tls12 h2 h2c
     mkdir -p "$PEERS_LOG_DIR" "$prefix/tmp" "$NETWORK_PEERS_DIR"
     prepare_nginx_files "$root"
     log "making the TLS test certificates in $certs"
@@ -118,6 +129,7 @@ start_tls_nginx() {
     [ "$(id -u)" -eq 0 ] && user_line="user root;"
     for attempt in 1 2 3; do
         valid="$(free_port)"; expired="$(free_port)"; untrusted="$(free_port)"; tls12="$(free_port)"
+        h2="$(free_port)"; h2c="$(free_port)"
         cat >"$conf" <<CONF
 # Written by scripts/lib/network-peers.sh for the tests; rewritten on every run.
 $user_line
@@ -156,18 +168,34 @@ $(nginx_http_defaults "$prefix")
         location = /healthz { return 200 "ok\n"; }
         location /files/ { alias $root/; }
     }
+    server {
+        listen 127.0.0.1:$h2 ssl http2;
+        ssl_certificate $certs/valid.crt;
+        ssl_certificate_key $certs/valid.key;
+        location = /healthz { return 200 "ok\n"; }
+        location /files/ { alias $root/; }
+        location /slow/ { alias $root/; limit_rate 256k; }
+    }
+    server {
+        listen 127.0.0.1:$h2c http2;
+        location = /healthz { return 200 "ok\n"; }
+        location /files/ { alias $root/; }
+    }
 }
 CONF
-        log "starting nginx-tls on 127.0.0.1:$valid,$expired,$untrusted,$tls12 (attempt $attempt), log $error_log"
+        log "starting nginx-tls on 127.0.0.1:$valid,$expired,$untrusted,$tls12,$h2,$h2c (attempt $attempt), log $error_log"
         "$(command -v nginx || echo /usr/sbin/nginx)" -p "$prefix" -e "$error_log" -c "$conf" -g 'daemon off;' >>"$PEERS_LOG_DIR/nginx-tls.log" 2>&1 </dev/null &
         pid=$!
         record_peer nginx-tls "$pid"
         if wait_for_command nginx-tls "$pid" 15 curl -fsS -o /dev/null --max-time 2 --cacert "$certs/ca.pem" "https://127.0.0.1:$valid/healthz" \
-            && wait_for_command nginx-tls "$pid" 5 curl -fsS -o /dev/null --max-time 2 --cacert "$certs/ca.pem" --tls-max 1.2 "https://127.0.0.1:$tls12/healthz"; then
+            && wait_for_command nginx-tls "$pid" 5 curl -fsS -o /dev/null --max-time 2 --cacert "$certs/ca.pem" --tls-max 1.2 "https://127.0.0.1:$tls12/healthz" \
+            && wait_for_command nginx-tls "$pid" 5 answers_h2 --cacert "$certs/ca.pem" "https://127.0.0.1:$h2/healthz" \
+            && wait_for_command nginx-tls "$pid" 5 answers_h2 --http2-prior-knowledge "http://127.0.0.1:$h2c/healthz"; then
             export TRANSFERD_TEST_TLS_VALID="https://127.0.0.1:$valid" TRANSFERD_TEST_TLS_EXPIRED="https://127.0.0.1:$expired"
             export TRANSFERD_TEST_TLS_UNTRUSTED="https://127.0.0.1:$untrusted" TRANSFERD_TEST_TLS_TLS12="https://127.0.0.1:$tls12"
             export TRANSFERD_TEST_TLS_CA="$certs/ca.pem" TRANSFERD_TEST_TLS_LEAF="$certs/valid.crt"
             export TRANSFERD_TEST_TLS_OTHER_CA="$certs/other-ca.pem"
+            export TRANSFERD_TEST_H2="https://127.0.0.1:$h2" TRANSFERD_TEST_H2C="http://127.0.0.1:$h2c"
             log "nginx-tls ready (pid $pid)"
             return 0
         fi

@@ -22,6 +22,23 @@ extension Transfer {
         if !network.pinnedPublicKeys.isEmpty {
             try handle.set(.pinnedPublicKeys(network.pinnedPublicKeys.joined(separator: ";")))
         }
+        try configureHTTPVersion(for: job.request.url)
+    }
+
+    /// The HTTP versions the session allows, and whether to wait for a connection being set up
+    /// to find out if it multiplexes: where h2 may come (https unless the session wants
+    /// HTTP/1.1, anything with prior knowledge), tasks started together then become streams of
+    /// one connection instead of opening one each. Plain HTTP/1.1 never waits.
+    func configureHTTPVersion(for url: String) throws {
+        let version = job.network.httpVersion
+        try handle.set(.httpVersion(version.curl))
+        let https = url.prefix(8).lowercased() == "https://"
+        let mayMultiplex = switch version {
+        case .http1_1: false
+        case .auto, .h2: https
+        case .h2PriorKnowledge: true
+        }
+        try handle.set(.pipeWait(mayMultiplex))
     }
 
     /// Sets the proxy (or none) for the next request, to `url`: the first, or a redirect's

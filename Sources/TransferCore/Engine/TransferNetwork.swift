@@ -1,6 +1,7 @@
 internal import Curl
 
-/// The session settings that decide how a transfer reaches its server: proxies and TLS. Taken
+/// The session settings that decide how a transfer reaches its server: proxies, TLS and the
+/// HTTP versions it may speak. Taken
 /// from the session's configuration when the task starts (`TransferJob.adopt(_:)`); applied by
 /// `Transfer+Network.swift`.
 struct TransferNetwork: Sendable {
@@ -11,6 +12,7 @@ struct TransferNetwork: Sendable {
     var caBundle: String?
     /// "sha256//BASE64" pins; empty: no pinning.
     var pinnedPublicKeys: [String] = []
+    var httpVersion: HTTPVersionPreference = .auto
 }
 
 extension TransferJob {
@@ -21,7 +23,19 @@ extension TransferJob {
             tlsMinimum: configuration.tlsMinimumSupportedProtocolVersion,
             tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
             caBundle: configuration.tlsCABundle,
-            pinnedPublicKeys: configuration.tlsPinnedPublicKeys)
+            pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
+            httpVersion: configuration.httpVersion)
+    }
+}
+
+extension HTTPVersionPreference {
+    var curl: HTTPVersion {
+        switch self {
+        case .auto: .http2OverTLS
+        case .http1_1: .http1_1
+        case .h2: .http2
+        case .h2PriorKnowledge: .http2PriorKnowledge
+        }
     }
 }
 

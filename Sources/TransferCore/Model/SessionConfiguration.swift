@@ -1,7 +1,7 @@
 /// URLSessionConfiguration as JSON. Every property is optional on input and takes Apple's default;
 /// the session stores its own copy (a session's configuration never changes after creation).
 /// Applied in this version: the two timeouts, httpAdditionalHeaders,
-/// httpMaximumConnectionsPerHost, the cookie settings, the proxies, the TLS settings,
+/// httpMaximumConnectionsPerHost, the cookie settings, the proxies, the TLS settings, httpVersion,
 /// requestCachePolicy and urlCache; the others are stored and reported for the issues that use them.
 public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
@@ -31,6 +31,8 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     public var httpCookieAcceptPolicy: CookieAcceptPolicy = .onlyFromMainDocumentDomain
     public var httpAdditionalHeaders: [String: String] = [:]
     public var httpMaximumConnectionsPerHost = 6
+    /// Not URLSession's: the HTTP versions the session's requests may speak (`auto`: h2 by ALPN).
+    public var httpVersion: HTTPVersionPreference = .auto
     /// Not URLSession's: the most tasks of this session running at once (nil: only the global
     /// and per-host caps apply).
     @NullEncoded public var maximumConcurrentTasks: Int? = nil
@@ -46,7 +48,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case isDiscretionary, sessionSendsLaunchEvents, waitsForConnectivity, connectionProxyDictionary
         case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
-        case httpAdditionalHeaders, httpMaximumConnectionsPerHost, maximumConcurrentTasks
+        case httpAdditionalHeaders, httpMaximumConnectionsPerHost, httpVersion, maximumConcurrentTasks
         case urlCache
     }
 
@@ -77,6 +79,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)
         httpAdditionalHeaders = try value(.httpAdditionalHeaders, [:])
         httpMaximumConnectionsPerHost = try Self.integer(c, .httpMaximumConnectionsPerHost) ?? 6
+        httpVersion = try value(.httpVersion, defaults.httpVersion)
         maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks, nullable: true)
         // Absent: the kind's default cache; null: none.
         urlCache = c.contains(.urlCache) ? try c.decode(URLCacheConfiguration?.self, forKey: .urlCache) : .automatic
