@@ -94,6 +94,8 @@ public final class EasyHandle {
         case .streamWeight(let weight): try setLong(CURLOPT_STREAM_WEIGHT, weight)
         case .httpVersion(let version): try setLong(CURLOPT_HTTP_VERSION, version.curlValue)
         case .pipeWait(let on): try setLong(CURLOPT_PIPEWAIT, on ? 1 : 0)
+        case .freshConnect(let on): try setLong(CURLOPT_FRESH_CONNECT, on ? 1 : 0)
+        case .forbidReuse(let on): try setLong(CURLOPT_FORBID_REUSE, on ? 1 : 0)
         case .dscp(let value):
             dscp = value
             try setSocketCallbacks()

@@ -48,6 +48,10 @@ public enum EasyOption {
     /// releases the waiters, which then open their own.
     /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_PIPEWAIT.html
     case pipeWait(Bool)
+    /// Open a new connection rather than take one from the cache (CURLOPT_FRESH_CONNECT)...
+    case freshConnect(Bool)
+    /// ...and close it when the transfer ends, so no other transfer takes it (CURLOPT_FORBID_REUSE).
+    case forbidReuse(Bool)
     /// Marks every socket curl opens for the transfer with this DSCP code point (0-63), through
     /// CURLOPT_SOCKOPTFUNCTION. Added to a `MultiHandle`, a connection reused from its cache is
     /// marked again before the request goes when it carries another code point (`SocketMarks`).

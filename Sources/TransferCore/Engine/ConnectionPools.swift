@@ -16,6 +16,17 @@ final class ConnectionPools {
         key.flatMap { current[$0] }
     }
 
+    /// The pool of `key`, made now when it has none: for a session whose connections must not
+    /// mix with other sessions' (one that chose its HTTP version: an HTTP/1.1 connection it made
+    /// would otherwise serve an `auto` session's request to an h2 origin, and a prior-knowledge
+    /// h2c connection a plain one's). nil only when a share handle cannot be made.
+    func ownPool(for key: String) -> ShareHandle? {
+        if let pool = current[key] { return pool }
+        guard let fresh = try? ShareHandle() else { return nil }
+        current[key] = fresh
+        return fresh
+    }
+
     /// New requests of `key` go to a new, empty pool; its old one is closed once unused.
     func renew(_ key: String) {
         do {

@@ -33,6 +33,14 @@ extension Transfer {
         let version = job.network.httpVersion
         try handle.set(.httpVersion(version.curl))
         let https = url.prefix(8).lowercased() == "https://"
+        if version == .h2PriorKnowledge && !https && !CurlLibrary.reusesPriorKnowledgeConnections {
+            // libcurl 7.x fails any transfer that reuses a cleartext prior-knowledge connection
+            // (`CurlLibrary.reusesPriorKnowledgeConnections`): one connection per transfer.
+            try handle.set(.freshConnect(true))
+            try handle.set(.forbidReuse(true))
+            try handle.set(.pipeWait(false))
+            return
+        }
         let mayMultiplex = switch version {
         case .http1_1: false
         case .auto, .h2: https

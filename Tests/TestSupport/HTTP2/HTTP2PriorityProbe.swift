@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 internal import Glibc
 internal import Synchronization
 
@@ -15,10 +15,12 @@ internal import Synchronization
 public final class HTTP2PriorityProbe: Sendable {
     /// The weight a stream was given, in order of arrival.
     public struct StreamPriority: Sendable, Equatable, CustomStringConvertible {
+        /// Which connection it came on: 0 for the first accepted, and so on.
+        public let connection: Int
         public let streamId: Int
         /// 1 to 256; nil when a HEADERS frame carried no priority (the default, 16).
         public let weight: Int?
-        public var description: String { "stream \(streamId): \(weight.map(String.init) ?? "none")" }
+        public var description: String { "connection \(connection) stream \(streamId): \(weight.map(String.init) ?? "none")" }
     }
 
     private struct Recorded {
@@ -27,8 +29,14 @@ public final class HTTP2PriorityProbe: Sendable {
         var connections = 0
     }
 
+    /// What every connection's thread records, behind one lock (a class, so threads share it).
+    private final class Recorder: Sendable {
+        let state = Mutex(Recorded())
+        func withLock<T>(_ body: (inout Recorded) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
     private let listener: LoopbackListener
-    private let recorded = Mutex(Recorded())
+    private let recorded = Recorder()
 
     /// `http://127.0.0.1:PORT`.
     public var url: String { "http://127.0.0.1:\(listener.port)" }
@@ -39,8 +47,11 @@ public final class HTTP2PriorityProbe: Sendable {
         let listener = self.listener, recorded = self.recorded
         Thread {
             listener.acceptConnections { fd in
-                recorded.withLock { $0.connections += 1 }
-                Thread { Self.serve(fd, stopFD: listener.stopPipe.read, recorded: recorded) }.start()
+                let connection = recorded.withLock { state in
+                    defer { state.connections += 1 }
+                    return state.connections
+                }
+                Thread { Self.serve(fd, connection: connection, stopFD: listener.stopPipe.read, recorded: recorded) }.start()
                 return true
             }
         }.start()
@@ -80,7 +91,7 @@ public final class HTTP2PriorityProbe: Sendable {
     }
 
     /// Reads frames until the client goes or the probe stops; any error just ends the connection.
-    private static func serve(_ fd: Int32, stopFD: Int32, recorded: Mutex<Recorded>) {
+    private static func serve(_ fd: Int32, connection: Int, stopFD: Int32, recorded: Recorder) {
         let socket = SocketStream(fd: fd, stopFD: stopFD)
         defer { socket.close() }
         func soon() -> ContinuousClock.Instant { .now + .milliseconds(100) }
@@ -103,9 +114,9 @@ public final class HTTP2PriorityProbe: Sendable {
                 case 0x1:  // HEADERS: [pad length if PADDED] [dependency, weight if PRIORITY] block
                     let start = flags & 0x8 != 0 ? 1 : 0
                     let weight = flags & 0x20 != 0 && payload.count >= start + 5 ? Int(payload[start + 4]) + 1 : nil
-                    recorded.withLock { $0.headers.append(StreamPriority(streamId: stream, weight: weight)) }
+                    recorded.withLock { $0.headers.append(StreamPriority(connection: connection, streamId: stream, weight: weight)) }
                 case 0x2 where payload.count == 5:  // PRIORITY: dependency, weight
-                    recorded.withLock { $0.priorityFrames.append(StreamPriority(streamId: stream, weight: Int(payload[4]) + 1)) }
+                    recorded.withLock { $0.priorityFrames.append(StreamPriority(connection: connection, streamId: stream, weight: Int(payload[4]) + 1)) }
                 case 0x4 where flags & 0x1 == 0:  // the client's SETTINGS: acknowledge
                     try socket.write(frame(type: 0x4, flags: 0x1), until: soon())
                 case 0x6 where flags & 0x1 == 0:  // the client's PING: answer
