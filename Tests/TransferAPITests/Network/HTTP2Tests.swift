@@ -37,12 +37,8 @@ import TestSupport
         let dates = tlsPhases.map { date(transaction, $0) }
         #expect(dates.allSatisfy { $0 != nil }, "a phase is missing: \(transaction)", sourceLocation: sourceLocation)
         let known = dates.compactMap { $0 }
+        // Non-decreasing: dates have millisecond resolution, and a loopback handshake can take less.
         #expect(known == known.sorted(), "phases out of order: \(transaction)", sourceLocation: sourceLocation)
-        // The handshake took some time: its end is after its start (a loopback handshake with
-        // certificate checks takes well over the metrics' microsecond resolution).
-        if let start = date(transaction, "secureConnectionStartDate"), let end = date(transaction, "secureConnectionEndDate") {
-            #expect(end > start, "\(transaction)", sourceLocation: sourceLocation)
-        }
     }
 
     @Test func fiveDownloadsStartedTogetherAreStreamsOfOneH2Connection() async throws {
@@ -119,8 +115,6 @@ import TestSupport
     }
 
     @Test func h2cWithPriorKnowledgeSpeaksH2OverCleartext() async throws {
-        // nginx's cleartext http2 port takes HTTP/1.1 too: which one a task speaks is the
-        // session's choice.
         let url = try Peers.h2c() + "/files/1MiB.bin"
         let expected = try TestFile.digest("1MiB.bin")
         try await DaemonFixture.with { daemon in
@@ -141,11 +135,11 @@ import TestSupport
                 #expect(transaction.string("networkProtocolName") == "h2", "\(transaction)")
                 #expect(transaction.isNull("secureConnectionStartDate") && transaction.isNull("secureConnectionEndDate"))
             }
-            // The shared session (`auto`) speaks HTTP/1.1 to the same port: it never takes the
-            // prior-knowledge session's connections, which live in that session's own pool.
+            // The shared session (`auto`) cannot talk to this h2-only port: its HTTP/1.1 request
+            // fails. It must not ride on the prior-knowledge session's connection (it did,
+            // and succeeded, before sessions with their own httpVersion got their own pool).
             let plain = try await daemon.run("data", url + "?plain", in: "shared")
-            try #require(plain.isNull("error"), "\(plain.object("error") ?? [:])")
-            #expect(try await Self.transaction(daemon, try #require(plain.int("id"))).string("networkProtocolName") == "http/1.1")
+            #expect(plain.object("error") != nil, "an HTTP/1.1 request to the h2c-only port succeeded: \(plain)")
         }
     }
 
