@@ -41,11 +41,21 @@ public struct ProtectionSpace: Codable, Sendable, Hashable {
     }
 }
 
-/// The protection space's protocol: the scheme of the URLs it covers.
+/// The protection space's protocol: the scheme of the URLs it covers. A credential for ftp,
+/// ftps or sftp is stored with authenticationMethod "default" (those schemes have no challenge
+/// that names a method) and is sent when the task starts, as those protocols log in first.
 public enum ProtectionSpaceProtocol: String, Codable, Sendable, CaseIterable {
-    case http, https
+    case http, https, ftp, ftps, sftp
 
-    public var defaultPort: Int { self == .http ? 80 : 443 }
+    public var defaultPort: Int {
+        switch self {
+        case .http: 80
+        case .https: 443
+        case .ftp: 21
+        case .ftps: 990
+        case .sftp: 22
+        }
+    }
 }
 
 /// URLProtectionSpace.authenticationMethod for the HTTP schemes transferd answers. libcurl also

@@ -11,6 +11,8 @@ struct TransferNetwork: Sendable {
     var caBundle: String?
     /// "sha256//BASE64" pins; empty: no pinning.
     var pinnedPublicKeys: [String] = []
+    /// ftp:// upgrades to TLS with AUTH TLS or fails (the session's `ftpRequiresTLS`).
+    var ftpRequiresTLS = false
 }
 
 extension TransferJob {
@@ -21,7 +23,8 @@ extension TransferJob {
             tlsMinimum: configuration.tlsMinimumSupportedProtocolVersion,
             tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
             caBundle: configuration.tlsCABundle,
-            pinnedPublicKeys: configuration.tlsPinnedPublicKeys)
+            pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
+            ftpRequiresTLS: configuration.ftpRequiresTLS)
     }
 }
 
