@@ -19,6 +19,7 @@ internal import Curl
 ///   session's credential store holds for (host, port, scheme, any realm, method "default"),
 ///   reported with didReceiveChallenge; else FTP's anonymous login. A refused login fails the
 ///   task with userAuthenticationRequired; no second credential is tried.
+/// - Metrics: one transaction, networkProtocolName "ftp", "ftps" or "sftp" (no ALPN name exists).
 /// - SFTP: password and keyboard-interactive logins only (the daemon's own ~/.ssh keys are never
 ///   offered); the server's host key must be in the daemon's known_hosts file (`--ssh-known-hosts`).
 extension Transfer {
@@ -88,6 +89,9 @@ extension Transfer {
             }
             expectedTotal = total
         }
+        // One transaction per task; its networkProtocolName is the scheme ("ftp", "ftps", "sftp").
+        recorder.headArrived(handle, url: currentURL, method: currentMethod, statusCode: 0, viaProxy: proxyState.route != nil,
+                             protocolName: remoteScheme?.rawValue)
         let listing = RemoteFileScheme.isListing(currentURL)
         var info = ResponseInfo(statusCode: 0, headers: [:], url: currentURL)
         info.mimeType = isUpload ? nil : listing ? "text/plain" : "application/octet-stream"

@@ -59,7 +59,7 @@ final class Transfer: EasyHandleDelegate {
     var proxyState = ProxyState()
 
     /// The metrics of each request this transfer made (`TransactionRecorder`).
-    private var recorder = TransactionRecorder()
+    var recorder = TransactionRecorder()
     private var received = 0
     private var unreportedReceived = 0
     private var sent = 0
