@@ -89,8 +89,9 @@ struct ChallengeOrigin: Sendable, Equatable {
     let `protocol`: ProtectionSpaceProtocol
 
     init?(url: String) {
+        // Only HTTP answers challenges; ftp, ftps and sftp send their login up front.
         guard let parsed = URL(string: url), let scheme = parsed.scheme.flatMap({ ProtectionSpaceProtocol(rawValue: $0.lowercased()) }),
-              let host = parsed.host, !host.isEmpty else { return nil }
+              scheme == .http || scheme == .https, let host = parsed.host, !host.isEmpty else { return nil }
         self.host = ProtectionSpace.normalised(host: host)
         self.protocol = scheme
         port = parsed.port ?? scheme.defaultPort
