@@ -23,6 +23,7 @@ import TransferCore
         "tlsMaximumSupportedProtocolVersion": "TLSv13",
         "tlsCABundle": NSNull(),
         "tlsPinnedPublicKeys": [String](),
+        "ftpRequiresTLS": false,
         "httpShouldUsePipelining": false,
         "httpShouldSetCookies": true,
         "httpCookieAcceptPolicy": "onlyFromMainDocumentDomain",
