@@ -171,6 +171,42 @@ import TransferCore
         }
     }
 
+    /// libcurl 7.88 over TLS 1.3 lost the end of FTPS uploads (the server stored 114,688 of
+    /// 300,001 bytes and answered 226): uploads are capped at TLS 1.2, checked here ten times per
+    /// server, and a session that demands TLS 1.3 is refused rather than truncated.
+    @Test(arguments: [Server.ftpsExplicit, .ftps])
+    func ftpsUploadsArriveWholeAndATLS13OnlySessionIsRefused(_ server: Server) async throws {
+        let root = try Peers.fileServerRoot()
+        try await withDaemon { daemon in
+            let sid = try await session(daemon, for: server)
+            for round in 0..<10 {
+                let payload = Data((0..<(200_000 + round * 7_919)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ round) })
+                let name = "whole-\(server)-\(round)-\(UUID().uuidString).bin"
+                defer { try? FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
+                let upload = try await run(daemon, in: sid, ["kind": "upload", "request": [
+                    "url": try url(server, "/" + name), "method": "PUT", "body": ["base64": payload.base64EncodedString()],
+                ] as [String: Any]])
+                #expect(upload.isNull("error"), "\(server) round \(round): \(upload["error"] ?? "")")
+                let stored = try Data(contentsOf: root.appendingPathComponent(name))
+                #expect(stored == payload, "\(server) round \(round): stored \(stored.count) of \(payload.count) bytes")
+            }
+            let strict = try #require(try await daemon.createSession(["configuration": [
+                "tlsCABundle": try Peers.ftpsCertificateAuthorityPEM(), "ftpRequiresTLS": server == .ftpsExplicit,
+                "tlsMinimumSupportedProtocolVersion": "TLSv13",
+            ] as [String: Any]]).string("id"))
+            let login = try Peers.fileServerLogin()
+            let withUser = try url(server, "/refused.bin").replacingOccurrences(of: "://", with: "://\(login.user):\(login.password)@")
+            let refused = try await run(daemon, in: strict, ["kind": "upload", "request": [
+                "url": withUser, "method": "PUT", "body": ["base64": "eA=="],
+            ] as [String: Any]])
+            #expect(refused.value(at: "error.code") as? Int == -1200, "\(server): \(refused["error"] ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("refused.bin").path))
+            // Downloads are not affected: TLS 1.3 serves them whole.
+            let download = try await run(daemon, in: strict, ["kind": "download", "request": ["url": try url(server, "/1MiB.bin").replacingOccurrences(of: "://", with: "://\(login.user):\(login.password)@")]])
+            #expect(try await file(daemon, download) == Data(contentsOf: root.appendingPathComponent("1MiB.bin")), "\(server)")
+        }
+    }
+
     @Test(arguments: [Server.ftpsExplicit, .ftps])
     func anUntrustedFTPSCertificateIsRefused(_ server: Server) async throws {
         try await withDaemon { daemon in

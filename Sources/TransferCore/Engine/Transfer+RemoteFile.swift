@@ -35,6 +35,9 @@ extension Transfer {
             try handle.set(.sshAuthentication(password: true, keyboardInteractive: true, publicKey: false))
         }
         try configureRemoteBody()
+        if bodySize != nil || streamReader != nil, scheme == .ftps || scheme == .ftp && job.network.ftpRequiresTLS {
+            try capTLSForUpload()
+        }
         if base > 0 { try handle.set(.resumeFrom(base)) }
         try configureRemoteLogin(scheme)
     }
@@ -60,6 +63,23 @@ extension Transfer {
             bodySize = reader.size
         }
         try handle.set(.upload(size: bodySize))
+    }
+
+    /// libcurl 7.88 closes an FTPS upload's data connection with the server's TLS 1.3 session
+    /// tickets unread, so the kernel resets it and the server can lose the file's last bytes
+    /// while still answering 226 (curl issue 6149, fixed in later libcurl; measured here: a
+    /// 300,001-byte upload stored as 114,688 bytes). TLS 1.2 sends its tickets inside the
+    /// handshake, so FTPS uploads are capped at TLS 1.2; a session that requires TLS 1.3 gets
+    /// a clear error rather than a silently truncated file.
+    private func capTLSForUpload() throws {
+        let network = job.network
+        let order = TLSVersion.allCases  // oldest first
+        func atMostTLS12(_ version: TLSVersion) -> Bool { order.firstIndex(of: version)! <= order.firstIndex(of: .TLSv12)! }
+        guard atMostTLS12(network.tlsMinimum) else {
+            throw TaskError(.secureConnectionFailed, "FTPS uploads need TLS 1.2 with this libcurl (over TLS 1.3 the server may lose the file's end), and this session's tlsMinimumSupportedProtocolVersion is above it")
+        }
+        let maximum = atMostTLS12(network.tlsMaximum) ? network.tlsMaximum : .TLSv12
+        try handle.set(.tlsVersions(minimum: network.tlsMinimum.curl, maximum: maximum.curl))
     }
 
     private func configureRemoteLogin(_ scheme: RemoteFileScheme) throws {
