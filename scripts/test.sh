@@ -39,6 +39,8 @@ source scripts/lib/common.sh
 source scripts/lib/peers.sh
 # shellcheck source=scripts/lib/network-peers.sh
 source scripts/lib/network-peers.sh
+# shellcheck source=scripts/lib/peers-ftp.sh
+source scripts/lib/peers-ftp.sh
 
 log "repository: $PWD"
 ensure_swift
@@ -48,13 +50,14 @@ ensure_python
 ensure_peer_venv
 
 # Stop the peers on every exit; turn SIGINT and SIGTERM into an exit so the EXIT trap runs.
-trap 'stop_peers; remove_network_peer_files' EXIT
+trap 'stop_peers; remove_network_peer_files; remove_ftp_peer_files' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 start_httpbin
 start_nginx
 start_network_peers
+start_ftp_peers
 
 if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     log "TRANSFERD_TEST_ONLY_PEERS=1: checking the peers, then stopping them"
@@ -64,6 +67,7 @@ if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
         "$TRANSFERD_TEST_NGINX/files/1MiB.bin" >&2
     curl -fsS --cacert "$TRANSFERD_TEST_TLS_CA" --proxy "http://$TRANSFERD_TEST_HTTP_PROXY" "$TRANSFERD_TEST_TLS_VALID/files/hello.txt" >&2
     curl -fsS --proxy "socks5h://$TRANSFERD_TEST_SOCKS_PROXY" "$TRANSFERD_TEST_NGINX/files/hello.txt" >&2
+    curl -fsS --user "$TRANSFERD_TEST_FTP_USER:$TRANSFERD_TEST_FTP_PASSWORD" "$TRANSFERD_TEST_FTP/" >&2
     log "peers OK"
     exit 0
 fi

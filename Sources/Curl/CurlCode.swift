@@ -54,6 +54,25 @@ public struct CurlCode: Error, Sendable, Hashable, CustomStringConvertible {
     public static let sslShutdownFailed = CurlCode(CURLE_SSL_SHUTDOWN_FAILED)
     public static let sslEngineNotFound = CurlCode(CURLE_SSL_ENGINE_NOTFOUND)
     public static let proxy = CurlCode(CURLE_PROXY)
+    // FTP and SSH
+    /// The remote file is shorter than the offset a resumed download asked for.
+    public static let badDownloadResume = CurlCode(CURLE_BAD_DOWNLOAD_RESUME)
+    /// ftp:// with `EasyOption.requireTLS`: the server refused AUTH TLS.
+    public static let useSSLFailed = CurlCode(CURLE_USE_SSL_FAILED)
+    public static let ftpWeirdPassReply = CurlCode(CURLE_FTP_WEIRD_PASS_REPLY)
+    public static let ftpWeirdPasvReply = CurlCode(CURLE_FTP_WEIRD_PASV_REPLY)
+    public static let ftpWeird227Format = CurlCode(CURLE_FTP_WEIRD_227_FORMAT)
+    public static let ftpCantGetHost = CurlCode(CURLE_FTP_CANT_GET_HOST)
+    public static let ftpAcceptFailed = CurlCode(CURLE_FTP_ACCEPT_FAILED)
+    public static let ftpPortFailed = CurlCode(CURLE_FTP_PORT_FAILED)
+    public static let ftpCouldntSetType = CurlCode(CURLE_FTP_COULDNT_SET_TYPE)
+    public static let ftpCouldntRetrFile = CurlCode(CURLE_FTP_COULDNT_RETR_FILE)
+    public static let ftpCouldntUseRest = CurlCode(CURLE_FTP_COULDNT_USE_REST)
+    public static let quoteError = CurlCode(CURLE_QUOTE_ERROR)
+    public static let remoteDiskFull = CurlCode(CURLE_REMOTE_DISK_FULL)
+    public static let remoteFileExists = CurlCode(CURLE_REMOTE_FILE_EXISTS)
+    /// An error of the SSH layer (libssh2) that curl has no closer code for.
+    public static let ssh = CurlCode(CURLE_SSH)
 }
 
 /// A libcurl multi-interface failure (`CURLMcode`).

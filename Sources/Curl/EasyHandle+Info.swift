@@ -8,6 +8,9 @@ extension EasyHandle {
     public var redirectCount: Int { long(CURLINFO_REDIRECT_COUNT) ?? 0 }
     /// The Content-Length of the current response, nil when unknown.
     public var contentLength: Int? { offset(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T).flatMap { $0 >= 0 ? $0 : nil } }
+    /// The remote file's modification time in seconds since 1970, when `EasyOption.fileTime` asked
+    /// for it and the server told (CURLINFO_FILETIME_T; -1 when unknown).
+    public var fileTime: Int? { offset(CURLINFO_FILETIME_T).flatMap { $0 >= 0 ? $0 : nil } }
     /// Request body bytes sent so far (CURLINFO_SIZE_UPLOAD_T).
     public var bytesUploaded: Int { offset(CURLINFO_SIZE_UPLOAD_T) ?? 0 }
     public var primaryIP: String? { string(CURLINFO_PRIMARY_IP) }

@@ -122,6 +122,14 @@ public final class EasyHandle {
         case .caBundle(let pem): try setBlob(CURLOPT_CAINFO_BLOB, pem)
         case .caPath(let path): try setString(CURLOPT_CAPATH, path)
         case .pinnedPublicKeys(let pins): try setString(CURLOPT_PINNEDPUBLICKEY, pins)
+        case .resumeFrom(let offset):
+            try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset)))
+        case .fileTime(let on): try setLong(CURLOPT_FILETIME, on ? 1 : 0)
+        case .requireTLS(let on): try setLong(CURLOPT_USE_SSL, Int(on ? CURLUSESSL_ALL.rawValue : CURLUSESSL_NONE.rawValue))
+        case .sshKnownHosts(let path): try setString(CURLOPT_SSH_KNOWNHOSTS, path)
+        case .sshAuthentication(let password, let keyboard, let publicKey):
+            // curl.h: CURLSSH_AUTH_PUBLICKEY (1<<0), CURLSSH_AUTH_PASSWORD (1<<1), CURLSSH_AUTH_KEYBOARD (1<<3).
+            try setLong(CURLOPT_SSH_AUTH_TYPES, (publicKey ? 1 << 0 : 0) | (password ? 1 << 1 : 0) | (keyboard ? 1 << 3 : 0))
         }
     }
 

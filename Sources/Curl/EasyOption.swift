@@ -99,4 +99,26 @@ public enum EasyOption {
     /// "sha256//BASE64;sha256//BASE64..." (CURLOPT_PINNEDPUBLICKEY): the handshake fails with
     /// CURLE_SSL_PINNEDPUBKEYNOTMATCH unless the server's public key hashes to one of them.
     case pinnedPublicKeys(String?)
+
+    // FTP, FTPS and SFTP (`Sources/TransferCore/Schemes/RemoteFileScheme.swift` says how they are used).
+
+    /// Start the download at this byte of the remote file (CURLOPT_RESUME_FROM_LARGE: FTP sends
+    /// REST, SFTP seeks). curl fails with CURLE_BAD_DOWNLOAD_RESUME when the file is now shorter.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_RESUME_FROM_LARGE.html
+    case resumeFrom(Int)
+    /// Ask the server for the file's modification time (FTP MDTM, SFTP stat), read back with
+    /// `EasyHandle.fileTime` (CURLOPT_FILETIME). - SeeAlso: https://curl.se/libcurl/c/CURLOPT_FILETIME.html
+    case fileTime(Bool)
+    /// ftp:// must upgrade to TLS with AUTH TLS on the control connection and PROT P on the data
+    /// connections, or fail with CURLE_USE_SSL_FAILED (CURLOPT_USE_SSL, CURLUSESSL_ALL); false:
+    /// CURLUSESSL_NONE. ftps:// is TLS from the first byte whatever this says.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_USE_SSL.html
+    case requireTLS(Bool)
+    /// The OpenSSH known_hosts file the SFTP server's host key must be found in
+    /// (CURLOPT_SSH_KNOWNHOSTS). With no CURLOPT_SSH_KEYFUNCTION set, libcurl accepts only a key
+    /// that matches the file (CURLKHMATCH_OK): a missing host or another key fails the
+    /// connection with CURLE_PEER_FAILED_VERIFICATION. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_SSH_KNOWNHOSTS.html
+    case sshKnownHosts(String)
+    /// The SSH user authentication methods curl may try (CURLOPT_SSH_AUTH_TYPES).
+    case sshAuthentication(password: Bool, keyboardInteractive: Bool, publicKey: Bool)
 }

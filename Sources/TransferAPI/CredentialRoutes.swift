@@ -52,7 +52,7 @@ enum CredentialRoutes {
         }
         if let text = query["protocol"] {
             guard let value = ProtectionSpaceProtocol(rawValue: text) else {
-                throw APIError(400, "invalid_query", "protocol must be http or https", field: "protocol")
+                throw APIError(400, "invalid_query", "protocol must be one of http, https, ftp, ftps, sftp", field: "protocol")
             }
             filter.protocol = value
         }

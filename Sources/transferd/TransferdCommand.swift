@@ -30,6 +30,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("file-url-roots"), help: "Folders that file: URL tasks may read (comma-separated, symlinks resolved); unset, file: URLs fail with unsupportedURL. Env TRANSFERD_FILE_URL_ROOTS.")
     var fileURLRoots: String?
 
+    @Option(name: .customLong("ssh-known-hosts"), help: "The OpenSSH known_hosts file sftp: servers' host keys must be in; unset, ~/.ssh/known_hosts of the daemon's user. Env TRANSFERD_SSH_KNOWN_HOSTS.")
+    var sshKnownHosts: String?
+
     @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable). Env TRANSFERD_TOKENS, comma-separated.")
     var tokens: [String] = []
 
@@ -109,6 +112,7 @@ struct TransferdCommand: AsyncParsableCommand {
         configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
         configuration.service.uploadsDirectory = uploadsDir ?? environment["TRANSFERD_UPLOADS_DIR"]
         configuration.service.fileURLRoots = try Self.fileURLRoots(fileURLRoots ?? environment["TRANSFERD_FILE_URL_ROOTS"])
+        configuration.service.sshKnownHostsFile = sshKnownHosts ?? environment["TRANSFERD_SSH_KNOWN_HOSTS"]
         let listenText = listen ?? environment["TRANSFERD_LISTEN"] ?? "127.0.0.1:8080"
         guard let address = ListenAddress(listenText) else {
             throw ValidationError("--listen must be HOST:PORT or [V6]:PORT, got \(listenText)")

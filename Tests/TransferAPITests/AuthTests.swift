@@ -88,7 +88,7 @@ import TransferCore
     @Test func sharedFeedPollWaitsThroughOtherTokensEvents() async throws {
         try await DaemonFixture.with(configure: Self.configure, token: Self.alpha) { daemon in
             let a: String?? = .some(Self.alpha), b: String?? = .some(Self.beta)
-            _ = try await daemon.createTask(in: "shared", ["kind": "data", "request": ["url": "ftp://127.0.0.1/alpha-0"]])
+            _ = try await daemon.createTask(in: "shared", ["kind": "data", "request": ["url": "gopher://127.0.0.1/alpha-0"]])
             let start = try await daemon.request("GET", "/v1/sessions/shared/events", token: b).object()
             #expect((start["events"] as? [Any])?.isEmpty == true)
             let cursor = try #require(start.int("next"))
@@ -97,10 +97,10 @@ import TransferCore
             let started = ContinuousClock.now
             async let held = daemon.request("GET", "/v1/sessions/shared/events?after=\(cursor)&wait=8", token: b, client: pollClient)
             try await waitUntilHeld(daemon, count: 1)
-            let alphaTask = try await daemon.post("/v1/sessions/shared/tasks", json: ["kind": "data", "request": ["url": "ftp://127.0.0.1/alpha-1"]], token: a)
+            let alphaTask = try await daemon.post("/v1/sessions/shared/tasks", json: ["kind": "data", "request": ["url": "gopher://127.0.0.1/alpha-1"]], token: a)
             #expect(alphaTask.status == 201)
             try await waitUntilHeld(daemon, count: 1)
-            let betaTask = try await daemon.post("/v1/sessions/shared/tasks", json: ["kind": "data", "request": ["url": "ftp://127.0.0.1/beta"]], token: b)
+            let betaTask = try await daemon.post("/v1/sessions/shared/tasks", json: ["kind": "data", "request": ["url": "gopher://127.0.0.1/beta"]], token: b)
             let betaId = try #require(try betaTask.object().int("id"))
 
             let page = try await held.object()

@@ -12,7 +12,7 @@ import TransferCore
     private func quickTasks(_ daemon: DaemonFixture, in session: String, count: Int) async throws -> [Int] {
         var ids: [Int] = []
         for index in 0..<count {
-            ids.append(try #require(try await daemon.dataTask(in: session, ["url": "ftp://127.0.0.1/\(index)"]).int("id")))
+            ids.append(try #require(try await daemon.dataTask(in: session, ["url": "gopher://127.0.0.1/\(index)"]).int("id")))
         }
         return ids
     }

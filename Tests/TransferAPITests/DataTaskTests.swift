@@ -525,7 +525,7 @@ import TransferCore
         }
     }
 
-    @Test(arguments: ["ftp://127.0.0.1/file.txt", "file:///etc/hostname", "gopher://127.0.0.1/1"])
+    @Test(arguments: ["ldap://127.0.0.1/file.txt", "file:///etc/hostname", "gopher://127.0.0.1/1"])
     func unsupportedSchemeCompletesWithUnsupportedURL(url: String) async throws {
         try await DaemonFixture.with { daemon in
             let response = try await daemon.post("/v1/sessions/shared/tasks", json: ["kind": "data", "request": ["url": url]])

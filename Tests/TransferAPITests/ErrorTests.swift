@@ -283,7 +283,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         let session = try #require(try await daemon.createSession(["description": "must survive the table", "configuration": ["timeoutIntervalForRequest": 5]]).string("id"))
         _ = try await daemon.createSession(["kind": "background", "identifier": "com.example.table"])
         let suspended = try #require(try await daemon.dataTask(in: session, ["url": "http://127.0.0.1:9/held"], extra: ["state": "suspended", "description": "held"]).int("id"))
-        let completed = try #require(try await daemon.dataTask(in: session, ["url": "ftp://127.0.0.1/done"]).int("id"))
+        let completed = try #require(try await daemon.dataTask(in: session, ["url": "gopher://127.0.0.1/done"]).int("id"))
         _ = try await daemon.waitForCompletion(completed)
         return Scene(session: session, suspended: suspended, completed: completed)
     }
@@ -376,7 +376,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
             #expect(try await daemon.get("/readyz").status == 200)
             #expect(try await Self.snapshot(daemon, scene) == before)
             // And it still does real work.
-            let id = try #require(try await daemon.dataTask(in: scene.session, ["url": "ftp://127.0.0.1/after"]).int("id"))
+            let id = try #require(try await daemon.dataTask(in: scene.session, ["url": "gopher://127.0.0.1/after"]).int("id"))
             #expect(try await daemon.waitForCompletion(id).value(at: "error.code") as? Int == -1002)
         }
     }

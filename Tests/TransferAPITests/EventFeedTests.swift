@@ -75,7 +75,7 @@ import TransferCore
             // Tasks with an unsupported scheme complete at once: two events each (metrics, completion).
             var ids: [Int] = []
             for index in 0..<4 {
-                ids.append(try #require(try await daemon.dataTask(in: sid, ["url": "ftp://127.0.0.1/\(index)"]).int("id")))
+                ids.append(try #require(try await daemon.dataTask(in: sid, ["url": "gopher://127.0.0.1/\(index)"]).int("id")))
             }
             let whole = try await daemon.events(sid)
             #expect(whole.events.count == 8)
@@ -116,8 +116,8 @@ import TransferCore
         try await DaemonFixture.with { daemon in
             let a = try #require(try await daemon.createSession().string("id"))
             let b = try #require(try await daemon.createSession().string("id"))
-            let taskA = try #require(try await daemon.dataTask(in: a, ["url": "ftp://127.0.0.1/a"]).int("id"))
-            let taskB = try #require(try await daemon.dataTask(in: b, ["url": "ftp://127.0.0.1/b"]).int("id"))
+            let taskA = try #require(try await daemon.dataTask(in: a, ["url": "gopher://127.0.0.1/a"]).int("id"))
+            let taskB = try #require(try await daemon.dataTask(in: b, ["url": "gopher://127.0.0.1/b"]).int("id"))
             // Each feed holds its own task's metrics and completion, nothing of the other's.
             #expect(try await daemon.allEvents(a).compactMap { $0.int("taskId") } == [taskA, taskA])
             #expect(try await daemon.allEvents(b).compactMap { $0.int("taskId") } == [taskB, taskB])
@@ -127,7 +127,7 @@ import TransferCore
     @Test func heldEventPollIsAnsweredWhenAnEventArrives() async throws {
         try await DaemonFixture.with { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))
-            _ = try await daemon.dataTask(in: sid, ["url": "ftp://127.0.0.1/first"])
+            _ = try await daemon.dataTask(in: sid, ["url": "gopher://127.0.0.1/first"])
             let cursor = try await daemon.events(sid).next
             #expect(cursor > 0)
 
@@ -135,7 +135,7 @@ import TransferCore
             let start = ContinuousClock.now
             async let held = daemon.events(sid, after: cursor, wait: 10, client: pollClient)
             try await waitUntilHeld(daemon, count: 1)
-            let task = try #require(try await daemon.dataTask(in: sid, ["url": "ftp://127.0.0.1/second"]).int("id"))
+            let task = try #require(try await daemon.dataTask(in: sid, ["url": "gopher://127.0.0.1/second"]).int("id"))
             let page = try await held
             let elapsed = seconds(since: start)
             #expect(elapsed < 5, "held for \(elapsed) s")

@@ -27,7 +27,7 @@ import TransferCore
             let ephemeral = try #require(try await first.createSession(["kind": "ephemeral"]).string("id"))
 
             let completed = try #require(try await first.dataTask(in: session, ["url": origin.url("/data")], extra: ["description": "done"]).int("id"))
-            let failed = try #require(try await first.dataTask(in: session, ["url": "ftp://127.0.0.1/nope"]).int("id"))
+            let failed = try #require(try await first.dataTask(in: session, ["url": "gopher://127.0.0.1/nope"]).int("id"))
             let suspended = try #require(try await first.dataTask(in: session, ["url": origin.url("/later")], extra: ["state": "suspended", "priority": "high"]).int("id"))
             let inShared = try #require(try await first.dataTask(in: "shared", ["url": origin.url("/data?shared")]).int("id"))
             _ = try await first.waitForCompletion(completed)
@@ -112,7 +112,7 @@ import TransferCore
         let alpha = "restart-alpha", beta = "restart-beta"
         try await DaemonFixture.with(configure: { $0.tokens = [alpha, beta] }, token: alpha) { first in
             let session = try #require(try await first.createSession(["description": "alpha's"]).string("id"))
-            let task = try #require(try await first.dataTask(in: session, ["url": "ftp://127.0.0.1/x"]).int("id"))
+            let task = try #require(try await first.dataTask(in: session, ["url": "gopher://127.0.0.1/x"]).int("id"))
             first.stop()
             let second = try first.restarted()
             defer { second.stop() }

@@ -23,6 +23,7 @@ import TransferCore
         "tlsMaximumSupportedProtocolVersion": "TLSv13",
         "tlsCABundle": NSNull(),
         "tlsPinnedPublicKeys": [String](),
+        "ftpRequiresTLS": false,
         "httpShouldUsePipelining": false,
         "httpShouldSetCookies": true,
         "httpCookieAcceptPolicy": "onlyFromMainDocumentDomain",
@@ -208,13 +209,13 @@ import TransferCore
                 if index % 2 == 0 {
                     suspended.append(try #require(try await daemon.dataTask(in: sid, ["url": "http://127.0.0.1:9/\(index)"], extra: ["state": "suspended"]).int("id")))
                 } else {
-                    let id = try #require(try await daemon.dataTask(in: sid, ["url": "ftp://127.0.0.1/\(index)"]).int("id"))
+                    let id = try #require(try await daemon.dataTask(in: sid, ["url": "gopher://127.0.0.1/\(index)"]).int("id"))
                     _ = try await daemon.waitForCompletion(id)
                     completed.append(id)
                 }
             }
             // A task in another session is not listed.
-            _ = try await daemon.dataTask(["url": "ftp://127.0.0.1/elsewhere"])
+            _ = try await daemon.dataTask(["url": "gopher://127.0.0.1/elsewhere"])
 
             var walked: [Int] = []
             var cursor: String?

@@ -26,7 +26,7 @@ import TransferCore
     /// Tasks with an unsupported scheme complete at once with two events each:
     /// didFinishCollectingMetrics, then didCompleteWithError.
     private func quickTasks(_ daemon: DaemonFixture, in session: String, count: Int) async throws {
-        for index in 0..<count { _ = try await daemon.dataTask(in: session, ["url": "ftp://127.0.0.1/\(index)"]) }
+        for index in 0..<count { _ = try await daemon.dataTask(in: session, ["url": "gopher://127.0.0.1/\(index)"]) }
     }
 
     /// The events of a delivery whose signature verifies; nil (and an issue) if it does not.
@@ -217,7 +217,7 @@ import TransferCore
     @Test func webhooksAreValidated() async throws {
         try await DaemonFixture.with { daemon in
             let cases: [([String: Any], Int, String, String)] = [
-                (["url": "ftp://127.0.0.1/x", "secret": Self.secret], 422, "invalid_value", "webhook.url"),
+                (["url": "gopher://127.0.0.1/x", "secret": Self.secret], 422, "invalid_value", "webhook.url"),
                 (["url": "not a url", "secret": Self.secret], 422, "invalid_url", "webhook.url"),
                 (["url": "http://127.0.0.1/x", "secret": "short"], 422, "invalid_value", "webhook.secret"),
                 (["url": "http://127.0.0.1/x"], 400, "missing_field", "webhook.secret"),

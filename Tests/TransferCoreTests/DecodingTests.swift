@@ -240,8 +240,8 @@ import Testing
 
     @Test func requestSpecAcceptsAnUnsupportedSchemeForTheTaskToFail() throws {
         // URLSession creates the task and fails it with unsupportedURL; creation must not refuse it.
-        let spec = try decode(RequestSpec.self, #"{"url": "ftp://h/file"}"#)
-        #expect(spec.url == "ftp://h/file")
+        let spec = try decode(RequestSpec.self, #"{"url": "gopher://h/file"}"#)
+        #expect(spec.url == "gopher://h/file")
         #expect(!RequestURL.isSupported(spec.url))
         #expect(RequestURL.isSupported("HTTPS://h/"))
     }

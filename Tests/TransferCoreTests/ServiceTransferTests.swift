@@ -193,7 +193,7 @@ internal import JSONModel
     @Test func unsupportedSchemeFailsTheTaskAtOnce() async throws {
         let harness = try ServiceHarness()
         defer { harness.stop() }
-        let created = try harness.task(in: try harness.session(), "ftp://127.0.0.1/file")
+        let created = try harness.task(in: try harness.session(), "gopher://127.0.0.1/file")
         #expect(created.state == .completed)
         #expect(created.error?.code == URLErrorCode.unsupportedURL.rawValue)
     }

@@ -26,7 +26,7 @@ public struct CredentialPut: Decodable, Sendable {
         }
         let scheme = try s.decode(String.self, forKey: .protocol)
         guard let proto = ProtectionSpaceProtocol(rawValue: scheme) else {
-            throw InputError.invalidValue(field: spacePath(.protocol), message: "must be http or https")
+            throw InputError.invalidValue(field: spacePath(.protocol), message: "must be one of http, https, ftp, ftps, sftp")
         }
         var port = proto.defaultPort
         if let number = try s.decodeOmittable(Double.self, forKey: .port) {

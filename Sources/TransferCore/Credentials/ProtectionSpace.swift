@@ -41,11 +41,21 @@ public struct ProtectionSpace: Codable, Sendable, Hashable {
     }
 }
 
-/// The protection space's protocol: the scheme of the URLs it covers.
+/// The protection space's protocol: the scheme of the URLs it covers. A credential for ftp,
+/// ftps or sftp is stored with authenticationMethod "default" (those schemes have no challenge
+/// that names a method) and is sent when the task starts, as those protocols log in first.
 public enum ProtectionSpaceProtocol: String, Codable, Sendable, CaseIterable {
-    case http, https
+    case http, https, ftp, ftps, sftp
 
-    public var defaultPort: Int { self == .http ? 80 : 443 }
+    public var defaultPort: Int {
+        switch self {
+        case .http: 80
+        case .https: 443
+        case .ftp: 21
+        case .ftps: 990
+        case .sftp: 22
+        }
+    }
 }
 
 /// URLProtectionSpace.authenticationMethod for the HTTP schemes transferd answers. libcurl also
@@ -79,8 +89,9 @@ struct ChallengeOrigin: Sendable, Equatable {
     let `protocol`: ProtectionSpaceProtocol
 
     init?(url: String) {
+        // Only HTTP answers challenges; ftp, ftps and sftp send their login up front.
         guard let parsed = URL(string: url), let scheme = parsed.scheme.flatMap({ ProtectionSpaceProtocol(rawValue: $0.lowercased()) }),
-              let host = parsed.host, !host.isEmpty else { return nil }
+              scheme == .http || scheme == .https, let host = parsed.host, !host.isEmpty else { return nil }
         self.host = ProtectionSpace.normalised(host: host)
         self.protocol = scheme
         port = parsed.port ?? scheme.defaultPort

@@ -34,6 +34,7 @@ final class EngineLoop {
             multi.perform()
             for (easy, code) in multi.completions() {
                 guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
+                transfer.remoteTransferEnded(code)
                 if transfer.needsRestartFromZero {
                     restartFromZero(taskId, transfer)
                     continue

@@ -40,7 +40,8 @@ struct TransactionRecorder {
 
     /// A final head (not 1xx) arrived for the request to `url`: the previous transaction (a
     /// redirect) ends where this hop began, and this one is opened.
-    mutating func headArrived(_ handle: EasyHandle, url: String, method: String, statusCode: Int, viaProxy: Bool) {
+    /// `protocolName` names a protocol without an HTTP version (ftp, ftps, sftp).
+    mutating func headArrived(_ handle: EasyHandle, url: String, method: String, statusCode: Int, viaProxy: Bool, protocolName: String? = nil) {
         let now = Counters(handle)
         let hopStart = handle.redirectCount > 0 ? now.times.redirect : 0
         closeOpen(endingAt: hopStart)
@@ -69,7 +70,7 @@ struct TransactionRecorder {
             requestEndDate: date(handle.bytesUploaded > 0 ? responseStart : requestStart),
             responseStartDate: date(responseStart),
             responseEndDate: nil,
-            networkProtocolName: handle.httpVersion,
+            networkProtocolName: protocolName ?? handle.httpVersion,
             isProxyConnection: viaProxy,
             isReusedConnection: reused,
             resourceFetchType: "networkLoad",

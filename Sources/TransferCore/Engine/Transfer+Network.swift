@@ -83,6 +83,7 @@ extension Transfer {
     /// connection).
     func transportError(_ code: CurlCode) -> TaskError {
         URLErrorMapping.proxyError(connectStatus: handle.proxyConnectResponseCode, failure: handle.proxyFailure, route: proxyState.route)
-            ?? URLErrorMapping.error(for: code, detail: handle.errorMessage)
+            ?? (remoteScheme == nil ? URLErrorMapping.error(for: code, detail: handle.errorMessage)
+                : URLErrorMapping.remoteFileError(for: code, detail: handle.errorMessage))
     }
 }

@@ -16,26 +16,27 @@ final class Transfer: EasyHandleDelegate {
     let handle: EasyHandle
     let report: (TransferUpdate) -> Void
     private var parser = ResponseHeadParser()
-    private(set) var response: ResponseInfo?
+    // Internal rather than private where `Transfer+RemoteFile.swift` sets them too.
+    var response: ResponseInfo?
     private var body = Data()
     /// The partial file of a download (nil for data tasks, whose body is `body`).
-    private let file: DownloadFile?
+    let file: DownloadFile?
     /// The reader of a streamed request body (nil when the body is inline or none).
-    private var bodyReader: BodyReader?
+    var bodyReader: BodyReader?
     /// The reader of a client-streamed body (nil for every other body).
-    private(set) var streamReader: StreamBodyReader?
+    var streamReader: StreamBodyReader?
     /// Sending paused because every chunk so far is sent: a new chunk unpauses it.
     var waitsForBody = false
     /// The request body's size, inline or streamed (for didSendBodyData).
-    private var bodySize: Int?
+    var bodySize: Int?
     /// Where this transfer's bytes start in the file: a resumed download's offset, else 0.
-    private var base = 0
+    var base = 0
     /// The size of the whole resource, when the server said (Content-Length or Content-Range).
-    private var expectedTotal: Int?
+    var expectedTotal: Int?
     /// A 416 to a resumed request showed the partial file is already the whole resource.
     private var alreadyComplete = false
     /// A 416 for a partial file that is not whole: `EngineLoop` starts the download over.
-    private(set) var needsRestartFromZero = false
+    var needsRestartFromZero = false
     private var redirects = 0
     private(set) var currentURL: String
     private(set) var currentMethod: String
@@ -43,7 +44,11 @@ final class Transfer: EasyHandleDelegate {
     /// redirects even where it switches the request to GET.
     private var sendsCustomMethod = false
     /// Set when the transfer is failed by us rather than by curl (body too large).
-    private(set) var failure: TaskError?
+    var failure: TaskError?
+    /// Set for ftp:, ftps: and sftp: URLs, which have no response head (`Transfer+RemoteFile.swift`).
+    let remoteScheme: RemoteFileScheme?
+    /// A remote file's modification time (seconds since 1970, as text), its resume validator.
+    var remoteModified: String?
     /// How this task answers 401 challenges, carried from attempt to attempt (`Transfer+Challenge`).
     var challenges: ChallengeResponder
     /// A 401 head not yet known to be final (libcurl may answer it itself).
@@ -54,7 +59,7 @@ final class Transfer: EasyHandleDelegate {
     var proxyState = ProxyState()
 
     /// The metrics of each request this transfer made (`TransactionRecorder`).
-    private var recorder = TransactionRecorder()
+    var recorder = TransactionRecorder()
     private var received = 0
     private var unreportedReceived = 0
     private var sent = 0
@@ -99,6 +104,7 @@ final class Transfer: EasyHandleDelegate {
         throttle = TransferThrottle(limit: job.bandwidthLimit, background: job.request.networkServiceType == .background, now: EngineLoop.now())
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
+        remoteScheme = RemoteFileScheme(url: job.request.url)
         challenges = job.challenges
         let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
         self.file = file
@@ -131,6 +137,7 @@ final class Transfer: EasyHandleDelegate {
         try handle.set(.connectTimeoutMilliseconds(Int(request.timeoutInterval * 1000)))
         try handle.set(.lowSpeed(bytesPerSecond: 1, seconds: idle))
         try handle.set(.timeoutMilliseconds(max(1, Int(min(job.resourceTimeout, 315_360_000) * 1000))))
+        if let remoteScheme { return try configureRemoteFile(remoteScheme) }
 
         let method = request.method.uppercased()
         if method == "HEAD" { try handle.set(.noBody(true)) }
@@ -195,6 +202,7 @@ final class Transfer: EasyHandleDelegate {
 
     func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
         lastActivity = EngineLoop.now()
+        if remoteScheme != nil { return }  // an FTP server's replies, not an HTTP head
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) || isProxyChallengeCurlAnswers(head) { return }
         recorder.headArrived(handle, url: currentURL, method: currentMethod, statusCode: head.statusCode, viaProxy: proxyState.route != nil)
@@ -285,7 +293,10 @@ final class Transfer: EasyHandleDelegate {
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
         if swallowsChallengeBody() { return .accept }
         if failure != nil { return .fail }
-        if needsRestartFromZero || alreadyComplete { return .accept }  // a 416's own body is not the file
+        if remoteScheme != nil { deliverRemoteResponse() }
+        // A 416's own body is not the file; a changed remote file's bytes are not worth reading.
+        if needsRestartFromZero { return remoteScheme == nil ? .accept : .fail }
+        if alreadyComplete { return .accept }
         // Out of tokens: curl keeps the chunk and hands it back once the governor releases us.
         if let governor {
             let now = EngineLoop.now()
@@ -457,6 +468,7 @@ final class Transfer: EasyHandleDelegate {
     /// Last-Modified) so that a later ranged request can tell whether the resource changed.
     func resumeState() -> ResumeState? {
         guard let file, failure == nil, !needsRestartFromZero else { return nil }
+        if remoteScheme != nil { return remoteResumeState(file) }
         guard let response else {
             // A resumed download that got no answer yet (it could not connect): the partial file
             // is as the last attempt left it, and so is what it was resumed from.

@@ -43,6 +43,8 @@ struct TransferJob: Sendable {
     var network = TransferNetwork()
     /// The folders `file:` URLs may read (resolved when the task starts); empty: file: is off.
     var fileURLRoots: [String] = []
+    /// The known_hosts file sftp: host keys are checked against (`ServiceConfiguration.sshKnownHostsFile`).
+    var sshKnownHostsFile = "/nonexistent/.ssh/known_hosts"
 }
 
 /// What a transfer reports, in order, on the engine thread.

@@ -13,6 +13,8 @@ struct TransferNetwork: Sendable {
     /// "sha256//BASE64" pins; empty: no pinning.
     var pinnedPublicKeys: [String] = []
     var httpVersion: HTTPVersionPreference = .auto
+    /// ftp:// upgrades to TLS with AUTH TLS or fails (the session's `ftpRequiresTLS`).
+    var ftpRequiresTLS = false
 }
 
 extension TransferJob {
@@ -24,7 +26,8 @@ extension TransferJob {
             tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
             caBundle: configuration.tlsCABundle,
             pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
-            httpVersion: configuration.httpVersion)
+            httpVersion: configuration.httpVersion,
+            ftpRequiresTLS: configuration.ftpRequiresTLS)
     }
 }
 

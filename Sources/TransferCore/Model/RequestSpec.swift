@@ -59,8 +59,8 @@ public struct RequestSpec: Decodable, Sendable {
 /// URLSession does. data: and file: URLs are checked when their task runs (a malformed data:
 /// URL fails the task with badURL, as URLSession does; file: needs `--file-url-roots`).
 public enum RequestURL {
-    /// The schemes that must name a host.
-    public static let networkSchemes: Set<String> = ["http", "https"]
+    /// The schemes that must name a host (ftp, ftps and sftp: `RemoteFileScheme`).
+    public static let networkSchemes: Set<String> = ["http", "https", "ftp", "ftps", "sftp"]
     /// Every scheme a task can run: the network ones through libcurl, the local ones
     /// (`LocalScheme`) answered by the daemon.
     public static let supportedSchemes: Set<String> = networkSchemes.union(["data", "file"])

@@ -26,6 +26,10 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     @NullEncoded public var tlsCABundle: String? = nil
     /// Not URLSession's: "sha256//BASE64" SubjectPublicKeyInfo pins; a server must match one.
     public var tlsPinnedPublicKeys: [String] = []
+    /// Not URLSession's: ftp:// URLs must upgrade to TLS with AUTH TLS (explicit FTPS, RFC 4217),
+    /// control and data connections, with the TLS settings above; a server that refuses fails
+    /// the task (secureConnectionFailed). false: plain FTP. ftps:// is always TLS (implicit).
+    public var ftpRequiresTLS = false
     public var httpShouldUsePipelining = false
     public var httpShouldSetCookies = true
     public var httpCookieAcceptPolicy: CookieAcceptPolicy = .onlyFromMainDocumentDomain
@@ -46,7 +50,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case requestCachePolicy, timeoutIntervalForRequest, timeoutIntervalForResource, networkServiceType
         case allowsCellularAccess, allowsExpensiveNetworkAccess, allowsConstrainedNetworkAccess
         case isDiscretionary, sessionSendsLaunchEvents, waitsForConnectivity, connectionProxyDictionary
-        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys
+        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys, ftpRequiresTLS
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, httpVersion, maximumConcurrentTasks
         case urlCache
@@ -74,6 +78,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         tlsMaximumSupportedProtocolVersion = try value(.tlsMaximumSupportedProtocolVersion, defaults.tlsMaximumSupportedProtocolVersion)
         tlsCABundle = try c.decodeIfPresent(String.self, forKey: .tlsCABundle)
         tlsPinnedPublicKeys = try value(.tlsPinnedPublicKeys, [])
+        ftpRequiresTLS = try value(.ftpRequiresTLS, false)
         httpShouldUsePipelining = try value(.httpShouldUsePipelining, false)
         httpShouldSetCookies = try value(.httpShouldSetCookies, true)
         httpCookieAcceptPolicy = try value(.httpCookieAcceptPolicy, defaults.httpCookieAcceptPolicy)

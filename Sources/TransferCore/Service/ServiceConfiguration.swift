@@ -32,6 +32,18 @@ public struct ServiceConfiguration: Sendable {
     /// with unsupportedURL.
     public var fileURLRoots: [String] = []
 
+    /// The OpenSSH known_hosts file an sftp: server's host key must be in (`--ssh-known-hosts`);
+    /// nil: `~/.ssh/known_hosts` of the daemon's user. A server whose key is missing from it or
+    /// differs is refused (serverCertificateUntrusted); host keys are never checked loosely.
+    public var sshKnownHostsFile: String?
+
+    /// `sshKnownHostsFile`, or the daemon user's own known_hosts ($HOME/.ssh/known_hosts).
+    var resolvedSSHKnownHostsFile: String {
+        if let sshKnownHostsFile { return sshKnownHostsFile }
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/nonexistent"
+        return home + "/.ssh/known_hosts"
+    }
+
     /// How long a completed task (its record, response body and, unless moved to a destination,
     /// its file) is kept, in seconds; nil keeps it until it is deleted.
     public var taskRetention: Double? = 7 * 86_400

@@ -263,6 +263,7 @@ extension TransferService {
         job.cookies = cookieHandling(for: entry.task.originalRequest, in: session, owner: entry.task.owner)
         job.adopt(session.configuration)
         job.fileURLRoots = configuration.fileURLRoots
+        job.sshKnownHostsFile = configuration.resolvedSSHKnownHostsFile
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
     }

@@ -21,7 +21,8 @@ extension TransferService {
         s.tasks[id]?.cache = nil
         s.tasks[id]?.task.cacheStatus = nil
         let method = request.method.uppercased()
-        guard LocalScheme(url: request.url) == nil else { return request }  // data: and file: are never cached
+        // data:, file:, ftp:, ftps: and sftp: are never cached (no HTTP caching rules apply to them).
+        guard LocalScheme(url: request.url) == nil, RemoteFileScheme(url: request.url) == nil else { return request }
         let cache = urlCaches.cache(for: session)
         if Self.unsafeMethods.contains(method) {
             if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request) }

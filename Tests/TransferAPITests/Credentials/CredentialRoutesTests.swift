@@ -63,7 +63,7 @@ import TestSupport
         ("host", #""""#, 422, "protectionSpace.host"),
         ("port", "70000", 422, "protectionSpace.port"),
         ("port", "1.5", 422, "protectionSpace.port"),
-        ("protocol", #""ftp""#, 422, "protectionSpace.protocol"),
+        ("protocol", #""gopher""#, 422, "protectionSpace.protocol"),
         ("authenticationMethod", #""NTLM""#, 422, "protectionSpace.authenticationMethod"),
         ("realm", "7", 400, "protectionSpace.realm"),
         ("user", #""a:b""#, 422, "user"),
