@@ -43,6 +43,10 @@ struct TransferJob: Sendable {
     var network = TransferNetwork()
     /// The folders `file:` URLs may read (resolved when the task starts); empty: file: is off.
     var fileURLRoots: [String] = []
+    /// A data task's declared answer to its final response (nil: allow).
+    var responseDisposition: ResponseDisposition? = nil
+    /// Where a data task's body goes if its disposition makes it a download (set only then).
+    var conversionTarget: DownloadTarget? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -53,6 +57,9 @@ enum TransferUpdate: Sendable {
     /// A 401 challenged the request (didReceiveChallenge); reported before its response, if any.
     case challenge(ChallengeReport)
     case response(ResponseInfo)
+    /// The data task's disposition made it a download (right after its response): from here on
+    /// its bytes go to a partial file and it reports as a download.
+    case becameDownload
     /// Coalesced: bytes since the last report, totals, and the current speed.
     case received(bytes: Int, total: Int, expected: Int?, bytesPerSecond: Double)
     case sent(bytes: Int, total: Int, expected: Int?)

@@ -22,6 +22,9 @@ extension TransferService {
         s.tasks[id]?.task.cacheStatus = nil
         let method = request.method.uppercased()
         guard LocalScheme(url: request.url) == nil else { return request }  // data: and file: are never cached
+        // A task that declares a response disposition judges every response it gets, so it
+        // neither reads from the URL cache nor stores in it (README, "Response disposition").
+        guard entry.task.responseDisposition == nil else { return request }
         let cache = urlCaches.cache(for: session)
         if Self.unsafeMethods.contains(method) {
             if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request) }
