@@ -9,7 +9,7 @@ import TransferCore
 /// converted task goes on as a download (same id), its body never in memory nor in
 /// didReceiveData, and continues as a download across a restart.
 @Suite struct ResponseDispositionTests {
-    static let becomeDownloadAbove10MiB: [String: Any] = ["rules": [["when": ["minLength": 10_485_760], "then": "becomeDownload"]]]
+    static var becomeDownloadAbove10MiB: [String: Any] { ["rules": [["when": ["minLength": 10_485_760], "then": "becomeDownload"]]] }
 
     /// The task's event types, runs of the same type collapsed (progress events are coalesced,
     /// so how many there are is timing; their order is not).
@@ -208,7 +208,7 @@ import TransferCore
         try await DaemonFixture.with { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))
             let body = #"{"kind": "\#(item.kind)", "request": {"url": "http://127.0.0.1:9/x", "method": "PUT", "body": {"text": "x"}}, "responseDisposition": \#(item.disposition)}"#
-            let response = try await daemon.request("POST", "/v1/sessions/\(sid)/tasks", headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+            let response = try await daemon.request("POST", "/v1/sessions/\(sid)/tasks", body: Data(body.utf8), headers: ["Content-Type": "application/json"])
             #expect(response.status == 400, "\(response)")
             #expect(response.errorCode == item.code, "\(response)")
             #expect(response.error?.string("field") == item.field, "\(response)")
@@ -231,8 +231,8 @@ import TransferCore
             // /slow/ is 256 KiB/s: about 4 s for the whole file.
             let id = try #require(try await first.dataTask(in: sid, ["url": nginx + "/slow/1MiB.bin"], extra: ["responseDisposition": disposition]).int("id"))
             // Past a checkpoint (one a second) with part of the file still to come.
-            try await first.waitForTask(id, timeout: 30) { ($0.value(at: "progress.bytesReceived") as? Int ?? 0) >= 400_000 }
-            try await Task.sleep(for: .milliseconds(1200))
+            try await first.waitForTask(id, timeout: 30) { ($0.value(at: "progress.bytesReceived") as? Int ?? 0) >= 300_000 }
+            try await Task.sleep(for: .milliseconds(1100))
             let before = try await first.task(id)
             #expect(before.string("kind") == "download")
             #expect(before.string("state") == "running")
