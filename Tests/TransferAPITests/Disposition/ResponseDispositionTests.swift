@@ -30,7 +30,6 @@ import TransferCore
             let created = try await daemon.dataTask(in: sid, ["url": origin.url("/small")], extra: ["responseDisposition": Self.becomeDownloadAbove10MiB])
             let id = try #require(created.int("id"))
             #expect(created.value(at: "responseDisposition.default") as? String == "allow")
-            #expect(created.value(at: "responseDisposition.rules.0.when.minLength") as? Int == nil)  // arrays: checked below
             let rules = try #require(created.value(at: "responseDisposition.rules") as? [[String: Any]])
             #expect(rules.count == 1 && rules[0].value(at: "when.minLength") as? Int == 10_485_760 && rules[0].string("then") == "becomeDownload")
             let task = try await daemon.waitForCompletion(id)
@@ -133,7 +132,7 @@ import TransferCore
             let task = try await daemon.waitForCompletion(id)
             #expect(task.isNull("error"), "\(task["error"] ?? "")")
             #expect(task.string("kind") == "download")
-            #expect(task.value(at: "response.expectedContentLength") as? Int == -1)
+            #expect(task.value(at: "response.expectedContentLength") is NSNull)
             let location = try #require(task.string("location"))
             #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == whole)
             let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == id }
@@ -198,7 +197,7 @@ import TransferCore
         InvalidCase(name: "null default", kind: "data", disposition: #"{"default": null}"#, code: "invalid_type", field: "responseDisposition.default", says: "null"),
         InvalidCase(name: "null rules", kind: "data", disposition: #"{"rules": null}"#, code: "invalid_type", field: "responseDisposition.rules", says: "null"),
         InvalidCase(name: "null disposition", kind: "data", disposition: "null", code: "invalid_type", field: "responseDisposition", says: "null"),
-        InvalidCase(name: "not an object", kind: "data", disposition: #""becomeDownload""#, code: "invalid_type", field: "responseDisposition", says: ""),
+        InvalidCase(name: "not an object", kind: "data", disposition: #""becomeDownload""#, code: "invalid_type", field: "responseDisposition", says: "must be an object"),
         InvalidCase(name: "download task", kind: "download", disposition: #"{"default": "allow"}"#, code: "invalid_response_disposition", field: "responseDisposition", says: "data tasks only"),
         InvalidCase(name: "upload task", kind: "upload", disposition: #"{"default": "cancel"}"#, code: "invalid_response_disposition", field: "responseDisposition", says: "data tasks only"),
     ]
