@@ -51,7 +51,7 @@ import TransferCore
     @Test func aCopyIsSuspendedResumedAndCancelledMidway() async throws {
         let root = try TempDirectory(prefix: "transferd-large-file")
         defer { root.remove() }
-        try Self.writeLargeFile(root.file("large.bin"), mebibytes: 64)
+        try Self.writeLargeFile(root.file("large.bin"))
         try await DaemonFixture.with(configure: { $0.service.fileURLRoots = [root.path] }) { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))
             let url = "file://" + root.file("large.bin").path
@@ -62,6 +62,7 @@ import TransferCore
             try await Task.sleep(for: .milliseconds(300))
             let paused = try await daemon.task(id)
             let atPause = paused.value(at: "progress.bytesReceived") as? Int ?? 0
+            try #require(paused.string("state") == "suspended" && atPause < 256 << 20, "the copy ended before the suspend reached it: \(atPause) bytes")
             try await Task.sleep(for: .milliseconds(300))
             let still = try await daemon.task(id)
             #expect(still.string("state") == "suspended")
@@ -69,7 +70,7 @@ import TransferCore
             #expect(try await daemon.post("/v1/tasks/\(id)/resume").status == 200)
             let done = try await daemon.waitForCompletion(id, timeout: 60)
             #expect(done.isNull("error"), "\(done["error"] ?? "")")
-            #expect(FileSystemProbe.size(try #require(done.string("location"))) == 64 << 20)
+            #expect(FileSystemProbe.size(try #require(done.string("location"))) == 256 << 20)
 
             // Cancelled while suspended mid-copy: cancelled, and no partial file stays.
             let cancelled = try #require(try await daemon.downloadTask(in: sid, ["url": url], extra: ["state": "suspended"]).int("id"))
