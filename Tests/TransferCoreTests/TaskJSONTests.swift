@@ -59,6 +59,9 @@ import Testing
         done.error = TaskError(.cancelled, "cancelled")
         done.cacheStatus = .revalidated
         done.location = "/data/files/1/file.bin"
+        done.responseDisposition = ResponseDisposition(default: .cancel, rules: [
+            .init(when: .init(minLength: 10, mimeType: "video/*", statusCodes: [200]), then: .becomeDownload),
+        ])
         done.version = 99
         done.progress.bytesPerSecond = 1e-7
         all.append(done)

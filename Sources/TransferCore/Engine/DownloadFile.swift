@@ -15,9 +15,9 @@ struct DownloadTarget: Sendable {
     let root: String
 }
 
-/// The open partial file of one running download. Engine thread only (not Sendable): plain
-/// POSIX writes, which land in the page cache at memory speed, so they do not hold up other
-/// transfers.
+/// The open partial file of one running download. One thread only (not Sendable): the engine
+/// thread, or a file: URL copy's worker. Plain POSIX writes, which land in the page cache at
+/// memory speed, so they do not hold up other transfers.
 final class DownloadFile {
     private var descriptor: Int32
     let target: DownloadTarget

@@ -13,6 +13,8 @@ final class EngineLoop {
     var taskIds: [ObjectIdentifier: Int] = [:]
     /// Tus uploads by task, also between steps (`EngineLoop+Tus`).
     var tusRuns: [Int: TusRun] = [:]
+    /// file: URL copies running on their worker threads, by task (`EngineLoop+LocalSchemes`).
+    var localCopies: [Int: LocalCopy] = [:]
     /// The daemon-wide rate limits and the line of transfers waiting for tokens.
     let governor = BandwidthGovernor()
     /// Sessions' own connection pools after a reset or flush.
@@ -31,6 +33,7 @@ final class EngineLoop {
             }
             for command in commands { apply(command) }
             if stopping { break }
+            forgetFinishedCopies()
             multi.perform()
             for (easy, code) in multi.completions() {
                 guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
@@ -56,6 +59,8 @@ final class EngineLoop {
             multi.poll(timeoutMilliseconds: timeout)
         }
         for transfer in transfers.values { multi.remove(transfer.handle) }
+        for copy in localCopies.values { copy.abandon() }
+        localCopies.removeAll()
         tusRuns.removeAll()
         transfers.removeAll()
         taskIds.removeAll()
@@ -66,7 +71,7 @@ final class EngineLoop {
     func apply(_ command: EngineCommand) {
         switch command {
         case .start(let job):
-            guard transfers[job.taskId] == nil, tusRuns[job.taskId] == nil else { return }
+            guard transfers[job.taskId] == nil, tusRuns[job.taskId] == nil, !copiesLocally(job.taskId) else { return }
             let taskId = job.taskId
             if let state = job.tus {
                 startTus(job, state)
@@ -93,16 +98,18 @@ final class EngineLoop {
             }
         case .pause(let taskId):
             tusRuns[taskId]?.paused = true
+            localCopies[taskId]?.pause()
             if let transfer = transfers[taskId] { pause(transfer) }
         case .resume(let taskId):
             tusRuns[taskId]?.paused = false
+            localCopies[taskId]?.resume()
             guard let transfer = transfers[taskId], transfer.pausedAt != nil else { return }
             transfer.pausedAt = nil
             transfer.lastActivity = Self.now()
             transfer.resetSpeed()
             try? transfer.handle.pause(false)
         case .preempt(let taskId):
-            guard let transfer = transfers[taskId], transfer.job.download != nil, tusRuns[taskId] == nil else { return }
+            guard let transfer = transfers[taskId], transfer.isDownload, tusRuns[taskId] == nil else { return }
             letConnectionGo(taskId, transfer)
         case .bodyAvailable(let taskId, let available, let ended):
             guard let transfer = transfers[taskId] else { return }
@@ -124,6 +131,8 @@ final class EngineLoop {
         case .forgetConnections(let pool):
             connectionPools.forget(pool)
         case .cancel(let taskId, let keepPartial):
+            // A file copy has no resume data (no validator): it ends cancelled, its file deleted.
+            localCopies[taskId]?.cancel()
             if tusRuns[taskId] != nil, transfers[taskId] == nil {
                 // Between two steps of a tus upload: nothing to stop but the run.
                 tusRuns[taskId] = nil
@@ -165,7 +174,7 @@ final class EngineLoop {
         var pending = false
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
-                if transfer.job.download != nil {
+                if transfer.isDownload {
                     letConnectionGo(taskId, transfer)
                 } else {
                     finish(taskId, transfer.interrupted(TaskError(.timedOut, "the task was suspended for longer than its timeoutInterval")))

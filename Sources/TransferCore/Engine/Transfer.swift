@@ -19,8 +19,11 @@ final class Transfer: EasyHandleDelegate {
     // Internal rather than private where `Transfer+RemoteFile.swift` sets them too.
     var response: ResponseInfo?
     private var body = Data()
-    /// The partial file of a download (nil for data tasks, whose body is `body`).
-    let file: DownloadFile?
+    /// The partial file of a download (nil for data tasks, whose body is `body`, until their
+    /// response disposition makes them a download).
+    var file: DownloadFile?
+    /// Whether the body goes to a file: a download task, or a data task that became one.
+    var isDownload: Bool { file != nil }
     /// The reader of a streamed request body (nil when the body is inline or none).
     var bodyReader: BodyReader?
     /// The reader of a client-streamed body (nil for every other body).
@@ -244,6 +247,7 @@ final class Transfer: EasyHandleDelegate {
         // The response first, then how a resumed download goes on (URLSESSION.md's order:
         // response, resume offset, data), so didResumeAtOffset's totals are the last word.
         report(.response(info))
+        applyDisposition(to: info)
         if let file {
             if base > 0 {
                 continueResumed(head, file: file)
@@ -252,6 +256,27 @@ final class Transfer: EasyHandleDelegate {
                 failure = URLErrorMapping.downloadError(status: head.statusCode)
             } else {
                 expectedTotal = info.expectedContentLength
+            }
+        }
+    }
+
+    /// A data task's declared answer to its final response: cancel ends it before any body
+    /// byte is taken (the write callback fails the transfer); becomeDownload opens the partial
+    /// file, so the body goes there and never into memory.
+    private func applyDisposition(to info: ResponseInfo) {
+        guard file == nil, let disposition = job.responseDisposition else { return }
+        switch disposition.action(statusCode: info.statusCode, mimeType: info.mimeType, expectedLength: info.expectedContentLength) {
+        case .allow:
+            return
+        case .cancel:
+            failure = ResponseDisposition.cancelled
+        case .becomeDownload:
+            guard let target = job.conversionTarget else { return }
+            do throws(TaskError) {
+                file = try DownloadFile(target: target)
+                report(.becameDownload)
+            } catch {
+                failure = error
             }
         }
     }

@@ -45,6 +45,10 @@ struct TransferJob: Sendable {
     var fileURLRoots: [String] = []
     /// The known_hosts file sftp: host keys are checked against (`ServiceConfiguration.sshKnownHostsFile`).
     var sshKnownHostsFile = "/nonexistent/.ssh/known_hosts"
+    /// A data task's declared answer to its final response (nil: allow).
+    var responseDisposition: ResponseDisposition? = nil
+    /// Where a data task's body goes if its disposition makes it a download (set only then).
+    var conversionTarget: DownloadTarget? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -55,6 +59,9 @@ enum TransferUpdate: Sendable {
     /// A 401 challenged the request (didReceiveChallenge); reported before its response, if any.
     case challenge(ChallengeReport)
     case response(ResponseInfo)
+    /// The data task's disposition made it a download (right after its response): from here on
+    /// its bytes go to a partial file and it reports as a download.
+    case becameDownload
     /// Coalesced: bytes since the last report, totals, and the current speed.
     case received(bytes: Int, total: Int, expected: Int?, bytesPerSecond: Double)
     case sent(bytes: Int, total: Int, expected: Int?)

@@ -60,6 +60,8 @@ public struct TaskCreate: Decodable, Sendable {
     public var earliestBeginDate: Date?
     /// The task's own rate limit, on top of the daemon-wide ones.
     public var bandwidthLimit: BandwidthLimit?
+    /// Data tasks only: what didReceiveResponse decides (allow, cancel, becomeDownload).
+    public var responseDisposition: ResponseDisposition?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -72,6 +74,7 @@ public struct TaskCreate: Decodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
         case resumeData, destination, host, port, resumable, earliestBeginDate, bandwidthLimit
+        case responseDisposition
     }
 
     public init(from decoder: any Decoder) throws {
@@ -107,6 +110,10 @@ public struct TaskCreate: Decodable, Sendable {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".body.stream", message: "is for upload tasks only (URLSession's uploadTask(withStreamedRequest:))")
         }
         if c.contains(.resumable) { resumable = try Self.decodeResumable(c, kind: kind, request: request, decoder: decoder) }
+        responseDisposition = try c.decodeOmittable(ResponseDisposition.self, forKey: .responseDisposition)
+        if responseDisposition != nil, kind != .data {
+            throw ResponseDisposition.invalid(decoder.path(CodingKeys.responseDisposition), "is for data tasks only: it decides what a data task does with its response (a download already writes a file)")
+        }
         if destination != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")
         }

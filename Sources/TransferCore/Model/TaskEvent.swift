@@ -5,6 +5,9 @@ public import JSONModel
 public enum EventType: String, Codable, Sendable, CaseIterable {
     case didReceiveResponse, didReceiveData, didSendBodyData, willPerformHTTPRedirection
     case didWriteData, didResumeAtOffset, didFinishDownloadingTo
+    /// URLSession's didBecomeDownloadTask: the data task's responseDisposition made it a
+    /// download; `downloadTaskId` is the task's own id (the same task goes on as the download).
+    case didBecomeDownloadTask
     /// Not URLSession's: a resumable (tus) upload continues at the server's offset.
     case didResumeUpload
     case didCompleteWithError, didBecomeInvalid

@@ -40,6 +40,7 @@ struct TaskJSONWriter {
         key("priority"); number(task.priority.value)
         key("progress"); progress(task.progress)
         key("response"); encoded(task.response)
+        key("responseDisposition"); encoded(task.responseDisposition)
         key("resumable"); encoded(task.resumable)
         if stored, let resume = task.resume { key("resume"); encoded(resume) }
         key("retryCount"); integer(task.retryCount)

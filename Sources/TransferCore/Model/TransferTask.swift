@@ -44,6 +44,9 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var bandwidthLimit: BandwidthLimit?
     /// Where the response came from: the network, the URL cache, or the cache after a 304.
     public var cacheStatus: CacheStatus?
+    /// A data task's declared answer to its response; a task it turned into a download keeps it
+    /// (its `kind` is then `download`).
+    public var responseDisposition: ResponseDisposition?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -54,7 +57,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
-        case cacheStatus
+        case cacheStatus, responseDisposition
     }
 
     public init(from decoder: any Decoder) throws {
@@ -87,6 +90,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         earliestBeginDate = try c.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
         retryCount = try c.decodeIfPresent(Int.self, forKey: .retryCount) ?? 0  // rows stored before retries
         cacheStatus = try c.decodeIfPresent(CacheStatus.self, forKey: .cacheStatus)
+        responseDisposition = try c.decodeIfPresent(ResponseDisposition.self, forKey: .responseDisposition)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -136,6 +140,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(resumable, forKey: .resumable)
         try c.encode(retryCount, forKey: .retryCount)
         try c.encode(bandwidthLimit, forKey: .bandwidthLimit)
+        try c.encode(responseDisposition, forKey: .responseDisposition)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)

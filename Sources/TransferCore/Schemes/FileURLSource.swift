@@ -2,7 +2,8 @@ internal import FoundationEssentials
 internal import Glibc
 
 /// A `file:` URL's file, opened read-only and confined to the daemon's file-URL roots
-/// (`--file-url-roots`). Engine thread only (not Sendable): it owns its descriptor.
+/// (`--file-url-roots`). Used by one thread only, its file copy's worker (not Sendable): it
+/// owns its descriptor.
 ///
 /// Confinement: the path is resolved (symlinks, `..`) and must lie in a resolved root; the
 /// resolved path is opened with O_NOFOLLOW, and the opened descriptor's own path

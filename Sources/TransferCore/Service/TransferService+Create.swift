@@ -115,6 +115,7 @@ extension TransferService {
         task.destination = prepared.destination
         task.earliestBeginDate = request.earliestBeginDate
         task.bandwidthLimit = request.bandwidthLimit
+        task.responseDisposition = request.responseDisposition
         task.streamedBody = prepared.streamed?.segments
         if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
         if let resumable = request.resumable {

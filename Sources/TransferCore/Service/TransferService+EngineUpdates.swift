@@ -31,6 +31,12 @@ extension TransferService {
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = response.expectedContentLength
                 emit(&s, session: session, task: id, .didReceiveResponse, ["response": JSONValue(encoding: response)], &deliveries)
                 changed(&s, task: id, persist: true, &deliveries)
+            case .becameDownload:
+                // URLSession gives a new download task object; here the same task goes on as a
+                // download (its id, events and endpoints), so the event names that same id.
+                s.tasks[id]?.task.kind = .download
+                emit(&s, session: session, task: id, .didBecomeDownloadTask, ["downloadTaskId": .integer(Int64(id))], &deliveries)
+                changed(&s, task: id, persist: true, &deliveries)
             case .received(let bytes, let total, let expected, let speed):
                 s.rates.received(bytes, entry.task.schedulingClass)
                 s.tasks[id]?.task.progress.bytesReceived = total

@@ -247,14 +247,16 @@ extension TransferService {
             maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
         job.bodyStream = bodyStreamSnapshot(of: entry.task)
         if entry.task.kind == .download {
-            job.download = DownloadTarget(
-                partialPath: partialPath(of: id),
-                destinationPath: entry.task.destination.map { configuration.downloadsRoot + "/" + $0 },
-                defaultDirectory: configuration.dataDirectory + "/files/\(id)",
-                root: configuration.downloadsRoot)
+            job.download = downloadTarget(of: entry.task)
             job.resume = entry.task.resume
             // Nothing of an ephemeral session is recorded, its download offsets included.
             job.checkpoints = isRecorded(s, session: session.id)
+        } else if entry.task.kind == .data, let disposition = entry.task.responseDisposition {
+            job.responseDisposition = disposition
+            if disposition.mayBecomeDownload {
+                job.conversionTarget = downloadTarget(of: entry.task)
+                job.checkpoints = isRecorded(s, session: session.id)
+            }
         }
         job.tus = entry.task.resumable
         // A tus upload's steps are judged by its run, not answered with credentials.
@@ -266,6 +268,15 @@ extension TransferService {
         job.sshKnownHostsFile = configuration.resolvedSSHKnownHostsFile
         engine.submit(.start(job))
         changed(&s, task: id, persist: true, &deliveries)
+    }
+
+    /// Where a download's bytes go: its partial file, then its destination or the default folder.
+    func downloadTarget(of task: TransferTask) -> DownloadTarget {
+        DownloadTarget(
+            partialPath: partialPath(of: task.id),
+            destinationPath: task.destination.map { configuration.downloadsRoot + "/" + $0 },
+            defaultDirectory: configuration.dataDirectory + "/files/\(task.id)",
+            root: configuration.downloadsRoot)
     }
 
     /// Where a running download's bytes are written until it succeeds.
