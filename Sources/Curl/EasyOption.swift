@@ -87,4 +87,11 @@ public enum EasyOption {
     /// "sha256//BASE64;sha256//BASE64..." (CURLOPT_PINNEDPUBLICKEY): the handshake fails with
     /// CURLE_SSL_PINNEDPUBKEYNOTMATCH unless the server's public key hashes to one of them.
     case pinnedPublicKeys(String?)
+    /// Connect (and do TLS for https) only, then stop: the application moves bytes itself with
+    /// `send`/`receive` (CURLOPT_CONNECT_ONLY). Such a connection is never reused by curl.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_CONNECT_ONLY.html
+    case connectOnly(Bool)
+    /// Whether the TLS handshake offers ALPN (CURLOPT_SSL_ENABLE_ALPN); off for raw streams,
+    /// which speak no HTTP.
+    case alpn(Bool)
 }
