@@ -135,7 +135,9 @@ final class StreamConnection {
         }
         transactionReceived = receivedTotal
         transactionSent = self.sent
-        return StreamMetrics.transaction(handle, url: job.endpoint.url, start: startDate, tls: tls, adopted: !transactions.isEmpty)
+        var endpoint = job.endpoint
+        endpoint.tls = tls
+        return StreamMetrics.transaction(handle, url: endpoint.url, start: startDate, tls: tls, adopted: !transactions.isEmpty)
     }
 
     /// The socket bytes move through now, while the stream is open.
