@@ -62,7 +62,7 @@ extension EngineLoop {
         let now = Self.now()
         var due = streams.dirty
         streams.dirty.removeAll()
-        for (taskId, stream) in streams.connections where (stream.nextDeadline ?? .infinity) <= now { due.insert(taskId) }
+        for (taskId, stream) in streams.connections where (stream.nextWake ?? .infinity) <= now { due.insert(taskId) }
         for taskId in due {
             guard let stream = streams.connections[taskId] else { continue }
             var updates: [StreamUpdate] = []
@@ -106,9 +106,9 @@ extension EngineLoop {
         for socket in ready { if let taskId = streams.sockets[socket.socket] { streams.dirty.insert(taskId) } }
     }
 
-    /// Seconds until the earliest deadline of a waiting read or write, if any.
+    /// Seconds until a stream next needs a pump by itself (`StreamConnection.nextWake`), if any.
     func streamTimeout(now: Double) -> Double? {
-        streams.connections.values.compactMap(\.nextDeadline).min().map { max(0, $0 - now) }
+        streams.connections.values.compactMap(\.nextWake).min().map { max(0, $0 - now) }
     }
 
     /// Ends a stream task with `error` (nil: both sides closed cleanly): its handles leave the
@@ -122,6 +122,9 @@ extension EngineLoop {
             multi.remove(easy)
         }
         stream.answerAll(error.map { .failed($0) } ?? .read([], ended: true))
+        var updates: [StreamUpdate] = []
+        stream.reportCounts(now: Self.now(), &updates)  // the final totals, before the completion
+        for update in updates { observer.transfer(taskId, .stream(update)) }
         let transactions = stream.finishMetrics()
         if !transactions.isEmpty { observer.transfer(taskId, .transactions(transactions)) }
         observer.transfer(taskId, error.map { .completed(.failure($0)) } ?? .stream(.finished))

@@ -36,12 +36,25 @@ extension StreamConnection {
         if let error = receive() { return .failed(error) }
         if wasOpen, peerClosed || readClosed { updates.append(.readClosed) }
         answerReads(now: now)
-        if reported != (receivedTotal, sent) {
-            reported = (receivedTotal, sent)
-            updates.append(.counts(received: receivedTotal, sent: sent))
-        }
+        // Coalesced as transfers' progress is: at most one report per interval.
+        if now - lastCountsReport >= Transfer.reportInterval { reportCounts(now: now, &updates) }
         if let request = tlsRequest, !isTLS, upgrade == nil, sent >= request.after { return .upgrade }
         return isFinished ? .finished : .running
+    }
+
+    /// Appends the running totals if they changed since the last report.
+    func reportCounts(now: Double, _ updates: inout [StreamUpdate]) {
+        guard reported != (receivedTotal, sent) else { return }
+        reported = (receivedTotal, sent)
+        lastCountsReport = now
+        updates.append(.counts(received: receivedTotal, sent: sent))
+    }
+
+    /// When the stream next needs a pump without any socket activity: a waiting read's or
+    /// write's deadline, or the report of totals that changed since the last one.
+    var nextWake: Double? {
+        let counts = reported != (receivedTotal, sent) ? lastCountsReport + Transfer.reportInterval : nil
+        return [nextDeadline, counts].compactMap { $0 }.min()
     }
 
     /// Sends the buffered bytes the socket takes; before a requested TLS upgrade, only those

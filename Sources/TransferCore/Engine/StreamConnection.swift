@@ -43,6 +43,7 @@ final class StreamConnection {
     var accepted = 0, sent = 0, receivedTotal = 0
     /// The counts last reported to the service.
     var reported = (received: 0, sent: 0)
+    var lastCountsReport = -Double.infinity
     /// Whether the last send met CURLE_AGAIN (then the socket is watched for writability).
     var sendBlocked = false
 
