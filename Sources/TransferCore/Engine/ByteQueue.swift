@@ -39,7 +39,7 @@ struct ByteQueue {
         taken.reserveCapacity(min(limit, count))
         while taken.count < limit, first < chunks.count {
             let chunk = chunks[first]
-            let end = min(chunk.count, head + limit - taken.count)
+            let end = head + min(limit - taken.count, chunk.count - head)  // no overflow for limit = .max
             taken.append(contentsOf: chunk[head..<end])
             count -= end - head
             head = end
