@@ -41,11 +41,13 @@ source scripts/lib/peers.sh
 source scripts/lib/network-peers.sh
 # shellcheck source=scripts/lib/peers-ftp.sh
 source scripts/lib/peers-ftp.sh
+# shellcheck source=scripts/lib/peers-stream.sh
+source scripts/lib/peers-stream.sh
 
 log "repository: $PWD"
 ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix tinyproxy microsocks \
-    chromium chromium-driver tmux debootstrap
+    chromium chromium-driver tmux debootstrap socat
 ensure_python
 ensure_peer_venv
 
@@ -58,6 +60,7 @@ start_httpbin
 start_nginx
 start_network_peers
 start_ftp_peers
+start_stream_peers
 
 if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     log "TRANSFERD_TEST_ONLY_PEERS=1: checking the peers, then stopping them"

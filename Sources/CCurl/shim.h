@@ -13,10 +13,12 @@ static inline CURLcode transferd_easy_setopt_seek_callback(CURL *h, CURLoption o
 static inline CURLcode transferd_easy_setopt_xferinfo_callback(CURL *h, CURLoption o, curl_xferinfo_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_sockopt_callback(CURL *h, CURLoption o, curl_sockopt_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_closesocket_callback(CURL *h, CURLoption o, curl_closesocket_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode transferd_easy_setopt_opensocket_callback(CURL *h, CURLoption o, curl_opensocket_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode transferd_easy_setopt_prereq_callback(CURL *h, CURLoption o, curl_prereq_callback v) { return curl_easy_setopt(h, o, v); }
 
 static inline CURLcode transferd_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode transferd_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode transferd_easy_getinfo_socket(CURL *h, CURLINFO i, curl_socket_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode transferd_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
 
 static inline CURLSHcode transferd_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }

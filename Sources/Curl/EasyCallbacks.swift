@@ -68,6 +68,11 @@ let curlXferInfoCallback: curl_xferinfo_callback = { userdata, dltotal, dlnow, u
 let curlSockoptCallback: curl_sockopt_callback = { userdata, fd, purpose in
     guard let userdata, purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKOPT_OK }
     let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    // A socket handed over by `EasyHandle.adopt(socket:)` is connected already: no connect().
+    if fd == handle.takenOverSocket {
+        handle.socketMarks?.opened(fd, dscp: 0)
+        return CURL_SOCKOPT_ALREADY_CONNECTED
+    }
     let dscp = handle.dscp ?? 0
     let marked = dscp != 0 && SocketMarking.mark(fd, dscp: dscp)
     handle.socketMarks?.opened(fd, dscp: marked ? dscp : 0)
@@ -91,4 +96,17 @@ let curlPrereqCallback: curl_prereq_callback = { userdata, primaryIP, _, primary
     let endpoints = SocketMarks.Endpoints(localPort: Int(localPort), peerAddress: String(cString: primaryIP), peerPort: Int(primaryPort))
     handle.socketMarks?.ensure(endpoints, dscp: handle.dscp ?? 0)
     return CURL_PREREQFUNC_OK
+}
+
+/// Hands curl the socket given to `EasyHandle.adopt(socket:)`, once, instead of opening one;
+/// any further attempt (another address of the host) gets none.
+/// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_OPENSOCKETFUNCTION.html
+let curlOpenSocketCallback: curl_opensocket_callback = { userdata, purpose, _ in
+    guard let userdata, purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKET_BAD }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    let fd = handle.adoptedSocket
+    guard fd >= 0 else { return CURL_SOCKET_BAD }
+    handle.adoptedSocket = -1
+    handle.takenOverSocket = fd
+    return fd
 }

@@ -1,5 +1,6 @@
 internal import CCurl
 internal import FoundationEssentials
+internal import Glibc
 
 /// One libcurl easy handle and everything it references (header list, error buffer, callbacks).
 /// Not Sendable: it is created, configured and driven by the one thread that owns its multi
@@ -18,6 +19,11 @@ public final class EasyHandle {
     /// The share whose connection cache it uses (`EasyOption.share`): held so it outlives the
     /// handle's use of it.
     private var share: ShareHandle?
+    /// A connected socket curl is to take over instead of opening one (`adopt(socket:)`);
+    /// -1 once curl took it (it then owns and closes it).
+    var adoptedSocket: Int32 = -1
+    /// The adopted socket after curl took it: the sockopt callback tells curl it is connected.
+    var takenOverSocket: Int32 = -1
 
     public init() throws(CurlCode) {
         CurlLibrary.initialise()
@@ -46,6 +52,7 @@ public final class EasyHandle {
         // The owner removed the handle from its multi first (MultiHandle.remove), so curl can no
         // longer call back into this object.
         curl_easy_cleanup(raw)
+        if adoptedSocket >= 0 { close(adoptedSocket) }  // curl never took it
         if let headerList { curl_slist_free_all(headerList) }
         errorBuffer.deallocate()
     }
@@ -130,6 +137,8 @@ public final class EasyHandle {
         case .sshAuthentication(let password, let keyboard, let publicKey):
             // curl.h: CURLSSH_AUTH_PUBLICKEY (1<<0), CURLSSH_AUTH_PASSWORD (1<<1), CURLSSH_AUTH_KEYBOARD (1<<3).
             try setLong(CURLOPT_SSH_AUTH_TYPES, (publicKey ? 1 << 0 : 0) | (password ? 1 << 1 : 0) | (keyboard ? 1 << 3 : 0))
+        case .connectOnly(let on): try setLong(CURLOPT_CONNECT_ONLY, on ? 1 : 0)
+        case .alpn(let on): try setLong(CURLOPT_SSL_ENABLE_ALPN, on ? 1 : 0)
         }
     }
 
@@ -142,10 +151,10 @@ public final class EasyHandle {
 
     /// The sockopt callback marks new sockets (when there is a marking or a record to keep); the
     /// prereq and close callbacks keep the multi handle's record (when there is one).
-    private func setSocketCallbacks() throws(CurlCode) {
+    func setSocketCallbacks() throws(CurlCode) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         let marks = socketMarks.map { Unmanaged.passUnretained($0).toOpaque() }
-        let sockopt = dscp != nil || marks != nil
+        let sockopt = dscp != nil || marks != nil || adoptedSocket >= 0
         try CurlCode.check(transferd_easy_setopt_sockopt_callback(raw, CURLOPT_SOCKOPTFUNCTION, sockopt ? curlSockoptCallback : nil))
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_SOCKOPTDATA, sockopt ? me : nil))
         try CurlCode.check(transferd_easy_setopt_closesocket_callback(raw, CURLOPT_CLOSESOCKETFUNCTION, marks == nil ? nil : curlCloseSocketCallback))

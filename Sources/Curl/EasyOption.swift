@@ -121,4 +121,14 @@ public enum EasyOption {
     case sshKnownHosts(String)
     /// The SSH user authentication methods curl may try (CURLOPT_SSH_AUTH_TYPES).
     case sshAuthentication(password: Bool, keyboardInteractive: Bool, publicKey: Bool)
+
+    // Stream tasks (connect-only connections).
+
+    /// Connect (and do TLS for https) only, then stop: the application moves bytes itself with
+    /// `send`/`receive` (CURLOPT_CONNECT_ONLY). Such a connection is never reused by curl.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_CONNECT_ONLY.html
+    case connectOnly(Bool)
+    /// Whether the TLS handshake offers ALPN (CURLOPT_SSL_ENABLE_ALPN); off for raw streams,
+    /// which speak no HTTP.
+    case alpn(Bool)
 }

@@ -69,6 +69,27 @@ public final class MultiHandle {
         curl_multi_poll(raw, nil, 0, Int32(clamping: timeoutMilliseconds), &ready)
     }
 
+    /// `poll`, also watching `sockets`; returns those found ready (in any order).
+    public func poll(timeoutMilliseconds: Int, watching sockets: [SocketWatch]) -> [SocketReadiness] {
+        guard let raw else { return [] }
+        guard !sockets.isEmpty else {
+            poll(timeoutMilliseconds: timeoutMilliseconds)
+            return []
+        }
+        var fds = sockets.map { watch in
+            curl_waitfd(fd: watch.socket, events: Int16((watch.readable ? CURL_WAIT_POLLIN : 0) | (watch.writable ? CURL_WAIT_POLLOUT : 0)), revents: 0)
+        }
+        var ready: Int32 = 0
+        curl_multi_poll(raw, &fds, UInt32(fds.count), Int32(clamping: timeoutMilliseconds), &ready)
+        // curl maps back only POLLIN, POLLOUT and POLLPRI; Linux reports a closed or reset TCP
+        // connection as readable (RCV_SHUTDOWN), which the next receive then tells apart.
+        return fds.compactMap { fd in
+            guard fd.revents != 0 else { return nil }
+            return SocketReadiness(socket: fd.fd, readable: fd.revents & Int16(CURL_WAIT_POLLIN | CURL_WAIT_POLLPRI) != 0,
+                                   writable: fd.revents & Int16(CURL_WAIT_POLLOUT) != 0)
+        }
+    }
+
     /// The transfers that finished since the last call, with their result codes.
     public func completions() -> [(EasyHandle, CurlCode)] {
         guard let raw else { return [] }

@@ -27,6 +27,7 @@ public final class APIHandler: HTTPRequestHandler {
         CredentialRoutes.register(&router, service: service)
         CacheRoutes.register(&router, service: service)
         TaskRoutes.register(&router, service: service)
+        StreamRoutes.register(&router, service: service)
         TaskChangeRoutes.register(&router, service: service)
         DashboardRoutes.register(&router)
         SchedulerRoutes.register(&router, service: service)

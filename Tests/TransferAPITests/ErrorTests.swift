@@ -162,8 +162,10 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
 
     static let notImplemented: [ErrorCase] = [
         .task(#"{"kind": "upload", "request": {"url": "http://127.0.0.1:9/"}}"#, 422, "invalid_value", field: "request.body"),
-        .task(#"{"kind": "stream", "host": "example.com", "port": 443}"#, 422, "not_implemented", field: "host"),
-        .task(#"{"kind": "stream"}"#, 422, "not_implemented", field: "kind"),
+        .task(#"{"kind": "stream", "host": "example.com", "port": 0}"#, 422, "invalid_value", field: "port"),
+        .task(#"{"kind": "stream", "port": 443}"#, 400, "missing_field", field: "host"),
+        .task(#"{"kind": "stream", "host": "h", "port": 1, "request": {"url": "http://127.0.0.1:9/"}}"#, 422, "invalid_value", field: "request"),
+        .task(#"{"kind": "data", "tls": true, "request": {"url": "http://127.0.0.1:9/"}}"#, 422, "invalid_value", field: "tls"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "resumeData": "AAAA"}"#, 422, "invalid_value", field: "request"),
         .task(#"{"kind": "download", "resumeData": "AAAA"}"#, 400, "invalid_resume_data", field: "resumeData"),
         .task(#"{"kind": "download", "resumeData": "eyJ2ZXJzaW9uIjoxfQ.AAAA"}"#, 400, "invalid_resume_data", field: "resumeData"),

@@ -193,10 +193,22 @@ import Testing
 
     @Test func taskCreateNotImplementedKinds() {
         #expect(invalidField(TaskCreate.self, #"{"kind": "upload", "request": {"url": "http://h/"}}"#) == "request.body")
-        #expect(notImplementedField(TaskCreate.self, #"{"kind": "stream", "request": {"url": "http://h/"}}"#) == "kind")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "stream", "host": "h", "port": 1, "request": {"url": "http://h/"}}"#) == "request")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "stream", "host": "h", "port": 65536}"#) == "port")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "stream", "host": "user@h", "port": 25}"#) == "host")
+        #expect(invalidField(TaskCreate.self, #"{"kind": "data", "host": "h", "request": {"url": "http://h/"}}"#) == "host")
         #expect(invalidField(TaskCreate.self, #"{"kind": "data", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "resumeData")
         #expect(invalidField(TaskCreate.self, #"{"kind": "download", "resumeData": "x", "request": {"url": "http://h/"}}"#) == "request")
         #expect(invalidField(TaskCreate.self, #"{"kind": "data", "request": {"url": "http://h/", "body": {"stream": true}}}"#) == "request.body.stream")
+    }
+
+    @Test func streamTasksDecodeTheirEndpointIntoTheirRequest() throws {
+        let create = try decode(TaskCreate.self, #"{"kind": "stream", "host": "::1", "port": 2525, "tls": true}"#)
+        #expect(create.stream == StreamEndpoint(host: "::1", port: 2525, tls: true))
+        #expect(create.request?.url == "tls://[::1]:2525")
+        #expect(StreamEndpoint(url: "tls://[::1]:2525") == create.stream)
+        #expect(StreamEndpoint(url: "tcp://127.0.0.1:7") == StreamEndpoint(host: "127.0.0.1", port: 7, tls: false))
+        #expect(StreamEndpoint(url: "http://127.0.0.1:7") == nil)
     }
 
     @Test func downloadTasksDecodeWithADestination() throws {

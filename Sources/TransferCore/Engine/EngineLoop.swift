@@ -19,6 +19,8 @@ final class EngineLoop {
     let governor = BandwidthGovernor()
     /// Sessions' own connection pools after a reset or flush.
     let connectionPools = ConnectionPools()
+    /// Stream tasks' connections (`EngineLoop+Streams`).
+    let streams = StreamTable()
 
     init(multi: MultiHandle, observer: any TransferObserver) {
         self.multi = multi
@@ -36,6 +38,7 @@ final class EngineLoop {
             forgetFinishedCopies()
             multi.perform()
             for (easy, code) in multi.completions() {
+                if streamHandleDone(easy, code) { continue }
                 guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
                 transfer.remoteTransferEnded(code)
                 if transfer.needsRestartFromZero {
@@ -56,7 +59,9 @@ final class EngineLoop {
             var timeout = pending ? Int(Transfer.reportInterval * 1000) : 1000
             if let wait = releaseThrottled(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
             if let wait = startDueTusSteps(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
-            multi.poll(timeoutMilliseconds: timeout)
+            pumpStreams()
+            if let wait = streamTimeout(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
+            streamsReady(multi.poll(timeoutMilliseconds: timeout, watching: streamWatches()))
         }
         for transfer in transfers.values { multi.remove(transfer.handle) }
         for copy in localCopies.values { copy.abandon() }
@@ -130,7 +135,12 @@ final class EngineLoop {
             connectionPools.renew(pool)
         case .forgetConnections(let pool):
             connectionPools.forget(pool)
+        case .openStream(let job):
+            openStream(job)
+        case .stream(let command):
+            applyStream(command)
         case .cancel(let taskId, let keepPartial):
+            if streams.connections[taskId] != nil { return endStream(taskId, TaskError(.cancelled, "cancelled")) }
             // A file copy has no resume data (no validator): it ends cancelled, its file deleted.
             localCopies[taskId]?.cancel()
             if tusRuns[taskId] != nil, transfers[taskId] == nil {

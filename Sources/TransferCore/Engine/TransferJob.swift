@@ -82,6 +82,8 @@ enum TransferUpdate: Sendable {
     case uploadRetrying(attempt: Int, error: TaskError)
     /// The requests a transfer made, measured (reported as it ends, before any completion).
     case transactions([TransactionMetrics])
+    /// A stream task's connection changed (`StreamConnection`).
+    case stream(StreamUpdate)
     case completed(TransferOutcome)
 }
 
@@ -121,4 +123,8 @@ enum EngineCommand: Sendable {
     case renewConnections(pool: String)
     /// The session was invalidated: its own pool (if any) closes once its transfers end.
     case forgetConnections(pool: String)
+    /// Opens a stream task's connection (`StreamConnection`).
+    case openStream(StreamJob)
+    /// A client's read, write, close or start-tls on a stream task.
+    case stream(StreamCommand)
 }

@@ -62,6 +62,8 @@ public struct TaskCreate: Decodable, Sendable {
     public var bandwidthLimit: BandwidthLimit?
     /// Data tasks only: what didReceiveResponse decides (allow, cancel, becomeDownload).
     public var responseDisposition: ResponseDisposition?
+    /// Stream tasks only: where to connect (`host`, `port`, `tls`). Its request is made from it.
+    public var stream: StreamEndpoint?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -73,7 +75,7 @@ public struct TaskCreate: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
-        case resumeData, destination, host, port, resumable, earliestBeginDate, bandwidthLimit
+        case resumeData, destination, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
         case responseDisposition
     }
 
@@ -91,17 +93,20 @@ public struct TaskCreate: Decodable, Sendable {
         destination = try c.decodeOmittable(String.self, forKey: .destination)
         resumeData = try c.decodeOmittable(String.self, forKey: .resumeData)
         bandwidthLimit = try c.decodeOmittable(BandwidthLimit.self, forKey: .bandwidthLimit).flatMap { $0.isUnlimited ? nil : $0 }
-        for key in [CodingKeys.host, .port] where c.contains(key) {
-            throw InputError.notImplemented(field: decoder.path(key), message: "\(key.stringValue) belongs to stream tasks, which are not available in this version")
+        if kind == .stream {
+            let endpoint = try Self.decodeStreamEndpoint(c, request: request, decoder: decoder)
+            stream = endpoint
+            request = RequestSpec(url: endpoint.url, method: "")
+        } else {
+            for key in [CodingKeys.host, .port, .tls] where c.contains(key) {
+                throw InputError.invalidValue(field: decoder.path(key), message: "is for stream tasks only")
+            }
         }
         if resumeData != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.resumeData), message: "is for download tasks only")
         }
         if resumeData != nil, request != nil {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.request), message: "must be left out when resumeData is given: the resume data holds the request")
-        }
-        guard kind != .stream else {
-            throw InputError.notImplemented(field: decoder.path(CodingKeys.kind), message: "stream tasks are not available in this version; use data, upload or download")
         }
         if kind == .upload, request != nil, request?.body == nil {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.request) + ".body", message: "is required: an upload task sends a body")
@@ -137,6 +142,31 @@ public struct TaskCreate: Decodable, Sendable {
 }
 
 extension TaskCreate {
+    /// A stream task's `host`, `port` and `tls`; it has no `request` (nor any HTTP field).
+    private static func decodeStreamEndpoint(_ c: KeyedDecodingContainer<CodingKeys>, request: RequestSpec?, decoder: any Decoder) throws -> StreamEndpoint {
+        for key in [CodingKeys.request, .resumeData, .destination, .resumable, .bandwidthLimit, .earliestBeginDate] where c.contains(key) {
+            throw InputError.invalidValue(field: decoder.path(key), message: "is not for stream tasks (they take host, port and tls)")
+        }
+        guard c.contains(.host) else {
+            throw DecodingError.keyNotFound(CodingKeys.host, .init(codingPath: decoder.codingPath, debugDescription: "a stream task needs a host"))
+        }
+        guard c.contains(.port) else {
+            throw DecodingError.keyNotFound(CodingKeys.port, .init(codingPath: decoder.codingPath, debugDescription: "a stream task needs a port"))
+        }
+        let host = try c.decode(String.self, forKey: .host)
+        // A name or an address literal: no scheme, path, user or spaces that would change what curl connects to.
+        let allowed = host.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:_".unicodeScalars.contains($0)) }
+        guard (1...253).contains(host.count), allowed else {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.host), message: "must be a host name or an IP address (letters, digits, '.', '-', ':'; 1 to 253 characters)")
+        }
+        let port = try c.decode(Int.self, forKey: .port)
+        guard (1...65535).contains(port) else {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.port), message: "must be from 1 to 65535")
+        }
+        let tls = try c.decodeOmittable(Bool.self, forKey: .tls) ?? false
+        return StreamEndpoint(host: host, port: port, tls: tls)
+    }
+
     /// `"resumable"`: a protocol name, for upload tasks whose request creates the upload with POST.
     private static func decodeResumable(_ c: KeyedDecodingContainer<CodingKeys>, kind: TaskKind, request: RequestSpec?, decoder: any Decoder) throws -> ResumableProtocol {
         let field = decoder.path(CodingKeys.resumable)

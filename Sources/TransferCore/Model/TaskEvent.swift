@@ -35,6 +35,12 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// URLSession's willCacheResponse: the response is about to be stored in the URL cache
     /// (`storagePolicy`: allowed or allowedInMemoryOnly).
     case willCacheResponse
+    /// URLSession's readClosedFor(streamTask:): the peer closed its side (end of stream), or the
+    /// client closed the read side.
+    case readClosed
+    /// URLSession's writeClosedFor(streamTask:): every written byte went and the sending side
+    /// is shut down.
+    case writeClosed
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

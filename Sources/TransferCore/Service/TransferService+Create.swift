@@ -56,6 +56,10 @@ extension TransferService {
             guard session.state == .active else {
                 throw ServiceError.conflict(code: "session_invalidated", message: "session \(sessionId) is \(session.state.rawValue) and accepts no new tasks")
             }
+            if session.kind == .background, prepared.contains(where: { $0.spec.kind == .stream }) {
+                // As URLSession: a connection the client drives cannot go on while it is away.
+                throw InputError.invalidValue(field: "kind", message: "stream tasks cannot run in a background session; use a default or ephemeral session")
+            }
             let now = Date()
             var deliveries = Deliveries()
             var saved: [StoreOperation.TaskRow] = []
@@ -78,7 +82,9 @@ extension TransferService {
             for id in ids {
                 guard let entry = s.tasks[id], entry.task.state == .running else { continue }
                 let url = entry.task.originalRequest.url
-                if RequestURL.isSupported(url) {
+                if entry.task.kind == .stream {
+                    startStream(&s, task: id, &deliveries)
+                } else if RequestURL.isSupported(url) {
                     schedule(&s, task: id)
                 } else {
                     complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(url.prefix(200))"), body: nil, &deliveries)

@@ -14,6 +14,8 @@ extension TransferService {
             switch update {
             case .connecting:
                 return deliveries
+            case .stream(let change):
+                streamChanged(&s, task: id, change, &deliveries)
             case .transactions(let transactions):
                 s.tasks[id]?.transactions += transactions
             case .redirect(let statusCode, let from, let to, let method):
@@ -123,7 +125,7 @@ extension TransferService {
         }
         // A completion is answered only once it is durable: a client told "completed" must
         // never find the task lost to a crash a moment later.
-        if case .completed = update {
+        if update.isCompletion {
             store.afterCommit { deliveries.run() }
         } else {
             deliveries.run()
@@ -149,5 +151,15 @@ extension TransferService {
             changed(&s, task: id, persist: true, &deliveries)
         }
         admit(&s, &deliveries)
+    }
+}
+
+extension TransferUpdate {
+    /// Ends the task: a transfer's completion, or a stream closed on both sides.
+    var isCompletion: Bool {
+        switch self {
+        case .completed, .stream(.finished): true
+        default: false
+        }
     }
 }

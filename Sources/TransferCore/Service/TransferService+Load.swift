@@ -54,6 +54,12 @@ extension TransferService {
     private func recover(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks[id] else { return }
         let task = entry.task
+        if task.kind == .stream, task.state != .completed, task.startedAt != nil || task.state != .suspended {
+            // A TCP connection does not outlive its process: the stream ended with the daemon.
+            // (One created suspended that never connected can still be resumed.)
+            complete(&s, task: id, error: TaskError(.networkConnectionLost, "the daemon stopped: a stream task's connection does not survive a restart"), body: nil, &deliveries)
+            return
+        }
         switch task.state {
         case .completed:
             return

@@ -64,7 +64,9 @@ extension TransferService {
         try act(on: id, owner: owner) { s, deliveries in
             guard let entry = s.tasks[id], entry.task.state == .suspended else { return }
             s.tasks[id]?.task.state = .running
-            if entry.inEngine {
+            if entry.task.kind == .stream {
+                startStream(&s, task: id, &deliveries)  // a stream is only ever suspended before it connected
+            } else if entry.inEngine {
                 engine.submit(.resume(taskId: id))
             } else if RequestURL.isSupported(entry.task.originalRequest.url) {
                 schedule(&s, task: id)
@@ -80,6 +82,8 @@ extension TransferService {
     public func suspend(task id: Int, owner: String?) throws -> TransferTask {
         try act(on: id, owner: owner) { s, deliveries in
             guard let entry = s.tasks[id], entry.task.state == .running else { return }
+            // A connection the client drives has nothing to pause: it reads and writes when it wants.
+            guard entry.task.kind != .stream else { throw ServiceError.conflict(code: "stream_not_suspendable", message: "a running stream task cannot be suspended; stop reading and writing, or cancel it") }
             s.tasks[id]?.task.state = .suspended
             if entry.inEngine {
                 // The paused transfer keeps its connection and its slot (the origin still sees
@@ -101,7 +105,7 @@ extension TransferService {
     }
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
-    private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) -> Void) throws -> TransferTask {
+    private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let entry = try visibleTask(s, id, owner)
@@ -109,7 +113,7 @@ extension TransferService {
                 throw ServiceError.conflict(code: "task_completed", message: "task \(id) has completed")
             }
             var deliveries = Deliveries()
-            body(&s, &deliveries)
+            try body(&s, &deliveries)
             return (s.tasks[id]!.task, deliveries)
         }
         store.flush()  // what the client is told has happened is on disk first
