@@ -9,7 +9,6 @@ import TransferCore
 /// path outside (absolute, `..`, a symlink pointing out) never yields a byte.
 @Suite struct LocalSchemeTests {
     static let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
-    /// A request URL is at most 8192 bytes, so a data: URL carries at most ~6 KB.
     static let small = payload.prefix(4096)
 
     @Test func dataURLsServeDataAndDownloadTasksWithURLResponseFields() async throws {
@@ -48,6 +47,38 @@ import TransferCore
             let failed = try await daemon.waitForCompletion(malformed)
             #expect(failed.value(at: "error.code") as? Int == -1000)
             #expect(try await daemon.body(malformed).status == 409)
+        }
+    }
+
+    /// A data: URL may be 1 MiB long (other URLs 8192 bytes), so it carries about 768 KiB.
+    @Test func aDataURLUpToOneMebibyteCarriesItsBodyAndALongerOneIsRefused() async throws {
+        let big = Data((0..<786_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let url = "data:application/octet-stream;base64," + big.base64EncodedString()
+        #expect(url.utf8.count <= 1 << 20 && url.utf8.count > (1 << 20) - 1000)
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession().string("id"))
+            let data = try #require(try await daemon.dataTask(in: sid, ["url": url]).int("id"))
+            let task = try await daemon.waitForCompletion(data)
+            #expect(task.isNull("error"), "\(task["error"] ?? "")")
+            #expect(task.value(at: "response.expectedContentLength") as? Int == big.count)
+            #expect(try await daemon.body(data).body == big)
+            let download = try #require(try await daemon.downloadTask(in: sid, ["url": url]).int("id"))
+            let location = try #require(try await daemon.waitForCompletion(download).string("location"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == big)
+
+            let before = try await daemon.get("/v1/sessions/\(sid)/tasks").body
+            let tooLong = [
+                ("data:;base64," + String(repeating: "A", count: (1 << 20) - 12), 1 << 20),
+                ("http://127.0.0.1/" + String(repeating: "a", count: 8192 - 16), 8192),
+            ]
+            for (url, limit) in tooLong {
+                let refused = try await daemon.post("/v1/sessions/\(sid)/tasks", json: ["kind": "data", "request": ["url": url]])
+                #expect(refused.status == 422, "\(url.utf8.count) bytes: \(refused.status)")
+                let error = try refused.object().object("error")
+                #expect(error?.string("code") == "invalid_url" && error?.string("field") == "request.url", "\(error ?? [:])")
+                #expect(error?.string("message")?.contains("longer than \(limit) bytes") == true, "\(error ?? [:])")
+            }
+            #expect(try await daemon.get("/v1/sessions/\(sid)/tasks").body == before, "a refused task was stored")
         }
     }
 

@@ -13,12 +13,8 @@ extension EngineLoop {
             streams.connections[taskId] = stream
             streams.handles[ObjectIdentifier(stream.handle)] = taskId
             observer.transfer(taskId, .connecting)
-        } catch let error as TaskError {
-            observer.transfer(taskId, .completed(.failure(error)))
-        } catch let code as CurlCode {
-            observer.transfer(taskId, .completed(.failure(URLErrorMapping.error(for: code, detail: nil))))
         } catch {
-            observer.transfer(taskId, .completed(.failure(TaskError(.unknown, "the stream could not be opened: \(error)"))))
+            observer.transfer(taskId, .completed(.failure(URLErrorMapping.setupError(error, "the stream could not be opened"))))
         }
     }
 

@@ -40,12 +40,8 @@ extension EngineLoop {
             try addToMulti(transfer)
             transfers[taskId] = transfer
             taskIds[ObjectIdentifier(transfer.handle)] = taskId
-        } catch let error as TaskError {
-            end(taskId, .failure(error))
-        } catch let code as CurlCode {
-            end(taskId, .failure(URLErrorMapping.error(for: code, detail: nil)))
         } catch {
-            end(taskId, .failure(TaskError(.unknown, "the tus upload step could not be started: \(error)")))
+            end(taskId, .failure(URLErrorMapping.setupError(error, "the tus upload step could not be started")))
         }
     }
 

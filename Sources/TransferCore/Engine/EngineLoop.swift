@@ -94,12 +94,8 @@ final class EngineLoop {
                 taskIds[ObjectIdentifier(transfer.handle)] = taskId
                 observer.transfer(taskId, .connecting)
                 if job.startPaused { pause(transfer) }
-            } catch let error as TaskError {
-                observer.transfer(taskId, .completed(.failure(error)))
-            } catch let code as CurlCode {
-                observer.transfer(taskId, .completed(.failure(URLErrorMapping.error(for: code, detail: nil))))
             } catch {
-                observer.transfer(taskId, .completed(.failure(TaskError(.unknown, "the transfer could not be started: \(error)"))))
+                observer.transfer(taskId, .completed(.failure(URLErrorMapping.setupError(error, "the transfer could not be started"))))
             }
         case .pause(let taskId):
             tusRuns[taskId]?.paused = true
@@ -141,7 +137,7 @@ final class EngineLoop {
             applyStream(command)
         case .cancel(let taskId, let keepPartial):
             if streams.connections[taskId] != nil { return endStream(taskId, TaskError(.cancelled, "cancelled")) }
-            // A file copy has no resume data (no validator): it ends cancelled, its file deleted.
+            // A data: or file: copy has no resume data (no validator): it ends cancelled, its file deleted.
             localCopies[taskId]?.cancel()
             if tusRuns[taskId] != nil, transfers[taskId] == nil {
                 // Between two steps of a tus upload: nothing to stop but the run.

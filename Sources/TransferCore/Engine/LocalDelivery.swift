@@ -2,12 +2,11 @@ internal import FoundationEssentials
 
 /// Delivers a data: or file: resource as an HTTP transfer reports one: the response, the task's
 /// response disposition, then coalesced received bytes into memory (data task) or the partial
-/// file (download), and the outcome. Runs on the thread that reads the source (the engine thread
-/// for data: URLs, a file copy's worker for file: URLs); `control` is nil where nothing can
-/// interrupt it (a data: URL is at most a few KB).
+/// file (download), and the outcome. Runs on the worker thread that reads the source
+/// (`LocalSchemeCopy`); between chunks it obeys `control` (suspend, resume, cancel).
 struct LocalDelivery {
     let job: TransferJob
-    let control: LocalCopy?
+    let control: LocalCopy
     let report: (TransferUpdate) -> Void
 
     /// The outcome, or nil when the delivery stopped without one (abandoned, or a download that
@@ -41,7 +40,7 @@ struct LocalDelivery {
             lastReport = now
         }
         while true {
-            switch control?.nextStep(suspendTimeout: job.request.timeoutInterval) ?? .go {
+            switch control.nextStep(suspendTimeout: job.request.timeoutInterval) {
             case .go:
                 break
             case .cancelled:

@@ -64,16 +64,8 @@ final class StreamConnection {
         try handle.set(.noProxy(""))
         try handle.set(.connectTimeoutMilliseconds(max(1, Int(job.connectTimeout * 1000))))
         guard tls else { return handle }
-        let network = job.network
         try handle.set(.alpn(false))
-        try handle.set(.tlsVersions(minimum: network.tlsMinimum.curl, maximum: network.tlsMaximum.curl))
-        if let bundle = network.caBundle {
-            try handle.set(.caBundle(Array(bundle.utf8)))
-            try handle.set(.caPath(nil))
-        }
-        if !network.pinnedPublicKeys.isEmpty {
-            try handle.set(.pinnedPublicKeys(network.pinnedPublicKeys.joined(separator: ";")))
-        }
+        try job.network.applyTLS(to: handle)
         return handle
     }
 

@@ -25,7 +25,7 @@ enum StreamMetrics {
             networkProtocolName: nil,
             isProxyConnection: false,
             isReusedConnection: adopted,
-            resourceFetchType: "networkLoad",
+            resourceFetchType: TransactionMetrics.networkLoad,
             remoteAddress: handle.primaryIP, remotePort: handle.primaryPort,
             localAddress: handle.localIP, localPort: handle.localPort,
             countOfRequestHeaderBytesSent: 0,

@@ -15,6 +15,9 @@ struct TransactionRecorder {
     /// The transaction whose head came last, waiting for its end.
     private var open: TransactionMetrics?
     private var openBodyBytes = 0
+    /// libcurl's redirect count when the last head came: a larger count at the end means that
+    /// head's redirect was followed by a request that got no answer.
+    private var redirectsAtHead = 0
     private(set) var finished: [TransactionMetrics] = []
 
     init(start: Date = Date()) {
@@ -45,52 +48,85 @@ struct TransactionRecorder {
         let now = Counters(handle)
         let hopStart = handle.redirectCount > 0 ? now.times.redirect : 0
         closeOpen(endingAt: hopStart)
+        open = transaction(handle, now, hopStart: hopStart, url: url, method: method, statusCode: statusCode,
+                           viaProxy: viaProxy, protocolName: protocolName)
+        openBodyBytes = 0
+        redirectsAtHead = handle.redirectCount
+        previous = now
+    }
+
+    /// One transaction of the hop that began at `hopStart`, from the counters' growth since the
+    /// previous head. `statusCode` nil: no answer came (the connection or the request failed,
+    /// or the task ended first), so only the phases that completed have dates.
+    private func transaction(_ handle: EasyHandle, _ now: Counters, hopStart: Double, url: String, method: String,
+                             statusCode: Int?, viaProxy: Bool, protocolName: String?) -> TransactionMetrics {
         func date(_ offset: Double) -> MetricsDate { MetricsDate(start.addingTimeInterval(offset)) }
         func delta(_ phase: KeyPath<TransferTimes, Double>) -> Double { max(0, now.times[keyPath: phase] - previous.times[keyPath: phase]) }
-        let reused = now.connections - previous.connections == 0
+        let answered = statusCode != nil
+        let madeConnection = now.connections > previous.connections
+        // Without an answer, a connection counts as made only once libcurl timed its connect,
+        // and as reused only if the request went out on an old one.
+        let connected = answered ? madeConnection : delta(\.connect) > 0
+        let reused = answered ? !madeConnection : !connected && delta(\.preTransfer) > 0
+        let lookedUp = !reused && (answered || delta(\.nameLookup) > 0)
+        let requestSent = answered || delta(\.preTransfer) > 0
         let lookupEnd = hopStart + delta(\.nameLookup)
         let connectEnd = hopStart + delta(\.connect)
         let tlsEnd = delta(\.appConnect) > 0 ? hopStart + delta(\.appConnect) : nil
         let requestStart = hopStart + max(delta(\.preTransfer), delta(\.connect))
         let responseStart = max(requestStart, hopStart + delta(\.startTransfer))
-        open = TransactionMetrics(
+        // libcurl reports "" and 0 for an address it never connected to.
+        let remote = handle.primaryIP.flatMap { $0.isEmpty ? nil : $0 }
+        let local = connected || reused ? handle.localIP.flatMap { $0.isEmpty ? nil : $0 } : nil
+        return TransactionMetrics(
             request: .init(url: url, method: method),
-            response: .init(statusCode: statusCode),
+            response: statusCode.map { .init(statusCode: $0) },
             fetchStartDate: date(hopStart),
             domainLookupStartDate: reused ? nil : date(hopStart),
-            domainLookupEndDate: reused ? nil : date(lookupEnd),
-            connectStartDate: reused ? nil : date(lookupEnd),
+            domainLookupEndDate: lookedUp ? date(lookupEnd) : nil,
+            connectStartDate: lookedUp ? date(lookupEnd) : nil,
             // As URLSession: the connection is up once TLS is, so connectEnd includes it.
-            connectEndDate: reused ? nil : date(max(connectEnd, tlsEnd ?? 0)),
-            secureConnectionStartDate: reused ? nil : tlsEnd.map { _ in date(connectEnd) },
-            secureConnectionEndDate: reused ? nil : tlsEnd.map(date),
-            requestStartDate: date(requestStart),
+            connectEndDate: connected ? date(max(connectEnd, tlsEnd ?? 0)) : nil,
+            secureConnectionStartDate: connected ? tlsEnd.map { _ in date(connectEnd) } : nil,
+            secureConnectionEndDate: connected ? tlsEnd.map(date) : nil,
+            requestStartDate: requestSent ? date(requestStart) : nil,
             // libcurl does not say when the request's last byte went: its answer's first byte
-            // bounds it (with no body the request is one write at requestStart).
-            requestEndDate: date(handle.bytesUploaded > 0 ? responseStart : requestStart),
-            responseStartDate: date(responseStart),
+            // bounds it (with no body the request is one write at requestStart). Unanswered,
+            // it is unknown.
+            requestEndDate: answered ? date(handle.bytesUploaded > 0 ? responseStart : requestStart) : nil,
+            responseStartDate: answered ? date(responseStart) : nil,
             responseEndDate: nil,
-            networkProtocolName: protocolName ?? handle.httpVersion,
+            networkProtocolName: answered ? protocolName ?? handle.httpVersion : nil,
             isProxyConnection: viaProxy,
             isReusedConnection: reused,
-            resourceFetchType: "networkLoad",
-            remoteAddress: handle.primaryIP, remotePort: handle.primaryPort,
-            localAddress: handle.localIP, localPort: handle.localPort,
+            resourceFetchType: TransactionMetrics.networkLoad,
+            remoteAddress: remote, remotePort: remote == nil ? nil : handle.primaryPort,
+            localAddress: local, localPort: local == nil ? nil : handle.localPort,
             countOfRequestHeaderBytesSent: now.requestBytes - previous.requestBytes,
             countOfRequestBodyBytesSent: handle.bytesUploaded,
             countOfResponseHeaderBytesReceived: now.headerBytes - previous.headerBytes,
             countOfResponseBodyBytesReceived: 0)
-        openBodyBytes = 0
-        previous = now
     }
 
     /// Body bytes of the current response reached the task.
     mutating func bodyReceived(_ count: Int) { openBodyBytes += count }
 
-    /// The transfer is over: the last transaction ends at libcurl's total time. Returns every
-    /// transaction of this transfer.
-    mutating func finish(_ handle: EasyHandle) -> [TransactionMetrics] {
-        closeOpen(endingAt: handle.times.total)
+    /// The transfer is over: the last transaction ends at libcurl's total time. A request that
+    /// got no answer (the first one, or the one a followed redirect made) is a transaction
+    /// without a response, as URLSession reports a failed connection. Returns every transaction
+    /// of this transfer; `url`, `method` and `viaProxy` are the current request's.
+    mutating func finish(_ handle: EasyHandle, url: String, method: String, viaProxy: Bool) -> [TransactionMetrics] {
+        let now = Counters(handle)
+        guard open == nil || handle.redirectCount > redirectsAtHead else {
+            closeOpen(endingAt: now.times.total)
+            return finished
+        }
+        let hopStart = handle.redirectCount > 0 ? now.times.redirect : 0
+        closeOpen(endingAt: hopStart)
+        // A transfer that never ran (cancelled while queued in the multi handle) made no request.
+        guard now.times.total > hopStart || now.times.nameLookup > previous.times.nameLookup else { return finished }
+        finished.append(transaction(handle, now, hopStart: hopStart, url: url, method: method, statusCode: nil,
+                                    viaProxy: viaProxy, protocolName: nil))
         return finished
     }
 

@@ -6,22 +6,12 @@ internal import Curl
 /// handling never applies.
 extension Transfer {
     func configureNetwork() throws {
-        let network = job.network
         // Bypasses are decided here; "" also keeps curl from reading no_proxy.
         try handle.set(.noProxy(""))
         // A CONNECT answer is the proxy's, not the origin's response.
         try handle.set(.suppressConnectHeaders(true))
         try route(to: job.request.url)
-        try handle.set(.tlsVersions(minimum: network.tlsMinimum.curl, maximum: network.tlsMaximum.curl))
-        if let bundle = network.caBundle {
-            // The bundle replaces the system store: the blob replaces the CA file, and the CA
-            // folder (which OpenSSL would still search) is cleared.
-            try handle.set(.caBundle(Array(bundle.utf8)))
-            try handle.set(.caPath(nil))
-        }
-        if !network.pinnedPublicKeys.isEmpty {
-            try handle.set(.pinnedPublicKeys(network.pinnedPublicKeys.joined(separator: ";")))
-        }
+        try job.network.applyTLS(to: handle)
         try configureHTTPVersion(for: job.request.url)
     }
 

@@ -474,7 +474,9 @@ final class Transfer: EasyHandleDelegate {
     }
 
     /// Every request this transfer made, the last one ended now (call once, as it ends).
-    func finishMetrics() -> [TransactionMetrics] { recorder.finish(handle) }
+    func finishMetrics() -> [TransactionMetrics] {
+        recorder.finish(handle, url: currentURL, method: currentMethod, viaProxy: proxyState.route != nil)
+    }
 
     /// Deletes a download's partial file (the transfer was cancelled or timed out).
     func discardPartialFile() { file?.discard() }

@@ -17,6 +17,23 @@ struct TransferNetwork: Sendable {
     var ftpRequiresTLS = false
 }
 
+extension TransferNetwork {
+    /// The session's TLS versions and trust (CA bundle, pinned keys) on `handle`: every
+    /// connection that may speak TLS, transfers and stream tasks alike.
+    func applyTLS(to handle: EasyHandle) throws {
+        try handle.set(.tlsVersions(minimum: tlsMinimum.curl, maximum: tlsMaximum.curl))
+        if let caBundle {
+            // The bundle replaces the system store: the blob replaces the CA file, and the CA
+            // folder (which OpenSSL would still search) is cleared.
+            try handle.set(.caBundle(Array(caBundle.utf8)))
+            try handle.set(.caPath(nil))
+        }
+        if !pinnedPublicKeys.isEmpty {
+            try handle.set(.pinnedPublicKeys(pinnedPublicKeys.joined(separator: ";")))
+        }
+    }
+}
+
 extension TransferJob {
     /// Takes the session's proxy and TLS settings.
     mutating func adopt(_ configuration: SessionConfiguration) {

@@ -36,6 +36,17 @@ enum URLErrorMapping {
         TaskError(code(for: curl), detail ?? curl.description)
     }
 
+    /// What a task whose transfer or stream could not be set up ends with: a TaskError as
+    /// thrown, a curl code mapped, anything else `unknown` with `failure` ("the transfer could
+    /// not be started") before it.
+    static func setupError(_ error: any Error, _ failure: String) -> TaskError {
+        switch error {
+        case let error as TaskError: error
+        case let code as CurlCode: Self.error(for: code, detail: nil)
+        default: TaskError(.unknown, "\(failure): \(error)")
+        }
+    }
+
     /// URLSession's mapping of a download's HTTP error status to a URLError.
     static func downloadError(status: Int) -> TaskError {
         switch status {

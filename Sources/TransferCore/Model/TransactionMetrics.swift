@@ -42,4 +42,27 @@ public struct TransactionMetrics: Codable, Sendable, Equatable {
     public var countOfRequestBodyBytesSent: Int
     public var countOfResponseHeaderBytesReceived: Int
     public var countOfResponseBodyBytesReceived: Int
+
+    /// resourceFetchType of a response that came over the network.
+    static let networkLoad = "networkLoad"
+    /// resourceFetchType of a response the URL cache answered.
+    static let localCache = "localCache"
+
+    /// A response the URL cache delivered (URLSession's localCache transaction): it began at
+    /// `fetchStart` (the cache's decision) and ended at `end` (the stored body read). No
+    /// network phase happened, so those dates, the protocol, the addresses and the byte counts,
+    /// which count network traffic, are null or 0.
+    static func fromCache(url: String, method: String, statusCode: Int, fetchStart: Date, end: Date) -> TransactionMetrics {
+        let start = MetricsDate(fetchStart)
+        let done = max(start, MetricsDate(end))
+        return TransactionMetrics(
+            request: .init(url: url, method: method), response: .init(statusCode: statusCode),
+            fetchStartDate: start, domainLookupStartDate: nil, domainLookupEndDate: nil,
+            connectStartDate: nil, connectEndDate: nil, secureConnectionStartDate: nil, secureConnectionEndDate: nil,
+            requestStartDate: start, requestEndDate: start, responseStartDate: done, responseEndDate: done,
+            networkProtocolName: nil, isProxyConnection: false, isReusedConnection: false, resourceFetchType: localCache,
+            remoteAddress: nil, remotePort: nil, localAddress: nil, localPort: nil,
+            countOfRequestHeaderBytesSent: 0, countOfRequestBodyBytesSent: 0,
+            countOfResponseHeaderBytesReceived: 0, countOfResponseBodyBytesReceived: 0)
+    }
 }

@@ -142,12 +142,14 @@ extension TransferService {
         s.tasks[id]?.task.cacheStatus = status
         s.tasks[id]?.task.phase = .transferring
         changed(&s, task: id, persist: true, &deliveries)
-        cache.readBody(url: url) { [self] stored in deliverFromCache(id, stored) }
+        let fetchStart = Date()
+        cache.readBody(url: url) { [self] stored in deliverFromCache(id, stored, fetchStart: fetchStart) }
     }
 
     /// Reports a stored response as a network response is reported (didReceiveResponse,
-    /// didReceiveData, didCompleteWithError, with the same fields). On the cache's queue.
-    private func deliverFromCache(_ id: Int, _ stored: (CachedResponse, Data)?) {
+    /// didReceiveData, didCompleteWithError, with the same fields), and its localCache
+    /// transaction for the task's metrics. On the cache's queue.
+    private func deliverFromCache(_ id: Int, _ stored: (CachedResponse, Data)?, fetchStart: Date) {
         guard let (response, body) = stored else {
             let deliveries = state.withLock { s in
                 var deliveries = Deliveries()
@@ -158,8 +160,9 @@ extension TransferService {
             deliveries.run()
             return
         }
-        guard state.withLock({ $0.tasks[id]?.cache?.role == .serving }) else { return }
+        guard let request = state.withLock({ $0.tasks[id]?.cache?.role == .serving ? $0.tasks[id]?.task.originalRequest : nil }) else { return }
         let info = response.info
+        handle(id, .transactions([.fromCache(url: request.url, method: request.method, statusCode: info.statusCode, fetchStart: fetchStart, end: Date())]))
         handle(id, .response(info))
         if !body.isEmpty {
             handle(id, .received(bytes: body.count, total: body.count, expected: info.expectedContentLength, bytesPerSecond: 0))

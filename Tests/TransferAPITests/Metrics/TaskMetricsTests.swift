@@ -91,6 +91,68 @@ import TestSupport
         }
     }
 
+    /// A request that got no answer is a transaction with a null response, as URLSession
+    /// reports a failed connection: refused (no connection), after a followed redirect, and
+    /// timed out waiting for a response (connection made and request sent).
+    @Test func aRequestWithoutAnAnswerIsATransactionWithoutAResponse() async throws {
+        let closed = try OriginServer { _ in .text("never served") }
+        let closedURL = closed.url("/gone")
+        closed.stop()
+        let origin = try OriginServer { request in
+            switch request.pathWithoutQuery {
+            case "/away": return .redirect(to: closedURL, status: 302)
+            default: return .delayed(by: .seconds(30), then: .text("too late"))
+            }
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession().string("id"))
+
+            let refused = try #require(try await daemon.dataTask(in: sid, ["url": closedURL]).int("id"))
+            #expect(try await daemon.waitForCompletion(refused).value(at: "error.code") as? Int == -1004)
+            let refusedMetrics = try await daemon.get("/v1/tasks/\(refused)/metrics").object()
+            #expect(refusedMetrics.int("redirectCount") == 0)
+            #expect(Self.transactions(refusedMetrics).count == 1, "\(refusedMetrics)")
+            let attempt = try #require(Self.transactions(refusedMetrics).first)
+            #expect(attempt.isNull("response") && attempt.isNull("networkProtocolName"), "\(attempt)")
+            #expect(attempt.object("request")?.string("url") == closedURL)
+            #expect(attempt.string("resourceFetchType") == "networkLoad" && attempt.bool("isReusedConnection") == false)
+            let lookup = ["fetchStartDate", "domainLookupStartDate", "domainLookupEndDate", "connectStartDate"].map { Self.date(attempt, $0) }
+            #expect(lookup.allSatisfy { $0 != nil }, "\(attempt)")
+            let known = lookup.compactMap { $0 }
+            #expect(known == known.sorted(), "phases out of order: \(attempt)")
+            for never in ["connectEndDate", "secureConnectionStartDate", "requestStartDate", "requestEndDate", "responseStartDate",
+                          "responseEndDate", "remoteAddress", "remotePort", "localAddress", "localPort"] {
+                #expect(attempt.isNull(never), "\(never) of a refused connection: \(attempt)")
+            }
+            #expect(attempt.int("countOfRequestHeaderBytesSent") == 0 && attempt.int("countOfResponseHeaderBytesReceived") == 0)
+
+            // A redirect followed to the closed port: the 302, then the unanswered request.
+            let away = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/away")]).int("id"))
+            #expect(try await daemon.waitForCompletion(away).value(at: "error.code") as? Int == -1004)
+            let awayMetrics = try await daemon.get("/v1/tasks/\(away)/metrics").object()
+            let hops = Self.transactions(awayMetrics)
+            #expect(awayMetrics.int("redirectCount") == 1)
+            #expect(hops.compactMap { $0.object("request")?.string("url") } == [origin.url("/away"), closedURL], "\(hops)")
+            #expect(hops.first?.object("response")?.int("statusCode") == 302 && hops.last?.isNull("response") == true, "\(hops)")
+            if hops.count == 2, let redirectEnd = Self.date(hops[0], "responseEndDate"), let next = Self.date(hops[1], "fetchStartDate") {
+                #expect(next >= redirectEnd - 0.001, "the second request starts before the redirect ended: \(hops)")
+            } else {
+                Issue.record("hops: \(hops)")
+            }
+
+            // Connected and sent, then no answer within timeoutInterval.
+            let stalled = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/stall"), "timeoutInterval": 1]).int("id"))
+            #expect(try await daemon.waitForCompletion(stalled).value(at: "error.code") as? Int == -1001)
+            let waited = try #require(Self.transactions(try await daemon.get("/v1/tasks/\(stalled)/metrics").object()).first)
+            #expect(waited.isNull("response") && waited.isNull("responseStartDate") && waited.isNull("responseEndDate"), "\(waited)")
+            let sent = ["fetchStartDate", "connectEndDate", "requestStartDate"].compactMap { Self.date(waited, $0) }
+            #expect(sent.count == 3 && sent == sent.sorted(), "\(waited)")
+            #expect(waited.string("remoteAddress") == "127.0.0.1" && waited.int("remotePort") == origin.port)
+            #expect((waited.int("localPort") ?? 0) > 0 && (waited.int("countOfRequestHeaderBytesSent") ?? 0) > 0, "\(waited)")
+        }
+    }
+
     @Test func unknownTaskIsNotFoundAndRunningTaskIsConflict() async throws {
         let origin = try OriginServer { _ in .chunked(headers: [:], chunks: [Data("a".utf8), Data("b".utf8)], interval: .seconds(3)) }
         defer { origin.stop() }

@@ -32,7 +32,27 @@ import TestSupport
             #expect(origin.requests(to: "/fresh").count == 1, "the second GET reached the origin")
             let secondTypes = try await daemon.eventTypes(sid, task: second.task.int("id"))
             #expect(secondTypes == ["didReceiveResponse", "didReceiveData", "didFinishCollectingMetrics", "didCompleteWithError"], "\(secondTypes)")
+            // Its metrics: one localCache transaction, with no network phase, address or byte.
+            let fromCache = try await Self.transactions(daemon, second.task.int("id"))
+            #expect(fromCache.count == 1, "\(fromCache)")
+            let hit = try #require(fromCache.first)
+            #expect(hit.string("resourceFetchType") == "localCache" && hit.value(at: "response.statusCode") as? Int == 200, "\(hit)")
+            #expect(hit.value(at: "request.url") as? String == origin.url("/fresh"))
+            for never in ["domainLookupStartDate", "connectStartDate", "secureConnectionStartDate", "networkProtocolName", "remoteAddress", "localPort"] {
+                #expect(hit.isNull(never), "\(never) of a cache hit: \(hit)")
+            }
+            for counted in ["countOfRequestHeaderBytesSent", "countOfResponseHeaderBytesReceived", "countOfResponseBodyBytesReceived"] {
+                #expect(hit.int(counted) == 0, "\(counted) of a cache hit: \(hit)")
+            }
+            #expect(["fetchStartDate", "requestStartDate", "responseStartDate", "responseEndDate"].allSatisfy { hit[$0] is String }, "\(hit)")
+            let network = try await Self.transactions(daemon, firstId)
+            #expect(network.map { $0.string("resourceFetchType") } == ["networkLoad"], "\(network)")
         }
+    }
+
+    private static func transactions(_ daemon: DaemonFixture, _ task: Int?, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [[String: Any]] {
+        let id = try #require(task, sourceLocation: sourceLocation)
+        return try await daemon.get("/v1/tasks/\(id)/metrics").object()["transactionMetrics"] as? [[String: Any]] ?? []
     }
 
     @Test func aStaleResponseIsRevalidatedAndA304ServesTheStoredBodyWithUpdatedHeaders() async throws {
@@ -53,6 +73,10 @@ import TestSupport
             #expect(second.task.value(at: "response.statusCode") as? Int == 200)
             #expect(second.task.value(at: "response.headers.X-Version") as? String == "1-checked")
             #expect(second.task.value(at: "response.mimeType") as? String == "text/plain")
+            // The 304 came over the network; the body the task got came from the cache.
+            let revalidation = try await Self.transactions(daemon, second.task.int("id"))
+            #expect(revalidation.map { $0.string("resourceFetchType") } == ["networkLoad", "localCache"], "\(revalidation)")
+            #expect(revalidation.map { $0.value(at: "response.statusCode") as? Int } == [304, 200], "\(revalidation)")
             // The 304 made it fresh for 600 s: the third GET stays here.
             let third = try await daemon.fetch(origin.url("/etag"))
             #expect(third.task.string("cacheStatus") == "cache")
