@@ -127,6 +127,17 @@ import TestSupport
             }
             #expect(attempt.int("countOfRequestHeaderBytesSent") == 0 && attempt.int("countOfResponseHeaderBytesReceived") == 0)
 
+            // Connected (the origin's first connection) and sent, then no answer within timeoutInterval.
+            let stalled = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/stall"), "timeoutInterval": 1]).int("id"))
+            #expect(try await daemon.waitForCompletion(stalled).value(at: "error.code") as? Int == -1001)
+            let waited = try #require(Self.transactions(try await daemon.get("/v1/tasks/\(stalled)/metrics").object()).first)
+            #expect(waited.isNull("response") && waited.isNull("responseStartDate") && waited.isNull("responseEndDate"), "\(waited)")
+            let sent = ["fetchStartDate", "connectEndDate", "requestStartDate"].compactMap { Self.date(waited, $0) }
+            #expect(sent.count == 3 && sent == sent.sorted(), "\(waited)")
+            #expect(waited.string("remoteAddress") == "127.0.0.1" && waited.int("remotePort") == origin.port)
+            #expect(waited.bool("isReusedConnection") == false && !waited.isNull("domainLookupEndDate"), "\(waited)")
+            #expect((waited.int("localPort") ?? 0) > 0 && (waited.int("countOfRequestHeaderBytesSent") ?? 0) > 0, "\(waited)")
+
             // A redirect followed to the closed port: the 302, then the unanswered request.
             let away = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/away")]).int("id"))
             #expect(try await daemon.waitForCompletion(away).value(at: "error.code") as? Int == -1004)
@@ -140,16 +151,6 @@ import TestSupport
             } else {
                 Issue.record("hops: \(hops)")
             }
-
-            // Connected and sent, then no answer within timeoutInterval.
-            let stalled = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/stall"), "timeoutInterval": 1]).int("id"))
-            #expect(try await daemon.waitForCompletion(stalled).value(at: "error.code") as? Int == -1001)
-            let waited = try #require(Self.transactions(try await daemon.get("/v1/tasks/\(stalled)/metrics").object()).first)
-            #expect(waited.isNull("response") && waited.isNull("responseStartDate") && waited.isNull("responseEndDate"), "\(waited)")
-            let sent = ["fetchStartDate", "connectEndDate", "requestStartDate"].compactMap { Self.date(waited, $0) }
-            #expect(sent.count == 3 && sent == sent.sorted(), "\(waited)")
-            #expect(waited.string("remoteAddress") == "127.0.0.1" && waited.int("remotePort") == origin.port)
-            #expect((waited.int("localPort") ?? 0) > 0 && (waited.int("countOfRequestHeaderBytesSent") ?? 0) > 0, "\(waited)")
         }
     }
 
