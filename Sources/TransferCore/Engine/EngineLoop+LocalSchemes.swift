@@ -23,7 +23,7 @@ extension EngineLoop {
         DedicatedThread.start { LocalSchemeCopy.run(job, scheme: scheme, control: control, observer: observer) }
     }
 
-    /// Whether the task has a file copy still running (a new start of it waits for its end).
+    /// Whether the task has a data: or file: copy still running (a new start of it waits for its end).
     func copiesLocally(_ taskId: Int) -> Bool {
         guard let control = localCopies[taskId] else { return false }
         if control.isFinished { localCopies[taskId] = nil }

@@ -2,9 +2,9 @@ internal import Dispatch
 internal import Synchronization
 
 /// The controls of one `data:` or `file:` URL delivery that runs on a worker thread of its own
-/// (`LocalSchemeCopy`), so a large file or a long data: URL never holds up the engine thread. The engine thread owns
-/// the entry (`EngineLoop.localCopies`) and pauses, resumes, cancels or abandons the copy; the
-/// worker looks between chunks and reports through `report`.
+/// (`LocalSchemeCopy`), so a large file or a long data: URL never holds up the engine thread.
+/// The engine thread owns the entry (`EngineLoop.localCopies`) and pauses, resumes, cancels or
+/// abandons the copy; the worker looks between chunks and reports through `report`.
 final class LocalCopy: Sendable {
     /// What the worker does next, between two chunks.
     enum Step: Equatable {
