@@ -40,6 +40,10 @@ extension Peers {
     /// `http://127.0.0.1:PORT`, serving `/files/`. `TRANSFERD_TEST_H2C`.
     public static func h2c() throws -> String { try baseURL(of: "nginx-tls", variable: "TRANSFERD_TEST_H2C") }
 
+    /// The folder where the valid and the h2 TLS servers store what is PUT to `/uploads/NAME`.
+    /// `TRANSFERD_TEST_TLS_UPLOADS`.
+    public static func tlsUploadsFolder() throws -> String { try value(of: "nginx-tls", variable: "TRANSFERD_TEST_TLS_UPLOADS") }
+
     /// The test CA's certificate (PEM): a session's `tlsCABundle`. `TRANSFERD_TEST_TLS_CA`.
     public static func tlsCertificateAuthorityPEM() throws -> String {
         try String(contentsOfFile: try value(of: "nginx-tls", variable: "TRANSFERD_TEST_TLS_CA"), encoding: .utf8)

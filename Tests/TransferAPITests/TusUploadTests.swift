@@ -12,10 +12,6 @@ import TransferCore
     /// 6 MiB that differ from byte to byte, so a misplaced offset shows in the digest.
     static let payload = Data((0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
 
-    private static func sha256(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-
     private func blob(_ daemon: DaemonFixture, _ data: Data) async throws -> String {
         let response = try await daemon.request("POST", "/v1/blobs", body: data, headers: ["Content-Type": "application/octet-stream"], timeout: 120)
         try #require(response.status == 201, "blob: \(response)")
@@ -45,7 +41,7 @@ import TransferCore
             let upload = try #require(server.uploads.first)
             #expect(server.uploads.count == 1)
             #expect(upload.length == Self.payload.count)
-            #expect(Self.sha256(upload.data) == Self.sha256(Self.payload), "the server's bytes are not the blob")
+            #expect(sha256(of: upload.data) == sha256(of: Self.payload), "the server's bytes are not the blob")
             #expect(methods(server) == ["POST", "PATCH"], "\(server.exchanges)")
             let patch = try #require(server.exchanges.last)
             #expect(patch.uploadOffset == 0)
@@ -95,7 +91,7 @@ import TransferCore
             #expect(task.object("error") == nil, "\(task)")
             let upload = try #require(server.uploads.first)
             #expect(server.uploads.count == 1, "a cut must not start a new upload")
-            #expect(Self.sha256(upload.data) == Self.sha256(Self.payload))
+            #expect(sha256(of: upload.data) == sha256(of: Self.payload))
             #expect(methods(server) == ["POST", "PATCH", "HEAD", "PATCH"], "\(server.exchanges)")
             let patches = server.exchanges.filter { $0.method == "PATCH" }
             #expect(patches.first?.status == nil && patches.first?.bodyBytesKept == cut, "\(patches)")
@@ -124,7 +120,7 @@ import TransferCore
             let task = try await tusUpload(daemon, server, body: ["blob": try await blob(daemon, Self.payload)], request: ["timeoutInterval": 1])
             #expect(task.object("error") == nil, "\(task)")
             #expect(seconds(since: start) < 20)
-            #expect(Self.sha256(try #require(server.uploads.first).data) == Self.sha256(Self.payload))
+            #expect(sha256(of: try #require(server.uploads.first).data) == sha256(of: Self.payload))
             #expect(methods(server) == ["POST", "PATCH", "HEAD", "PATCH"], "\(server.exchanges)")
             #expect(server.exchanges.last?.uploadOffset == stall)
         }

@@ -17,10 +17,6 @@ import TransferCore
         }
     }
 
-    private static func sha256(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-
     private func upload(_ daemon: DaemonFixture, url: String, method: String, body: [String: Any]) async throws -> [String: Any] {
         let created = try await daemon.createTask(["kind": "upload", "request": ["url": url, "method": method, "body": body]])
         return try await daemon.waitForCompletion(try #require(created.int("id")))
@@ -44,7 +40,7 @@ import TransferCore
             let task = try await upload(daemon, url: origin.url("/in"), method: "POST", body: body)
             #expect(task.object("error") == nil)
             #expect(task.object("response")?.int("statusCode") == 201)
-            #expect(try await daemon.body(try #require(task.int("id"))).text == "POST \(expected.count) \(Self.sha256(expected))")
+            #expect(try await daemon.body(try #require(task.int("id"))).text == "POST \(expected.count) \(sha256(of: expected))")
             #expect(task.object("progress")?.int("bytesSent") == expected.count)
         }
     }
@@ -59,7 +55,7 @@ import TransferCore
             let task = try await upload(daemon, url: origin.url("/blob"), method: method, body: ["blob": id])
             let taskId = try #require(task.int("id"))
             #expect(task.object("error") == nil, "\(task)")
-            #expect(try await daemon.body(taskId).text == "\(method) \(payload.count) \(Self.sha256(payload))")
+            #expect(try await daemon.body(taskId).text == "\(method) \(payload.count) \(sha256(of: payload))")
             #expect(task.object("originalRequest")?.int("bodyLength") == payload.count)
             #expect(task.object("progress")?.int("bytesSent") == payload.count)
             #expect(task.object("progress")?.int("bytesExpectedToSend") == payload.count)
@@ -83,7 +79,7 @@ import TransferCore
         defer { origin.stop() }
         try await DaemonFixture.with(configure: { $0.service.uploadsDirectory = root.path }) { daemon in
             let task = try await upload(daemon, url: origin.url("/file"), method: "PUT", body: ["file": "in/payload.bin"])
-            #expect(try await daemon.body(try #require(task.int("id"))).text == "PUT \(payload.count) \(Self.sha256(payload))")
+            #expect(try await daemon.body(try #require(task.int("id"))).text == "PUT \(payload.count) \(sha256(of: payload))")
             for path in ["../\(outside.url.lastPathComponent)/secret.txt", "/etc/passwd", "escape.txt", "in/missing.bin", "in"] {
                 let response = try await daemon.post("/v1/sessions/shared/tasks", json: [
                     "kind": "upload", "request": ["url": origin.url("/file"), "method": "PUT", "body": ["file": path]],

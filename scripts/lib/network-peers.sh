@@ -117,12 +117,13 @@ answers_h2() {
 # one, one from an untrusted CA, and the valid one limited to TLS 1.2; and two HTTP/2 servers:
 # the valid certificate with h2 offered by ALPN, and cleartext h2 (prior knowledge, no Upgrade:
 # nginx 1.22's `listen ... http2` without ssl). Certificates are made
-# now (scripts/lib/make-tls-certs.py, trustme). All serve .build-peers/www as /files/.
+# now (scripts/lib/make-tls-certs.py, trustme). All serve .build-peers/www as /files/; the valid
+# and the h2 server also store PUTs to /uploads/NAME (WebDAV's PUT) in TRANSFERD_TEST_TLS_UPLOADS.
 start_tls_nginx() {
     local attempt pid prefix="$PEERS_DIR/nginx" root="$PEERS_DIR/www" certs="$NETWORK_PEERS_DIR/certs"
     local conf="$NETWORK_PEERS_DIR/nginx-tls.conf" error_log="$PEERS_LOG_DIR/nginx-tls-error.log"
-    local user_line="" valid expired untrusted tls12 h2 h2c
-    mkdir -p "$PEERS_LOG_DIR" "$prefix/tmp" "$NETWORK_PEERS_DIR"
+    local user_line="" valid expired untrusted tls12 h2 h2c uploads="$NETWORK_PEERS_DIR/uploads"
+    mkdir -p "$PEERS_LOG_DIR" "$prefix/tmp" "$NETWORK_PEERS_DIR" "$uploads"
     prepare_nginx_files "$root"
     log "making the TLS test certificates in $certs"
     "$PEERS_VENV/bin/python" scripts/lib/make-tls-certs.py "$certs" || die "making the TLS test certificates failed"
@@ -147,6 +148,7 @@ $(nginx_http_defaults "$prefix")
         ssl_certificate_key $certs/valid.key;
         location = /healthz { return 200 "ok\n"; }
         location /files/ { alias $root/; }
+        location /uploads/ { alias $uploads/; dav_methods PUT; client_max_body_size 64m; }
     }
     server {
         listen 127.0.0.1:$expired ssl;
@@ -175,6 +177,7 @@ $(nginx_http_defaults "$prefix")
         location = /healthz { return 200 "ok\n"; }
         location /files/ { alias $root/; }
         location /slow/ { alias $root/; limit_rate 256k; }
+        location /uploads/ { alias $uploads/; dav_methods PUT; client_max_body_size 64m; }
     }
     server {
         listen 127.0.0.1:$h2c http2;
@@ -196,6 +199,7 @@ CONF
             export TRANSFERD_TEST_TLS_CA="$certs/ca.pem" TRANSFERD_TEST_TLS_LEAF="$certs/valid.crt"
             export TRANSFERD_TEST_TLS_OTHER_CA="$certs/other-ca.pem"
             export TRANSFERD_TEST_H2="https://127.0.0.1:$h2" TRANSFERD_TEST_H2C="http://127.0.0.1:$h2c"
+            export TRANSFERD_TEST_TLS_UPLOADS="$uploads"
             log "nginx-tls ready (pid $pid)"
             return 0
         fi

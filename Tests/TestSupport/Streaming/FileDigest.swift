@@ -14,6 +14,11 @@ public func sha256(ofFile path: String) throws -> String {
     return hexString(hasher.finalize())
 }
 
+/// The SHA-256 of bytes in memory (lowercase hex).
+public func sha256(of data: Data) -> String {
+    hexString(SHA256.hash(data: data))
+}
+
 /// An incremental SHA-256 (lowercase hex), for tests that do not import Crypto.
 public struct StreamingSHA256 {
     private var hasher = SHA256()

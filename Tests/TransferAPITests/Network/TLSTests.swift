@@ -90,4 +90,33 @@ import X509
             #expect(try await daemon.downloadDigest(legacy, in: tls12) == (try TestFile.digest("hello.txt")))
         }
     }
+
+    /// An upload over https, to nginx storing PUTs: a 6 MiB blob body arrives byte-identical over
+    /// HTTP/1.1 (the valid server) and over h2 (the h2 server), and downloads back the same.
+    @Test(arguments: [Peers.TLSOrigin.valid, .http2])
+    func anUploadOverTLSIsStoredByteIdentical(_ origin: Peers.TLSOrigin) async throws {
+        let payload = Data((0..<(6 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
+        let name = "upload-\(origin)-\(UUID().uuidString).bin"
+        let url = try Peers.tls(origin) + "/uploads/" + name
+        let stored = URL(fileURLWithPath: try Peers.tlsUploadsFolder()).appendingPathComponent(name)
+        defer { try? FileManager.default.removeItem(at: stored) }
+        try await DaemonFixture.with { daemon in
+            let blob = try await daemon.request("POST", "/v1/blobs", body: payload, headers: ["Content-Type": "application/octet-stream"], timeout: 120)
+            let blobId = try #require(try blob.object().string("id"), "\(blob)")
+            let session = try await daemon.session(configuration: try Self.trustingTestCA())
+            let created = try await daemon.createTask(in: session, [
+                "kind": "upload", "request": ["url": url, "method": "PUT", "body": ["blob": blobId]],
+            ])
+            let upload = try await daemon.waitForCompletion(try #require(created.int("id")), timeout: 60)
+            #expect(upload.isNull("error"), "\(upload.object("error") ?? [:])")
+            #expect(upload.value(at: "response.statusCode") as? Int == 201)
+            #expect(upload.value(at: "progress.bytesSent") as? Int == payload.count)
+            #expect(try Data(contentsOf: stored) == payload, "the stored file differs from what was sent")
+            let metrics = try await daemon.get("/v1/tasks/\(try #require(upload.int("id")))/metrics").object()
+            let transaction = try #require((metrics["transactionMetrics"] as? [[String: Any]])?.last)
+            #expect(transaction.string("networkProtocolName") == (origin == .http2 ? "h2" : "http/1.1"), "\(transaction)")
+            #expect(transaction.int("countOfRequestBodyBytesSent") == payload.count, "\(transaction)")
+            #expect(try await daemon.downloadDigest(url, in: session) == sha256(of: payload))
+        }
+    }
 }
