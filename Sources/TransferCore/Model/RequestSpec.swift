@@ -72,13 +72,13 @@ public enum RequestURL {
     }
 
     /// The longest URL a request may have, in bytes (a data: URL may be longer).
-    public static let maxLength = 8192
+    static let maxLength = 8192
     /// The longest data: URL, in bytes: it carries its body (about 768 KiB once base64 is
     /// decoded), and the task's JSON repeats it in originalRequest, currentRequest and response.
-    public static let maxDataURLLength = 1 << 20
+    static let maxDataURLLength = 1 << 20
 
     static func check(_ text: String, field: String) throws {
-        let limit = text.prefix(5).lowercased() == "data:" ? maxDataURLLength : maxLength
+        let limit = LocalScheme(url: text) == .data ? maxDataURLLength : maxLength
         guard text.utf8.count <= limit else { throw Malformed(field: field, message: "is longer than \(limit) bytes") }
         guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }),
               let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty else {
