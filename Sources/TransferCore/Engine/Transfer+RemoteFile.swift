@@ -7,6 +7,8 @@ internal import Curl
 /// SFTP stat), application/octet-stream (the daemon does not guess types), or text/plain for a
 /// folder listing. It is reported when the first byte arrives, or when the transfer ends.
 ///
+/// - Connections: explicit FTPS (ftp: with AUTH TLS) opens one per task (`useOwnConnection`);
+///   plain FTP, implicit FTPS and SFTP reuse cached ones as HTTP does.
 /// - Passive mode: libcurl's default, EPSV then PASV (CURLOPT_FTP_USE_EPSV), with the data
 ///   connection opened by the client; active mode (PORT) is not offered.
 /// - Listings: a URL ending in "/" gets the server's full LIST output (one `ls -l` style line per
@@ -28,7 +30,9 @@ extension Transfer {
         try handle.set(.followRedirects(false))
         try handle.set(.fileTime(true))
         switch scheme {
-        case .ftp: try handle.set(.requireTLS(job.network.ftpRequiresTLS))
+        case .ftp:
+            try handle.set(.requireTLS(job.network.ftpRequiresTLS))
+            if job.network.ftpRequiresTLS { try useOwnConnection() }
         case .ftps: break  // TLS from the first byte; the session's TLS settings were set with the network's
         case .sftp:
             try handle.set(.sshKnownHosts(job.sshKnownHostsFile))
@@ -63,6 +67,17 @@ extension Transfer {
             bodySize = reader.size
         }
         try handle.set(.upload(size: bodySize))
+    }
+
+    /// An ftp: URL upgraded with AUTH TLS gets a connection of its own, closed when it ends:
+    /// libcurl compares TLS settings only for schemes that are TLS from the start, so it would
+    /// otherwise take a cached ftp: control connection whose TLS was set up with another task's
+    /// settings (measured with 7.88.1: a session without the server's CA downloaded over a
+    /// connection another session had verified with it, and an upload capped at TLS 1.2 below
+    /// ran over a TLS 1.3 connection and lost its end). The cost is a login per task.
+    private func useOwnConnection() throws {
+        try handle.set(.freshConnect(true))
+        try handle.set(.forbidReuse(true))
     }
 
     /// libcurl 7.88 closes an FTPS upload's data connection with the server's TLS 1.3 session
