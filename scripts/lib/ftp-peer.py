@@ -55,6 +55,8 @@ def main() -> None:
     handler.banner = f"transferd test FTP peer ({mode})"
     # Only loopback passive ports: the kernel's free ones above 40000 are plenty for the tests.
     handler.passive_ports = range(40000, 60000)
+    # pyftpdlib answers a refused login after 3 s (to slow guessing); the tests refuse on purpose.
+    handler.auth_failed_timeout = 0.05
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     server = FTPServer(("127.0.0.1", int(port)), handler)
     server.max_cons = 64
