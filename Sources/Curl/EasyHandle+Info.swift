@@ -51,6 +51,16 @@ extension EasyHandle {
         }
     }
 
+    /// The TLS session of the transfer's connection; nil without TLS, or once the connection is
+    /// gone. Read it while the connection is open (a response head is arriving).
+    public var tlsSession: TLSSession? {
+        var version: Int32 = 0
+        var cipherSuite: UInt16 = 0
+        transferd_easy_tls_session(raw, &version, &cipherSuite)
+        guard version > 0 else { return nil }
+        return TLSSession(protocolVersion: Int(version), cipherSuite: cipherSuite == 0 ? nil : Int(cipherSuite))
+    }
+
     private func long(_ info: CURLINFO) -> Int? {
         var value = 0
         return transferd_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : nil

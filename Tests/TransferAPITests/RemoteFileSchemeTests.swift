@@ -50,6 +50,11 @@ import TransferCore
         return response.body
     }
 
+    private func negotiatedTLSVersion(_ daemon: DaemonFixture, _ task: [String: Any]) async throws -> String? {
+        let metrics = try await daemon.get("/v1/tasks/\(try #require(task.int("id")))/metrics").object()
+        return (metrics["transactionMetrics"] as? [[String: Any]])?.last?.string("negotiatedTLSProtocolVersion")
+    }
+
     @Test(arguments: Server.allCases)
     func downloadUploadAndListingAreByteIdenticalWithTheStoredLogin(_ server: Server) async throws {
         let root = try Peers.fileServerRoot()
@@ -195,6 +200,9 @@ import TransferCore
                 #expect(upload.isNull("error"), "\(server) round \(round): \(upload["error"] ?? "")")
                 let stored = try Data(contentsOf: root.appendingPathComponent(name))
                 #expect(stored == payload, "\(server) round \(round): stored \(stored.count) of \(payload.count) bytes")
+                // The metrics show the cap: the download negotiated TLS 1.3, the upload TLS 1.2.
+                #expect(try await negotiatedTLSVersion(daemon, download) == "TLSv13", "\(server) round \(round)")
+                #expect(try await negotiatedTLSVersion(daemon, upload) == "TLSv12", "\(server) round \(round)")
             }
             let strict = try #require(try await daemon.createSession(["configuration": [
                 "tlsCABundle": try Peers.ftpsCertificateAuthorityPEM(), "ftpRequiresTLS": server == .ftpsExplicit,

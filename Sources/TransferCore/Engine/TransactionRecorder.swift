@@ -19,6 +19,10 @@ struct TransactionRecorder {
     /// head's redirect was followed by a request that got no answer.
     private var redirectsAtHead = 0
     private(set) var finished: [TransactionMetrics] = []
+    /// The TLS session seen while the request was being sent, for a head made only after the
+    /// transfer ended (an FTP upload's), when libcurl has let go of the connection.
+    private var tlsWhileSending: TLSSession?
+    private var sendingChecked = false
 
     init(start: Date = Date()) {
         self.start = start
@@ -53,6 +57,15 @@ struct TransactionRecorder {
         openBodyBytes = 0
         redirectsAtHead = handle.redirectCount
         previous = now
+        tlsWhileSending = nil
+        sendingChecked = false
+    }
+
+    /// The request body is being read: its connection is up, so its TLS session can be asked.
+    mutating func sending(_ handle: EasyHandle) {
+        guard !sendingChecked else { return }
+        sendingChecked = true
+        tlsWhileSending = handle.tlsSession
     }
 
     /// One transaction of the hop that began at `hopStart`, from the counters' growth since the
@@ -78,6 +91,8 @@ struct TransactionRecorder {
         // libcurl reports "" and 0 for an address it never connected to.
         let remote = handle.primaryIP.flatMap { $0.isEmpty ? nil : $0 }
         let local = connected || reused ? handle.localIP.flatMap { $0.isEmpty ? nil : $0 } : nil
+        // Only an answered request surely still has its connection to ask.
+        let tls = answered ? handle.tlsSession ?? tlsWhileSending : nil
         return TransactionMetrics(
             request: .init(url: url, method: method),
             response: statusCode.map { .init(statusCode: $0) },
@@ -97,6 +112,8 @@ struct TransactionRecorder {
             responseStartDate: answered ? date(responseStart) : nil,
             responseEndDate: nil,
             networkProtocolName: answered ? protocolName ?? handle.httpVersion : nil,
+            negotiatedTLSProtocolVersion: tls.flatMap { TLSVersion(wireNumber: $0.protocolVersion) },
+            negotiatedTLSCipherSuite: tls?.cipherSuite,
             isProxyConnection: viaProxy,
             isReusedConnection: reused,
             resourceFetchType: TransactionMetrics.networkLoad,

@@ -347,6 +347,7 @@ final class Transfer: EasyHandleDelegate {
     }
 
     func easyHandle(_ handle: EasyHandle, fill buffer: inout MutableRawSpan) -> ReadDisposition {
+        if remoteScheme != nil { recorder.sending(handle) }  // its response is made after the connection is let go
         if let streamReader {
             switch streamReader.fill(&buffer) {
             case .bytes(let count):

@@ -40,6 +40,17 @@ public enum CachePolicy: String, Codable, Sendable, CaseIterable {
 /// tls_protocol_version_t names used by tlsMinimum/MaximumSupportedProtocolVersion.
 public enum TLSVersion: String, Codable, Sendable, CaseIterable {
     case TLSv10, TLSv11, TLSv12, TLSv13
+
+    /// The version TLS writes on the wire as `number` (0x0301 is TLS 1.0 ... 0x0304 TLS 1.3).
+    init?(wireNumber number: Int) {
+        switch number {
+        case 0x0301: self = .TLSv10
+        case 0x0302: self = .TLSv11
+        case 0x0303: self = .TLSv12
+        case 0x0304: self = .TLSv13
+        default: return nil
+        }
+    }
 }
 
 /// HTTPCookie.AcceptPolicy.

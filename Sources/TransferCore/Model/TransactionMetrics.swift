@@ -30,6 +30,12 @@ public struct TransactionMetrics: Codable, Sendable, Equatable {
     @NullEncoded public var responseEndDate: MetricsDate?
     /// ALPN's names: "http/1.0", "http/1.1", "h2", "h3"; null when no response came.
     @NullEncoded public var networkProtocolName: String?
+    /// The TLS version the connection negotiated (URLSession's tls_protocol_version_t, named as
+    /// the session's tlsMinimumSupportedProtocolVersion is); null without TLS.
+    @NullEncoded public var negotiatedTLSProtocolVersion: TLSVersion? = nil
+    /// The negotiated cipher suite's IANA number (URLSession's tls_ciphersuite_t, e.g. 4865 for
+    /// TLS_AES_128_GCM_SHA256); null without TLS.
+    @NullEncoded public var negotiatedTLSCipherSuite: Int? = nil
     public var isProxyConnection: Bool
     public var isReusedConnection: Bool
     /// "networkLoad" (from the network) or "localCache" (answered by the URL cache).

@@ -77,6 +77,8 @@ import X509
         }
     }
 
+    /// The version bounds decide the handshake, and each transaction's metrics report what it
+    /// negotiated: the version and the cipher suite's IANA number.
     @Test func protocolVersionBoundsDecideTheHandshake() async throws {
         let legacy = try Peers.tls(.tls12Only) + "/files/hello.txt"
         let modern = try Peers.tls(.valid) + "/files/hello.txt"
@@ -85,10 +87,36 @@ import X509
             let failed = try await daemon.run("data", legacy, in: tls13)
             #expect(failed.errorName == "secureConnectionFailed", "\(failed.object("error") ?? [:])")
             #expect(failed.object("error")?.int("code") == -1200)
-            #expect(try await daemon.run("data", modern, in: tls13).errorName == nil, "TLS 1.3 only still reaches a TLS 1.3 server")
+            let modernTask = try await daemon.run("data", modern, in: tls13)
+            #expect(modernTask.errorName == nil, "TLS 1.3 only still reaches a TLS 1.3 server")
+            let negotiated13 = try await Self.negotiatedTLS(daemon, modernTask)
+            #expect(negotiated13.version == "TLSv13")
+            // TLS 1.3's suites are 0x1301...0x1305 (RFC 8446 B.4).
+            #expect(negotiated13.cipherSuite.map { (0x1301...0x1305).contains($0) } == true, "\(negotiated13)")
+
             let tls12 = try await daemon.session(configuration: try Self.trustingTestCA(["tlsMaximumSupportedProtocolVersion": "TLSv12"]))
-            #expect(try await daemon.downloadDigest(legacy, in: tls12) == (try TestFile.digest("hello.txt")))
+            let legacyTask = try await daemon.run("download", legacy, in: tls12)
+            #expect(legacyTask.errorName == nil, "\(legacyTask.object("error") ?? [:])")
+            #expect(try sha256(ofFile: try #require(legacyTask.string("location"))) == (try TestFile.digest("hello.txt")))
+            let negotiated12 = try await Self.negotiatedTLS(daemon, legacyTask)
+            #expect(negotiated12.version == "TLSv12")
+            #expect(negotiated12.cipherSuite.map { $0 > 0 && !(0x1301...0x1305).contains($0) } == true, "\(negotiated12)")
+
+            // Plain http negotiates nothing: both are null.
+            let plain = try await daemon.run("data", try Peers.nginx() + "/files/hello.txt", in: tls12)
+            let transaction = try await Self.lastTransaction(daemon, plain)
+            #expect(transaction.isNull("negotiatedTLSProtocolVersion") && transaction.isNull("negotiatedTLSCipherSuite"), "\(transaction)")
         }
+    }
+
+    private static func lastTransaction(_ daemon: DaemonFixture, _ task: [String: Any]) async throws -> [String: Any] {
+        let metrics = try await daemon.get("/v1/tasks/\(try #require(task.int("id")))/metrics").object()
+        return try #require((metrics["transactionMetrics"] as? [[String: Any]])?.last, "\(metrics)")
+    }
+
+    private static func negotiatedTLS(_ daemon: DaemonFixture, _ task: [String: Any]) async throws -> (version: String?, cipherSuite: Int?) {
+        let transaction = try await lastTransaction(daemon, task)
+        return (transaction.string("negotiatedTLSProtocolVersion"), transaction.int("negotiatedTLSCipherSuite"))
     }
 
     /// An upload over https, to nginx storing PUTs: a 6 MiB blob body arrives byte-identical over
