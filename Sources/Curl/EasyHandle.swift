@@ -8,8 +8,9 @@ internal import Glibc
 public final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     public weak var delegate: (any EasyHandleDelegate)?
-    /// curl keeps a pointer to the header list, so it must live as long as the handle uses it.
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// curl keeps a pointer to each string list (header lines, FTP commands), so they live as
+    /// long as the handle.
+    private var lists: [CURLoption.RawValue: UnsafeMutablePointer<curl_slist>] = [:]
     /// CURLOPT_ERRORBUFFER: curl writes a detailed message here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The DSCP code point the sockopt callback marks new sockets with (`EasyOption.dscp`).
@@ -53,7 +54,7 @@ public final class EasyHandle {
         // longer call back into this object.
         curl_easy_cleanup(raw)
         if adoptedSocket >= 0 { close(adoptedSocket) }  // curl never took it
-        if let headerList { curl_slist_free_all(headerList) }
+        for list in lists.values { curl_slist_free_all(list) }
         errorBuffer.deallocate()
     }
 
@@ -74,12 +75,7 @@ public final class EasyHandle {
         case .upload(let size):
             try setLong(CURLOPT_UPLOAD, 1)
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(size ?? -1)))
-        case .headers(let lines):
-            var list: UnsafeMutablePointer<curl_slist>?
-            for line in lines { list = curl_slist_append(list, line) }
-            try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_HTTPHEADER, list))
-            if let headerList { curl_slist_free_all(headerList) }
-            headerList = list
+        case .headers(let lines): try setList(CURLOPT_HTTPHEADER, lines)
         case .followRedirects(let on): try setLong(CURLOPT_FOLLOWLOCATION, on ? 1 : 0)
         case .keepBodyOnRedirect(let keep301, let keep302, let keep303):
             try setLong(CURLOPT_POSTREDIR, (keep301 ? Int(CURL_REDIR_POST_301) : 0)
@@ -132,6 +128,7 @@ public final class EasyHandle {
         case .resumeFrom(let offset):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset)))
         case .fileTime(let on): try setLong(CURLOPT_FILETIME, on ? 1 : 0)
+        case .commandsAfterTransfer(let commands): try setList(CURLOPT_POSTQUOTE, commands)
         case .requireTLS(let on): try setLong(CURLOPT_USE_SSL, Int(on ? CURLUSESSL_ALL.rawValue : CURLUSESSL_NONE.rawValue))
         case .sshKnownHosts(let path): try setString(CURLOPT_SSH_KNOWNHOSTS, path)
         case .sshAuthentication(let password, let keyboard, let publicKey):
@@ -161,6 +158,20 @@ public final class EasyHandle {
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_CLOSESOCKETDATA, marks))
         try CurlCode.check(transferd_easy_setopt_prereq_callback(raw, CURLOPT_PREREQFUNCTION, marks == nil ? nil : curlPrereqCallback))
         try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_PREREQDATA, marks == nil ? nil : me))
+    }
+
+    /// A string list option; the list it replaces is freed once curl no longer points at it.
+    private func setList(_ option: CURLoption, _ lines: [String]) throws(CurlCode) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines { list = curl_slist_append(list, line) }
+        do {
+            try CurlCode.check(transferd_easy_setopt_ptr(raw, option, list))
+        } catch {
+            if let list { curl_slist_free_all(list) }
+            throw error
+        }
+        if let old = lists[option.rawValue] { curl_slist_free_all(old) }
+        lists[option.rawValue] = list
     }
 
     private func setLong(_ option: CURLoption, _ value: Int) throws(CurlCode) {

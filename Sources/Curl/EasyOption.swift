@@ -114,6 +114,11 @@ public enum EasyOption {
     /// CURLUSESSL_NONE. ftps:// is TLS from the first byte whatever this says.
     /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_USE_SSL.html
     case requireTLS(Bool)
+    /// FTP commands sent on the control connection after a successful transfer, in the folder
+    /// of the URL's file (CURLOPT_POSTQUOTE); a command starting with "*" may fail without
+    /// failing the transfer. Their replies reach the header callback.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_POSTQUOTE.html
+    case commandsAfterTransfer([String])
     /// The OpenSSH known_hosts file the SFTP server's host key must be found in
     /// (CURLOPT_SSH_KNOWNHOSTS). With no CURLOPT_SSH_KEYFUNCTION set, libcurl accepts only a key
     /// that matches the file (CURLKHMATCH_OK): a missing host or another key fails the

@@ -223,6 +223,26 @@ import TransferCore
 
     /// Right after a session that trusts the test CA downloaded, a session that does not is
     /// still refused: it never takes the connection the other session verified.
+    /// The FTP peers keep only the first 65,536 bytes of a file named lossy-* and still answer
+    /// 226: the SIZE the daemon asks after the upload catches it, and the task fails.
+    @Test(arguments: [Server.ftp, .ftpsExplicit, .ftps])
+    func anUploadTheServerCutShortFailsInsteadOfSucceeding(_ server: Server) async throws {
+        let root = try Peers.fileServerRoot()
+        try await withDaemon { daemon in
+            let sid = try await session(daemon, for: server)
+            let payload = Data((0..<200_003).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+            let name = "lossy-\(server)-\(UUID().uuidString).bin"
+            defer { try? FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
+            let upload = try await run(daemon, in: sid, ["kind": "upload", "request": [
+                "url": try url(server, "/" + name), "method": "PUT", "body": ["base64": payload.base64EncodedString()],
+            ] as [String: Any]])
+            #expect(upload.value(at: "error.code") as? Int == -1011, "\(server): \(upload["error"] ?? "")")
+            let message = upload.value(at: "error.message") as? String ?? ""
+            #expect(message.contains("stored 65536 of the 200003 bytes"), "\(server): \(message)")
+            #expect(try Data(contentsOf: root.appendingPathComponent(name)).count == 65536, "the peer cut it short")
+        }
+    }
+
     @Test(arguments: [Server.ftpsExplicit, .ftps])
     func anUntrustedFTPSCertificateIsRefused(_ server: Server) async throws {
         try await withDaemon { daemon in

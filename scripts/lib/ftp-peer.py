@@ -10,15 +10,49 @@ MODE is one of
   implicit-tls   FTPS where the connection is TLS from its first byte (the ftps:// scheme,
                  port 990 by convention); the data connections are TLS too (PROT P)
 One user, USER with PASSWORD, may read and write everything under ROOT; there is no anonymous
-login. CERT is the certificate chain (leaf first) and KEY its private key, for the TLS modes.
+login. A file uploaded under a name starting with "lossy-" keeps only its first 65,536 bytes
+while the server still answers 226, as a server that lost an upload's end does (the daemon must
+notice: it asks SIZE after each upload). CERT is the certificate chain (leaf first) and KEY its private key, for the TLS modes.
 Started and stopped (SIGTERM) by scripts/lib/peers-ftp.sh; logs every command to stderr.
 """
 import logging
+import os
 import sys
 
 from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.filesystems import AbstractedFS
 from pyftpdlib.handlers import FTPHandler, TLS_FTPHandler
 from pyftpdlib.servers import FTPServer
+
+
+LOSSY_PREFIX = "lossy-"
+LOSSY_KEPT = 65536
+
+
+class TruncatingFile:
+    """A file open for writing that silently drops every byte after the first `kept`."""
+
+    def __init__(self, file, kept):
+        self._file = file
+        self._room = kept
+
+    def write(self, data):
+        self._file.write(data[: max(0, self._room)])
+        self._room -= len(data)
+        return len(data)
+
+    def __getattr__(self, name):
+        return getattr(self._file, name)
+
+
+class LossyFS(AbstractedFS):
+    """The served folder, where uploads named lossy-* lose their end (see the docstring)."""
+
+    def open(self, filename, mode):
+        file = super().open(filename, mode)
+        if "w" in mode and os.path.basename(filename).startswith(LOSSY_PREFIX):
+            return TruncatingFile(file, LOSSY_KEPT)
+        return file
 
 
 class ImplicitTLSHandler(TLS_FTPHandler):
@@ -52,6 +86,7 @@ def main() -> None:
     else:
         sys.exit(f"unknown mode {mode!r}")
     handler.authorizer = authorizer
+    handler.abstracted_fs = LossyFS
     handler.banner = f"transferd test FTP peer ({mode})"
     # Only loopback passive ports: the kernel's free ones above 40000 are plenty for the tests.
     handler.passive_ports = range(40000, 60000)

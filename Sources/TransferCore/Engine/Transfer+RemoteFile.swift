@@ -13,6 +13,8 @@ internal import Curl
 ///   connection opened by the client; active mode (PORT) is not offered.
 /// - Listings: a URL ending in "/" gets the server's full LIST output (one `ls -l` style line per
 ///   entry), not NLST's bare names (CURLOPT_DIRLISTONLY stays off): sizes and dates come along.
+/// - Uploads: an ftp: or ftps: upload ends with SIZE of the stored file, which must be the bytes
+///   sent (`StoredSizeCheck`).
 /// - Resume: by offset (CURLOPT_RESUME_FROM_LARGE: FTP REST, SFTP seek). There is no ETag; the
 ///   validator is the file's size and modification time (MDTM, SFTP stat) when the download
 ///   started: a file that changed since makes the download start again from zero, never a
@@ -39,8 +41,13 @@ extension Transfer {
             try handle.set(.sshAuthentication(password: true, keyboardInteractive: true, publicKey: false))
         }
         try configureRemoteBody()
-        if bodySize != nil || streamReader != nil, scheme == .ftps || scheme == .ftp && job.network.ftpRequiresTLS {
+        let isUpload = bodyReader != nil || streamReader != nil
+        if isUpload, scheme == .ftps || scheme == .ftp && job.network.ftpRequiresTLS {
             try capTLSForUpload()
+        }
+        if isUpload, scheme != .sftp, let check = StoredSizeCheck(uploadURL: job.request.url) {
+            storedSizeCheck = check
+            try handle.set(.commandsAfterTransfer([check.command]))
         }
         if base > 0 { try handle.set(.resumeFrom(base)) }
         try configureRemoteLogin(scheme)
@@ -151,6 +158,7 @@ extension Transfer {
         guard remoteScheme != nil, failure == nil else { return }
         if code.isOK {
             deliverRemoteResponse()
+            failure = storedSizeCheck?.failure(sent: handle.bytesUploaded)
         } else if code == .badDownloadResume, file != nil, base > 0 {
             needsRestartFromZero = true
         }

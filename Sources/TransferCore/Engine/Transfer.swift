@@ -52,6 +52,8 @@ final class Transfer: EasyHandleDelegate {
     let remoteScheme: RemoteFileScheme?
     /// A remote file's modification time (seconds since 1970, as text), its resume validator.
     var remoteModified: String?
+    /// An ftp: or ftps: upload's check of what the server stored.
+    var storedSizeCheck: StoredSizeCheck?
     /// How this task answers 401 challenges, carried from attempt to attempt (`Transfer+Challenge`).
     var challenges: ChallengeResponder
     /// A 401 head not yet known to be final (libcurl may answer it itself).
@@ -205,7 +207,10 @@ final class Transfer: EasyHandleDelegate {
 
     func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
         lastActivity = EngineLoop.now()
-        if remoteScheme != nil { return }  // an FTP server's replies, not an HTTP head
+        if remoteScheme != nil {  // an FTP server's replies, not an HTTP head
+            storedSizeCheck?.reply(line)
+            return
+        }
         guard let head = parser.consume(line) else { return }
         if (100..<200).contains(head.statusCode) || isProxyChallengeCurlAnswers(head) { return }
         recorder.headArrived(handle, url: currentURL, method: currentMethod, statusCode: head.statusCode, viaProxy: proxyState.route != nil)
