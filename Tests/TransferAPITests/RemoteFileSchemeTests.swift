@@ -51,8 +51,7 @@ import TransferCore
     }
 
     private func negotiatedTLSVersion(_ daemon: DaemonFixture, _ task: [String: Any]) async throws -> String? {
-        let metrics = try await daemon.get("/v1/tasks/\(try #require(task.int("id")))/metrics").object()
-        return (metrics["transactionMetrics"] as? [[String: Any]])?.last?.string("negotiatedTLSProtocolVersion")
+        try await daemon.transactions(ofTask: try #require(task.int("id"))).last?.string("negotiatedTLSProtocolVersion")
     }
 
     @Test(arguments: Server.allCases)
@@ -73,8 +72,7 @@ import TransferCore
             let events = try await daemon.allEvents(sid).filter { $0.int("taskId") == downloadId }
             #expect(events.compactMap { $0.string("type") }.first == "didReceiveChallenge", "\(events)")
             #expect(events.first?.value(at: "proposedCredential.user") as? String == (try Peers.fileServerLogin().user), "\(events.first ?? [:])")
-            let metrics = try await daemon.get("/v1/tasks/\(downloadId)/metrics").object()
-            let transactions = metrics["transactionMetrics"] as? [[String: Any]] ?? []
+            let transactions = try await daemon.transactions(ofTask: downloadId)
             #expect(transactions.count == 1)
             #expect(transactions.first?.string("networkProtocolName") == server.spaceProtocol, "\(transactions)")
             #expect(transactions.first?.int("countOfResponseBodyBytesReceived") == 1 << 20, "\(transactions)")

@@ -15,9 +15,8 @@ import TestSupport
 
     /// The only transaction of a completed task (no redirects here).
     private static func transaction(_ daemon: DaemonFixture, _ id: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
-        let metrics = try await daemon.get("/v1/tasks/\(id)/metrics").object()
-        let transactions = metrics["transactionMetrics"] as? [[String: Any]] ?? []
-        try #require(transactions.count == 1, "task \(id): \(metrics)", sourceLocation: sourceLocation)
+        let transactions = try await daemon.transactions(ofTask: id)
+        try #require(transactions.count == 1, "task \(id): \(transactions)", sourceLocation: sourceLocation)
         return transactions[0]
     }
 

@@ -110,8 +110,8 @@ import X509
     }
 
     private static func lastTransaction(_ daemon: DaemonFixture, _ task: [String: Any]) async throws -> [String: Any] {
-        let metrics = try await daemon.get("/v1/tasks/\(try #require(task.int("id")))/metrics").object()
-        return try #require((metrics["transactionMetrics"] as? [[String: Any]])?.last, "\(metrics)")
+        let transactions = try await daemon.transactions(ofTask: try #require(task.int("id")))
+        return try #require(transactions.last, "\(task)")
     }
 
     private static func negotiatedTLS(_ daemon: DaemonFixture, _ task: [String: Any]) async throws -> (version: String?, cipherSuite: Int?) {
@@ -140,8 +140,7 @@ import X509
             #expect(upload.value(at: "response.statusCode") as? Int == 201)
             #expect(upload.value(at: "progress.bytesSent") as? Int == payload.count)
             #expect(try Data(contentsOf: stored) == payload, "the stored file differs from what was sent")
-            let metrics = try await daemon.get("/v1/tasks/\(try #require(upload.int("id")))/metrics").object()
-            let transaction = try #require((metrics["transactionMetrics"] as? [[String: Any]])?.last)
+            let transaction = try await Self.lastTransaction(daemon, upload)
             #expect(transaction.string("networkProtocolName") == (origin == .http2 ? "h2" : "http/1.1"), "\(transaction)")
             #expect(transaction.int("countOfRequestBodyBytesSent") == payload.count, "\(transaction)")
             #expect(try await daemon.downloadDigest(url, in: session) == sha256(of: payload))

@@ -51,8 +51,7 @@ import TestSupport
     }
 
     private static func transactions(_ daemon: DaemonFixture, _ task: Int?, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [[String: Any]] {
-        let id = try #require(task, sourceLocation: sourceLocation)
-        return try await daemon.get("/v1/tasks/\(id)/metrics").object()["transactionMetrics"] as? [[String: Any]] ?? []
+        try await daemon.transactions(ofTask: try #require(task, sourceLocation: sourceLocation))
     }
 
     @Test func aStaleResponseIsRevalidatedAndA304ServesTheStoredBodyWithUpdatedHeaders() async throws {
