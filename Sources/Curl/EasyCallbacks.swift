@@ -26,8 +26,9 @@ let curlHeaderCallback: curl_write_callback = { data, size, count, userdata in
     var bytes = UnsafeRawBufferPointer(start: data, count: length)
     while let last = bytes.last, last == 10 || last == 13 { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
     let line = String(decoding: bytes, as: UTF8.self)
-    handle.delegate?.easyHandle(handle, didReceiveHeaderLine: line)
-    return length
+    guard let delegate = handle.delegate else { return length }
+    // - SeeAlso: https://curl.se/libcurl/c/CURLOPT_HEADERFUNCTION.html (any other count fails the transfer)
+    return delegate.easyHandle(handle, didReceiveHeaderLine: line) ? length : 0
 }
 
 /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_READFUNCTION.html (0 ends the body)

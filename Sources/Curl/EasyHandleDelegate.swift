@@ -4,7 +4,8 @@
 public protocol EasyHandleDelegate: AnyObject {
     /// One header line as received, without the trailing CRLF ("HTTP/1.1 200 OK", "Name: value",
     /// or "" at the end of a header block). Every response of a redirect chain passes through.
-    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String)
+    /// Return false to fail the transfer (CURLE_WRITE_ERROR) before curl reads further.
+    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) -> Bool
     /// A chunk of the (decoded) body.
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition
     /// Transfer counters; return false to abort the transfer (CURLE_ABORTED_BY_CALLBACK).

@@ -21,10 +21,11 @@ final class HTTPExchange: EasyHandleDelegate {
         self.source = source
     }
 
-    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
+    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) -> Bool {
         // Keep only the final response's block (a 100 Continue comes first).
         if line.hasPrefix("HTTP/") { headerLines = [] }
         if !line.isEmpty { headerLines.append(line) }
+        return true
     }
 
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {

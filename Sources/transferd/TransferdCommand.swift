@@ -48,6 +48,9 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-size"), help: "Largest data task response body kept, in bytes. Env TRANSFERD_MAX_BODY_SIZE. Default 67108864.")
     var maxBodySize: Int?
 
+    @Option(name: .customLong("max-decompression-ratio"), help: "How many times its encoded size a response's Content-Encoding may inflate a body (past 32 MiB decoded) before the task fails with dataLengthExceedsMaximum. Env TRANSFERD_MAX_DECOMPRESSION_RATIO. Default 200.")
+    var maxDecompressionRatio: Int?
+
     @Option(name: .customLong("max-request-size"), help: "Largest API request body, in bytes. Env TRANSFERD_MAX_REQUEST_SIZE. Default 16777216.")
     var maxRequestSize: Int?
 
@@ -130,6 +133,7 @@ struct TransferdCommand: AsyncParsableCommand {
             configuration.service.discretionaryWindow = window
         }
         if let value = try integer(maxBodySize, environment, "TRANSFERD_MAX_BODY_SIZE", 0...(1 << 40)) { configuration.service.maxDataTaskBodySize = value }
+        if let value = try integer(maxDecompressionRatio, environment, "TRANSFERD_MAX_DECOMPRESSION_RATIO", 1...1_000_000) { configuration.service.decodedSizeLimit.ratio = value }
         if let value = try integer(maxRequestSize, environment, "TRANSFERD_MAX_REQUEST_SIZE", 1024...(1 << 34)) { configuration.maxRequestBodySize = value }
         if let value = try integer(maxBlobSize, environment, "TRANSFERD_MAX_BLOB_SIZE", 0...(1 << 50)) { configuration.maxBlobSize = value }
         if let value = try integer(taskRetention, environment, "TRANSFERD_TASK_RETENTION", 0...(100 * 365 * 86_400)) {

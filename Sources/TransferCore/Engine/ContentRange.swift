@@ -2,11 +2,14 @@
 struct ContentRange: Equatable {
     /// The first byte of the range, 0 for the `*` form.
     let first: Int
+    /// The last byte of the range (inclusive), nil for the `*` form.
+    let last: Int?
     /// The whole resource's size, nil when the server wrote `*`.
     let total: Int?
 
-    init(first: Int, total: Int?) {
+    init(first: Int, last: Int? = nil, total: Int?) {
         self.first = first
+        self.last = last
         self.total = total
     }
 
@@ -21,8 +24,8 @@ struct ContentRange: Equatable {
             self.init(first: 0, total: total)
         } else {
             guard let dash = range.firstIndex(of: "-"), let first = Int(range[..<dash]), let last = Int(range[range.index(after: dash)...]),
-                  first >= 0, last >= first else { return nil }
-            self.init(first: first, total: total)
+                  first >= 0, last >= first, total.map({ last < $0 }) ?? true else { return nil }
+            self.init(first: first, last: last, total: total)
         }
     }
 }

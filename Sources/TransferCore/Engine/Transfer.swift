@@ -16,6 +16,10 @@ final class Transfer: EasyHandleDelegate {
     let handle: EasyHandle
     let report: (TransferUpdate) -> Void
     private var parser = ResponseHeadParser()
+    private var headLimit = ResponseHeadLimit()
+    /// Whether the final response declared a Content-Encoding, which libcurl decodes: its body
+    /// is then bounded by `job.decodedSizeLimit`.
+    private var isEncoded = false
     // Internal rather than private where `Transfer+RemoteFile.swift` sets them too.
     var response: ResponseInfo?
     private var body = Data()
@@ -38,8 +42,11 @@ final class Transfer: EasyHandleDelegate {
     var expectedTotal: Int?
     /// A 416 to a resumed request showed the partial file is already the whole resource.
     private var alreadyComplete = false
-    /// A 416 for a partial file that is not whole: `EngineLoop` starts the download over.
+    /// A 416 for a partial file that is not whole, or a 206 that does not continue it: `EngineLoop`
+    /// starts the download over from zero.
     var needsRestartFromZero = false
+    /// Why the download starts over (a ranged answer that failed `RangedAnswer`), for the log.
+    private(set) var restartReason: String?
     private var redirects = 0
     private(set) var currentURL: String
     private(set) var currentMethod: String
@@ -138,9 +145,10 @@ final class Transfer: EasyHandleDelegate {
         let dscp = request.networkServiceType.dscp
         if dscp != 0 { try handle.set(.dscp(dscp)) }
         // timeoutIntervalForRequest is an idle timeout: fail when no byte moves for that long.
-        let idle = max(1, Int(request.timeoutInterval.rounded(.up)))
+        // `EngineLoop.sweep` enforces it from `lastActivity`. curl's low-speed limit is not set:
+        // it averages over its window, so a 1 byte/s trickle failed as "too slow" though a
+        // byte came every second (issue 15).
         try handle.set(.connectTimeoutMilliseconds(Int(request.timeoutInterval * 1000)))
-        try handle.set(.lowSpeed(bytesPerSecond: 1, seconds: idle))
         try handle.set(.timeoutMilliseconds(max(1, Int(min(job.resourceTimeout, 315_360_000) * 1000))))
         if let remoteScheme { return try configureRemoteFile(remoteScheme) }
 
@@ -205,13 +213,23 @@ final class Transfer: EasyHandleDelegate {
 
     // MARK: EasyHandleDelegate (engine thread, inside curl_multi_perform)
 
-    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) {
+    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) -> Bool {
         lastActivity = EngineLoop.now()
         if remoteScheme != nil {  // an FTP server's replies, not an HTTP head
             storedSizeCheck?.reply(line)
-            return
+            return true
         }
-        guard let head = parser.consume(line) else { return }
+        guard headLimit.count(line) else {
+            failure = ResponseHeadLimit.exceeded
+            return false
+        }
+        guard let head = parser.consume(line) else { return true }
+        receivedHead(head)
+        return true
+    }
+
+    /// A complete head: a 1xx, a redirect or challenge curl follows, or the final response.
+    private func receivedHead(_ head: ResponseHead) {
         if (100..<200).contains(head.statusCode) || isProxyChallengeCurlAnswers(head) { return }
         recorder.headArrived(handle, url: currentURL, method: currentMethod, statusCode: head.statusCode, viaProxy: proxyState.route != nil)
         reportSentBeforeResponse()
@@ -253,12 +271,17 @@ final class Transfer: EasyHandleDelegate {
         // response, resume offset, data), so didResumeAtOffset's totals are the last word.
         report(.response(info))
         applyDisposition(to: info)
+        isEncoded = head.value("Content-Encoding").map { !$0.trimmed().isEmpty && $0.lowercased() != "identity" } ?? false
         if let file {
             if base > 0 {
                 continueResumed(head, file: file)
             } else if head.statusCode >= 400 {
                 // URLSession turns a download's error status into an error, and keeps no file.
                 failure = URLErrorMapping.downloadError(status: head.statusCode)
+            } else if head.statusCode == 206 && !job.request.headers.keys.contains(where: { $0.lowercased() == "range" }) {
+                // Part of a resource, to a request that asked for all of it: saved as the file,
+                // it would be a wrong file reported as a success.
+                failure = TaskError(.badServerResponse, "the server answered 206 (a part of the resource) to a request for all of it")
             } else {
                 expectedTotal = info.expectedContentLength
             }
@@ -290,15 +313,17 @@ final class Transfer: EasyHandleDelegate {
     private func continueResumed(_ head: ResponseHead, file: DownloadFile) {
         switch head.statusCode {
         case 206:
-            guard let range = ContentRange(head.value("Content-Range")), range.first <= base else {
-                failure = TaskError(.badServerResponse, "the server answered the range request for byte \(base) with \(head.value("Content-Range") ?? "no Content-Range")")
-                return
+            // Validated before a byte is written (`RangedAnswer`); one that does not continue
+            // the partial file exactly is never appended: the download starts over from zero.
+            switch RangedAnswer.check(contentRange: head.value("Content-Range"), etag: head.value("ETag"),
+                                      lastModified: head.value("Last-Modified"), offset: base, resume: job.resume) {
+            case .continues(let total):
+                expectedTotal = total
+                report(.resumed(offset: base, expectedTotal: total))
+            case .mismatch(let reason):
+                restartReason = reason
+                needsRestartFromZero = true
             }
-            // A range that starts early re-writes a few bytes; one that starts late cannot be used.
-            if range.first < base { file.truncate(to: range.first) }
-            base = range.first
-            expectedTotal = range.total
-            report(.resumed(offset: base, expectedTotal: range.total))
         case 416:
             let total = ContentRange(head.value("Content-Range"))?.total
             if total == base {
@@ -324,8 +349,9 @@ final class Transfer: EasyHandleDelegate {
         if swallowsChallengeBody() { return .accept }
         if failure != nil { return .fail }
         if remoteScheme != nil { deliverRemoteResponse() }
-        // A 416's own body is not the file; a changed remote file's bytes are not worth reading.
-        if needsRestartFromZero { return remoteScheme == nil ? .accept : .fail }
+        // Neither a 416's own body nor a range of another version belongs in the file: the
+        // transfer ends here, and `EngineLoop` starts it over without a range.
+        if needsRestartFromZero { return .fail }
         if alreadyComplete { return .accept }
         // Out of tokens: curl keeps the chunk and hands it back once the governor releases us.
         if let governor {
@@ -345,6 +371,10 @@ final class Transfer: EasyHandleDelegate {
             return .fail
         }
         received += bytes.byteCount
+        if isEncoded, job.decodedSizeLimit.isExceeded(decoded: received, encoded: handle.bytesDownloaded) {
+            failure = job.decodedSizeLimit.error(decoded: received, encoded: handle.bytesDownloaded)
+            return .fail
+        }
         recorder.bodyReceived(bytes.byteCount)
         lastActivity = EngineLoop.now()
         unreportedReceived += bytes.byteCount
@@ -468,6 +498,11 @@ final class Transfer: EasyHandleDelegate {
         if let failure {
             file?.discard()
             return .failure(failure)
+        }
+        // curl reads a header line into a 100 KiB buffer and fails a longer one as out of memory.
+        if code == .outOfMemory && response == nil {
+            file?.discard()
+            return .failure(ResponseHeadLimit.lineTooLong)
         }
         guard code.isOK else { return interrupted(transportError(code)) }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)

@@ -13,6 +13,8 @@ struct TransferJob: Sendable {
     let resourceTimeout: Double
     /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.
     let maxBodySize: Int
+    /// How far a Content-Encoding may inflate the body (`ServiceConfiguration.decodedSizeLimit`).
+    var decodedSizeLimit = DecodedSizeLimit()
     let startPaused: Bool
     /// Set for download tasks: the body goes to this file, never into memory.
     var download: DownloadTarget? = nil

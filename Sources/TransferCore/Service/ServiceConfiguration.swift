@@ -16,6 +16,8 @@ public struct ServiceConfiguration: Sendable {
     /// A data task's body is held in memory, so it is bounded (URLSession has no bound; a service
     /// must). Larger responses fail with dataLengthExceedsMaximum.
     public var maxDataTaskBodySize = 64 << 20
+    /// How far a response's Content-Encoding may inflate its body before the task fails.
+    public var decodedSizeLimit = DecodedSizeLimit()
     /// Events kept per session, in memory and in the store.
     public var eventRetention = 10_000
     /// How often running tasks' progress is written to the store, in seconds.

@@ -249,6 +249,7 @@ extension TransferService {
             taskId: id, request: request, body: entry.requestBody, streamedBody: entry.task.streamedBody,
             resourceTimeout: max(0.001, session.configuration.timeoutIntervalForResource - elapsed),
             maxBodySize: configuration.maxDataTaskBodySize, startPaused: false)
+        job.decodedSizeLimit = configuration.decodedSizeLimit
         job.bodyStream = bodyStreamSnapshot(of: entry.task)
         if entry.task.kind == .download {
             job.download = downloadTarget(of: entry.task)

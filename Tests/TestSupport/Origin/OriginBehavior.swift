@@ -16,6 +16,10 @@ public indirect enum OriginBehavior: Sendable {
     /// with `interval` between chunks.
     case chunked(status: Int = 200, headers: [String: String] = [:], chunks: [Data], interval: Duration = .zero)
 
+    /// A `Transfer-Encoding: chunked` response cut short: the chunks, then the connection closes
+    /// (FIN) without the last, empty chunk that would end the body.
+    case chunkedCut(status: Int = 200, headers: [String: String] = [:], chunks: [Data])
+
     /// A response without `Content-Length` whose body ends when the server closes the connection.
     case closeDelimited(status: Int = 200, headers: [String: String] = [:], body: Data)
 

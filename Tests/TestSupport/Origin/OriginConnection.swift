@@ -91,6 +91,13 @@ final class OriginConnection {
             try send(ChunkEncoder.last)
             return outcome
 
+        case .chunkedCut(let status, var headers, let chunks):
+            headers["Transfer-Encoding"] = "chunked"
+            Self.markClose(.close, in: &headers)
+            try send(Self.head(status, headers))
+            for chunk in chunks where sendsBody { try send(ChunkEncoder.chunk(chunk)) }
+            return .close
+
         case .closeDelimited(let status, let headers, let body):
             var headers = headers
             Self.markClose(.close, in: &headers)
