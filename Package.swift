@@ -36,11 +36,14 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // gzip and deflate response bodies: decoded by transferd, not libcurl, to know they ended.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Thin Swift layers: each is the only importer of its C module.
         .target(name: "Curl", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
+        .target(name: "Zlib", dependencies: ["CZlib"], swiftSettings: strict),
 
         // Any JSON value: one type for the daemon and the command-line client.
         .target(name: "JSONModel", swiftSettings: strict),
@@ -49,7 +52,7 @@ let package = Package(
         .target(
             name: "TransferCore",
             dependencies: [
-                "Curl", "SQLite", "JSONModel",
+                "Curl", "SQLite", "Zlib", "JSONModel",
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of blobs, computed while they stream to disk (BlobWriter).
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -112,7 +115,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "JSONModel", "SQLite", "Curl", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "JSONModel", "SQLite", "Curl", "Zlib", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]

@@ -89,6 +89,7 @@ public final class EasyHandle {
             try setLong(CURLOPT_LOW_SPEED_LIMIT, rate)
             try setLong(CURLOPT_LOW_SPEED_TIME, seconds)
         case .acceptEncoding(let encodings): try setString(CURLOPT_ACCEPT_ENCODING, encodings)
+        case .contentDecoding(let on): try setLong(CURLOPT_HTTP_CONTENT_DECODING, on ? 1 : 0)
         case .receiveBufferSize(let bytes): try setLong(CURLOPT_BUFFERSIZE, bytes)
         case .maxReceiveSpeed(let rate):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate)))

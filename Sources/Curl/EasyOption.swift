@@ -30,6 +30,9 @@ public enum EasyOption {
     case lowSpeed(bytesPerSecond: Int, seconds: Int)
     /// "" asks for every encoding curl can decode; nil disables decoding.
     case acceptEncoding(String?)
+    /// Whether libcurl decodes the body's Content-Encoding (CURLOPT_HTTP_CONTENT_DECODING; on by
+    /// default once `acceptEncoding` is set). Off, the write callback gets the bytes as sent.
+    case contentDecoding(Bool)
     /// The receive buffer, i.e. the most bytes one write callback gets (CURLOPT_BUFFERSIZE;
     /// libcurl's default is 16 KiB, its maximum 512 KiB in 7.88).
     case receiveBufferSize(Int)

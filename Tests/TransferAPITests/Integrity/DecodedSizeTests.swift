@@ -8,28 +8,11 @@ import TransferCore
 /// 1 GiB file, reported as a success): past 200 times its encoded size, and 32 MiB, the task
 /// fails with dataLengthExceedsMaximum. Ordinary compressed bodies still arrive decoded.
 @Suite struct DecodedSizeTests {
-    /// gzip of 64 MiB of zeros (about 65 KiB: 1,030 times smaller), made by gzip(1) once.
-    static let bomb: Data = gzip(shell: "head -c 67108864 /dev/zero")
+    /// gzip of 64 MiB of zeros (about 65 KiB: 1,030 times smaller).
+    static let bomb = GzipTool.zeros(64 << 20)
     /// 2 MiB of varied text, and its gzip (about 8 times smaller).
     static let text = Data((0..<(2 << 20) / 16).map { "line \(String($0, radix: 7).padding(toLength: 10, withPad: " ", startingAt: 0))\n" }.joined().utf8)
-    static let gzippedText: Data = {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("transferd-text-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try? text.write(to: file)
-        return gzip(shell: "cat '\(file.path)'")
-    }()
-
-    private static func gzip(shell command: String) -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(command) | gzip -c -6"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try? process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return output
-    }
+    static let gzippedText = GzipTool.compress(text)
 
     @Test(arguments: ["download", "data"])
     func aGzipBombFailsWithDataLengthExceedsMaximum(kind: String) async throws {

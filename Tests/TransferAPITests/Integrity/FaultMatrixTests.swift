@@ -8,6 +8,7 @@ import TestSupport
 /// success with wrong bytes, and the daemon answers afterwards with no partial file left.
 @Suite struct FaultMatrixTests {
     static let body = Data((0..<(96 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) })
+    static let gzipped = GzipTool.compress(body)
 
     /// What the task must end with.
     enum Expected: Sendable, CustomStringConvertible {
@@ -43,6 +44,13 @@ import TestSupport
               download: .error(code: -1005), data: .error(code: -1005)),
         Fault(name: "chunked body cut", behavior: { _ in .chunkedCut(chunks: [body.prefix(30_000), body.dropFirst(30_000).prefix(30_000)]) },
               download: .error(code: -1005), data: .error(code: -1005)),
+        Fault(name: "gzip body cut, Content-Length matching the cut", behavior: { _ in
+                  .respond(headers: ["Content-Encoding": "gzip"], body: gzipped.prefix(gzipped.count * 2 / 3)) },
+              download: .error(code: -1016), data: .error(code: -1016)),
+        Fault(name: "gzip body that is not gzip", behavior: { _ in .respond(headers: ["Content-Encoding": "gzip"], body: body) },
+              download: .error(code: -1016), data: .error(code: -1016)),
+        Fault(name: "gzip body, whole", behavior: { _ in .respond(headers: ["Content-Encoding": "gzip"], body: gzipped) },
+              download: .identical, data: .identical),
         Fault(name: "503 with Retry-After", behavior: { _ in .text("busy", status: 503, headers: ["Retry-After": "1"]) },
               download: .error(code: -1100), data: .status(503)),
         Fault(name: "429 with Retry-After", behavior: { _ in .text("slow down", status: 429, headers: ["Retry-After": "1"]) },
