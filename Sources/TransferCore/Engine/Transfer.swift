@@ -253,6 +253,7 @@ final class Transfer: EasyHandleDelegate {
         // response, resume offset, data), so didResumeAtOffset's totals are the last word.
         report(.response(info))
         applyDisposition(to: info)
+        file?.expectDigest(announcedBy: info, method: currentMethod)
         if let file {
             if base > 0 {
                 continueResumed(head, file: file)
@@ -471,9 +472,10 @@ final class Transfer: EasyHandleDelegate {
         }
         guard code.isOK else { return interrupted(transportError(code)) }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
-        guard let file else { return .success(body: body, response: info, location: nil) }
+        guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
         do {
-            return .success(body: Data(), response: info, location: try file.finish(suggestedFilename: info.suggestedFilename))
+            let location = try file.finish(suggestedFilename: info.suggestedFilename)
+            return .success(body: Data(), response: info, location: location, digest: file.finalDigest)
         } catch {
             return .failure(error)
         }
