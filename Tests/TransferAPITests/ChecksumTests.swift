@@ -155,11 +155,12 @@ import TestSupport
 
     // MARK: resume
 
-    /// First request: the body, slowly, with an ETag; ranged ones get 206 (with `extra` headers).
+    /// First request: the body, slowly (about 1.3 s, so a cancel after 64 KiB lands mid-body
+    /// on a loaded machine), with an ETag; ranged ones get 206 (with `extra` headers).
     private static func slowRangedOrigin(extra: @escaping @Sendable (OriginRequest) -> [String: String] = { _ in [:] }) throws -> OriginServer {
         try OriginServer { request in
             if request.header("Range") == nil {
-                return .slowBody(headers: ["ETag": etag], body: body, bytesPerWrite: 4096, interval: .milliseconds(6))
+                return .slowBody(headers: ["ETag": etag], body: body, bytesPerWrite: 4096, interval: .milliseconds(20))
             }
             return .ranged(body, for: request, headers: ["ETag": etag].merging(extra(request)) { $1 })
         }
