@@ -115,6 +115,27 @@ import TestSupport
         #expect(throws: InputError.self) { try Checksum(parsing: text, field: "checksum") }
     }
 
+    /// The stored form (the task JSON writer's) decodes back to the same checksum and digest.
+    @Test func aTasksChecksumAndDigestSurviveTheStoredForm() throws {
+        var task = try JSONCoding.decoder.decode(TransferTask.self, from: Data(#"""
+            {"id": 7, "sessionId": "s", "kind": "download", "state": "completed", "phase": "done", "priority": 0.5,
+             "originalRequest": {"url": "http://x/", "method": "GET", "headers": {}, "bodyLength": null, "cachePolicy": "useProtocolCachePolicy",
+                                 "timeoutInterval": 60, "networkServiceType": "default", "httpShouldHandleCookies": true, "mainDocumentURL": null},
+             "progress": {"bytesReceived": 0, "bytesSent": 0, "bytesPerSecond": 0}, "createdAt": "2026-11-26T00:00:00Z", "version": 3}
+            """#.utf8))
+        #expect(task.checksum == nil && task.digest == nil, "a row stored before checksums")
+        task.checksum = try Checksum(parsing: "SHA-1=" + String(repeating: "C", count: 40), field: "checksum")
+        task.digest = TaskDigest(values: ["sha-256": String(repeating: "e", count: 64), "sha-1": String(repeating: "c", count: 40)])
+        for stored in [true, false] {
+            let decoded = try JSONCoding.decoder.decode(TransferTask.self, from: task.jsonData(stored: stored))
+            #expect(decoded.checksum == task.checksum)
+            #expect(decoded.digest == task.digest)
+        }
+        let served = try #require(try JSONSerialization.jsonObject(with: task.jsonData()) as? [String: Any])
+        #expect(served["checksum"] as? String == "sha-1=" + String(repeating: "c", count: 40))
+        #expect((served["digest"] as? [String: String])?["sha-1"] == String(repeating: "c", count: 40))
+    }
+
     @Test func serverHeadersByStatusAndEncoding() {
         let digest = Data(repeating: 7, count: 32).base64EncodedString()
         let hex = String(repeating: "07", count: 32)
