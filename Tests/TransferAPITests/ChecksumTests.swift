@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import Testing
 import TestSupport
+import TransferAPI
+import TransferCore
 
 /// Checksums (issue 15): a download or data task names the digest its bytes must have
 /// (`"checksum": "sha-256=<hex>"`, aria2's spelling), a server's Repr-Digest / Content-Digest /
@@ -335,6 +337,46 @@ import TestSupport
             let lying = try await daemon.createTask(["kind": "data", "request": ["url": origin.url("/lying")]])
             let lyingDone = try await daemon.waitForCompletion(try #require(lying.int("id")))
             #expect(lyingDone.object("error")?.string("message")?.contains("the server's Content-Digest") == true, "\(lyingDone)")
+        }
+    }
+
+    /// A file: URL (copied on a worker thread, `LocalDelivery`) is checked the same way, as a
+    /// download and as a data task; so is a data task its disposition turned into a download.
+    @Test func fileURLsAndDataTasksThatBecomeDownloadsAreCheckedToo() async throws {
+        let root = try TempDirectory(prefix: "transferd-checksum-file")
+        defer { root.remove() }
+        try Self.body.write(to: root.file("local.bin"))
+        let url = "file://" + root.file("local.bin").path
+        let origin = try OriginServer { _ in .respond(headers: ["Content-Type": "video/mp4"], body: Self.body) }
+        defer { origin.stop() }
+        try await DaemonFixture.with(configure: { $0.service.fileURLRoots = [root.path] }) { daemon in
+            for (kind, checksum) in [("download", Self.sha256), ("download", Self.wrong), ("data", Self.sha256), ("data", Self.wrong)] {
+                let created = try await daemon.createTask(["kind": kind, "request": ["url": url], "checksum": "sha-256=" + checksum])
+                let task = try await daemon.waitForCompletion(try #require(created.int("id")))
+                if checksum == Self.sha256 {
+                    #expect(task.isNull("error"), "\(kind): \(task)")
+                    #expect(task.object("digest")?.string("sha-256") == Self.sha256, "\(kind): \(task)")
+                } else {
+                    #expect(task.object("error")?.int("code") == -1011, "\(kind): \(task)")
+                    #expect(task.isNull("location"))
+                }
+            }
+            let disposition: [String: Any] = ["default": "allow", "rules": [["when": ["mimeType": "video/*"], "then": "becomeDownload"]]]
+            for checksum in [Self.sha256, Self.wrong] {
+                let created = try await daemon.createTask(["kind": "data", "request": ["url": origin.url("/v.mp4")], "responseDisposition": disposition, "checksum": "sha-256=" + checksum])
+                let task = try await daemon.waitForCompletion(try #require(created.int("id")))
+                #expect(task.string("kind") == "download", "\(task)")
+                if checksum == Self.sha256 {
+                    #expect(task.isNull("error"), "\(task)")
+                    #expect(task.object("digest")?.string("sha-256") == Self.sha256)
+                } else {
+                    #expect(task.object("error")?.int("code") == -1011, "\(task)")
+                    #expect(task.isNull("location"))
+                }
+            }
+            #expect(partialFiles(daemon).isEmpty, "\(partialFiles(daemon))")
+            #expect(FileSystemProbe.tree(daemon.dataPath + "/files").filter { $0.hasSuffix(".bin") || $0.hasSuffix(".mp4") }.count == 2,
+                    "only the two good downloads have files: \(FileSystemProbe.tree(daemon.dataPath + "/files"))")
         }
     }
 
