@@ -4,6 +4,8 @@ internal import FoundationEssentials
 /// Hashes one stream of bytes with several algorithms in one pass (swift-crypto's BoringSSL
 /// hashes). A value owned by whoever feeds it: a `DownloadDigest`, or a data task's body.
 struct DigestAccumulator {
+    /// One algorithm's running hash (swift-crypto's types share no protocol with `update` that
+    /// could hold them in one array without boxing).
     private enum Hash {
         case md5(Insecure.MD5)
         case sha1(Insecure.SHA1)
