@@ -59,6 +59,8 @@ import Testing
         done.error = TaskError(.cancelled, "cancelled")
         done.cacheStatus = .revalidated
         done.location = "/data/files/1/file.bin"
+        done.checksum = Checksum(algorithm: .sha512, hex: String(repeating: "Ab", count: 64))
+        done.digest = TaskDigest(values: ["sha-512": String(repeating: "ab", count: 64), "sha-256": String(repeating: "0f", count: 32), "md5": String(repeating: "1", count: 32)])
         done.responseDisposition = ResponseDisposition(default: .cancel, rules: [
             .init(when: .init(minLength: 10, mimeType: "video/*", statusCodes: [200]), then: .becomeDownload),
         ])

@@ -13,6 +13,8 @@ struct DownloadTarget: Sendable {
     let defaultDirectory: String
     /// The downloads root; the final path's folder must resolve (symlinks followed) inside it.
     let root: String
+    /// The digest the file must have (the task's `checksum`); checked before it is moved.
+    var checksum: Checksum? = nil
 }
 
 /// The open partial file of one running download. One thread only (not Sendable): the engine
@@ -22,13 +24,19 @@ final class DownloadFile {
     private var descriptor: Int32
     let target: DownloadTarget
     private(set) var written = 0
+    /// The digest of the bytes written, and what it must match (`DownloadDigest`).
+    private var digest: DownloadDigest
+    /// The file's digest, once `finish` verified it.
+    private(set) var finalDigest: TaskDigest?
 
     /// Opens the partial file: empty, or kept up to `resumeAt` bytes. A file shorter than that
     /// (data lost since the offset was recorded) is detected: `written` says what is really there.
     init(target: DownloadTarget, resumeAt offset: Int = 0) throws(TaskError) {
         self.target = target
+        digest = DownloadDigest(checksum: target.checksum)
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
+        // Read-write: a resumed download's kept bytes are read back once for its digest.
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
         descriptor = open(target.partialPath, flags, 0o666)  // the umask applies, as for curl -o
         guard descriptor >= 0 else {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
@@ -46,6 +54,7 @@ final class DownloadFile {
         ftruncate(descriptor, off_t(length))
         lseek(descriptor, off_t(length), SEEK_SET)
         written = length
+        digest.truncated(to: length)
     }
 
     /// Appends bytes; false when the disk refused them (full, I/O error).
@@ -60,13 +69,28 @@ final class DownloadFile {
                 }
                 offset += result
             }
+            digest.wrote(buffer, at: written, descriptor: descriptor)
             written += buffer.count
             return true
         }
     }
 
-    /// Closes the file and moves it to its final path; returns that path.
+    /// The final response's head: a digest header in it is checked too (`Checksum.announced`).
+    func expectDigest(announcedBy response: ResponseInfo, method: String) {
+        digest.expect(Checksum.announced(by: response, method: method))
+    }
+
+    /// Closes the file and moves it to its final path; returns that path. A file whose digest
+    /// does not match its checksum (or the server's digest) is deleted instead: no wrong file is
+    /// ever moved into place.
     func finish(suggestedFilename: String?) throws(TaskError) -> String {
+        switch digest.verify(descriptor, length: written) {
+        case .success(let digest):
+            finalDigest = digest
+        case .failure(let error):
+            discard()
+            throw error
+        }
         close()
         let finalPath = target.destinationPath
             ?? target.defaultDirectory + "/" + (suggestedFilename ?? "download")

@@ -49,7 +49,7 @@ extension EngineLoop {
     func advance(_ taskId: Int, _ run: TusRun, after outcome: TransferOutcome) {
         let result: TusUpload.StepResult
         switch outcome {
-        case .success(let body, let response, _):
+        case .success(let body, let response, _, _):
             run.lastResponse = (response, body)
             result = .answered(status: response.statusCode, headers: response.headers)
         case .failure(let error), .interrupted(let error, _):

@@ -78,8 +78,8 @@ struct LocalDelivery {
             reportProgress(false)
         }
         reportProgress(true)
-        guard let file else { return .success(body: body, response: response, location: nil) }
+        guard let file else { return .verifiedBody(body, response: response, method: job.request.method, checksum: job.checksum) }
         let location = try file.finish(suggestedFilename: response.suggestedFilename)
-        return .success(body: Data(), response: response, location: location)
+        return .success(body: Data(), response: response, location: location, digest: file.finalDigest)
     }
 }

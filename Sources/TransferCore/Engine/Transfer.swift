@@ -276,6 +276,7 @@ final class Transfer: EasyHandleDelegate {
         report(.response(info))
         applyDisposition(to: info)
         startDecoding(head)
+        file?.expectDigest(announcedBy: info, method: currentMethod)
         if let file {
             if base > 0 {
                 continueResumed(head, file: file)
@@ -522,9 +523,10 @@ final class Transfer: EasyHandleDelegate {
             return .failure(error)
         }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
-        guard let file else { return .success(body: body, response: info, location: nil) }
+        guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
         do {
-            return .success(body: Data(), response: info, location: try file.finish(suggestedFilename: info.suggestedFilename))
+            let location = try file.finish(suggestedFilename: info.suggestedFilename)
+            return .success(body: Data(), response: info, location: location, digest: file.finalDigest)
         } catch {
             return .failure(error)
         }

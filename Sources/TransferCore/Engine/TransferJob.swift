@@ -51,6 +51,8 @@ struct TransferJob: Sendable {
     var responseDisposition: ResponseDisposition? = nil
     /// Where a data task's body goes if its disposition makes it a download (set only then).
     var conversionTarget: DownloadTarget? = nil
+    /// The digest a data task's body must have (a download's is in its `DownloadTarget`).
+    var checksum: Checksum? = nil
 }
 
 /// What a transfer reports, in order, on the engine thread.
@@ -91,8 +93,9 @@ enum TransferUpdate: Sendable {
 
 /// How a transfer ended.
 enum TransferOutcome: Sendable {
-    /// `body` is empty for downloads, whose bytes are in the file at `location`.
-    case success(body: Data, response: ResponseInfo, location: String?)
+    /// `body` is empty for downloads, whose bytes are in the file at `location`. `digest` is
+    /// what the body or file hashed to (nil where nothing computed it, e.g. a tus step).
+    case success(body: Data, response: ResponseInfo, location: String?, digest: TaskDigest? = nil)
     case failure(TaskError)
     /// A download that stopped part-way and can continue: its partial file is kept.
     case interrupted(TaskError, ResumeState)

@@ -64,6 +64,8 @@ public struct TaskCreate: Decodable, Sendable {
     public var responseDisposition: ResponseDisposition?
     /// Stream tasks only: where to connect (`host`, `port`, `tls`). Its request is made from it.
     public var stream: StreamEndpoint?
+    /// Download and data tasks: the digest the file or body must have, `"sha-256=<hex>"`.
+    public var checksum: Checksum?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -76,7 +78,7 @@ public struct TaskCreate: Decodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
         case resumeData, destination, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
-        case responseDisposition
+        case responseDisposition, checksum
     }
 
     public init(from decoder: any Decoder) throws {
@@ -118,6 +120,10 @@ public struct TaskCreate: Decodable, Sendable {
         responseDisposition = try c.decodeOmittable(ResponseDisposition.self, forKey: .responseDisposition)
         if responseDisposition != nil, kind != .data {
             throw ResponseDisposition.invalid(decoder.path(CodingKeys.responseDisposition), "is for data tasks only: it decides what a data task does with its response (a download already writes a file)")
+        }
+        checksum = try c.decodeOmittable(Checksum.self, forKey: .checksum)
+        if checksum != nil, kind != .download, kind != .data {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.checksum), message: "is for download and data tasks only")
         }
         if destination != nil, kind != .download {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")

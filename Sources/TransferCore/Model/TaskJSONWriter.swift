@@ -22,11 +22,13 @@ struct TaskJSONWriter {
         key("bandwidthLimit"); encoded(task.bandwidthLimit)
         key("bodyStream"); encoded(task.bodyStream)
         key("cacheStatus"); string(task.cacheStatus?.rawValue)
+        key("checksum"); string(task.checksum?.description)
         key("completedAt"); date(task.completedAt)
         key("createdAt"); date(task.createdAt)
         key("currentRequest"); request(task.currentRequest)
         key("description"); string(task.description)
         key("destination"); string(task.destination)
+        key("digest"); digest(task.digest)
         key("earliestBeginDate"); date(task.earliestBeginDate)
         key("error"); encoded(task.error)
         key("id"); integer(task.id)
@@ -87,6 +89,16 @@ struct TaskJSONWriter {
         key("bytesSent"); integer(progress.bytesSent)
         key("fractionCompleted"); progress.fractionCompleted.map { number($0) } ?? raw("null")
         key("secondsRemaining"); progress.secondsRemaining.map { number($0) } ?? raw("null")
+        close()
+    }
+
+    /// `{"md5":"...","sha-256":"..."}`: names and lowercase hex, which need no escapes.
+    private mutating func digest(_ digest: TaskDigest?) {
+        guard let digest else { return raw("null") }
+        open()
+        for name in digest.values.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            key(name); string(digest.values[name])
+        }
         close()
     }
 

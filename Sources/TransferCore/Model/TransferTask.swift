@@ -47,6 +47,10 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// A data task's declared answer to its response; a task it turned into a download keeps it
     /// (its `kind` is then `download`).
     public var responseDisposition: ResponseDisposition?
+    /// The digest the task's body or file must have (`"checksum": "sha-256=<hex>"`).
+    public var checksum: Checksum?
+    /// What a completed task's body or file hashed to (SHA-256, and its checksum's algorithm).
+    public var digest: TaskDigest?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -57,7 +61,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
-        case cacheStatus, responseDisposition
+        case cacheStatus, responseDisposition, checksum, digest
     }
 
     public init(from decoder: any Decoder) throws {
@@ -91,6 +95,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         retryCount = try c.decodeIfPresent(Int.self, forKey: .retryCount) ?? 0  // rows stored before retries
         cacheStatus = try c.decodeIfPresent(CacheStatus.self, forKey: .cacheStatus)
         responseDisposition = try c.decodeIfPresent(ResponseDisposition.self, forKey: .responseDisposition)
+        checksum = try c.decodeIfPresent(Checksum.self, forKey: .checksum)  // absent in rows stored before checksums
+        digest = try c.decodeIfPresent(TaskDigest.self, forKey: .digest)
     }
 
     init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -132,6 +138,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(currentRequest, forKey: .currentRequest)
         try c.encode(response, forKey: .response)
         try c.encode(cacheStatus, forKey: .cacheStatus)
+        try c.encode(checksum, forKey: .checksum)
+        try c.encode(digest, forKey: .digest)
         try c.encode(progress, forKey: .progress)
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)

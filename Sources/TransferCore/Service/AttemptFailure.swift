@@ -24,7 +24,7 @@ enum AttemptFailure: Equatable {
     /// its `response` is this attempt's (the service clears it when an attempt starts).
     init?(_ outcome: TransferOutcome, of task: TransferTask, now: Date) {
         switch outcome {
-        case .success(_, let response, let location):
+        case .success(_, let response, let location, _):
             // A data or upload task's error status is a response; a download's is a failure.
             guard location == nil, Self.isTransient(status: response.statusCode) else { return nil }
             self = .transient(error: nil, statusCode: response.statusCode, retryAfter: Self.retryAfter(response, now: now))

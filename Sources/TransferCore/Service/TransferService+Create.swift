@@ -44,7 +44,9 @@ extension TransferService {
         if let destination {
             _ = try RootedPath.resolve(destination, root: configuration.downloadsRoot, field: "destination", code: "invalid_destination")
         }
-        return PreparedTask(spec: request, resume: resume, body: body, streamed: streamed, destination: destination)
+        // A download continued from resume data keeps the checksum it had, unless given anew.
+        let checksum = request.checksum ?? resume?.checksum
+        return PreparedTask(spec: request, resume: resume, body: body, streamed: streamed, destination: destination, checksum: checksum)
     }
 
     /// Creates prepared tasks in one hold of the lock; nothing in it fails once the session is
@@ -122,6 +124,7 @@ extension TransferService {
         task.earliestBeginDate = request.earliestBeginDate
         task.bandwidthLimit = request.bandwidthLimit
         task.responseDisposition = request.responseDisposition
+        task.checksum = prepared.checksum
         task.streamedBody = prepared.streamed?.segments
         if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
         if let resumable = request.resumable {
@@ -147,4 +150,5 @@ private struct PreparedTask {
     let body: Data?
     let streamed: StreamedBody?
     let destination: String?
+    let checksum: Checksum?
 }

@@ -64,8 +64,9 @@ extension TransferService {
                     "totalBytesExpectedToSend": expected.map { .integer(Int64($0)) } ?? .null,
                 ], &deliveries)
                 changed(&s, task: id, persist: false, &deliveries)
-            case .completed(.success(let body, let response, let location)):
+            case .completed(.success(let body, let response, let location, let digest)):
                 if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
+                s.tasks[id]?.task.digest = digest
                 if let location {
                     // The file is in place: tell the client where before the task completes.
                     s.tasks[id]?.task.location = location

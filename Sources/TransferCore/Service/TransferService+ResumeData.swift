@@ -6,7 +6,7 @@ extension TransferService {
         resumeSigner.seal(ResumeData(
             url: task.response?.url ?? task.currentRequest?.url ?? task.originalRequest.url,
             request: task.originalRequest, state: state, partialFile: "partial/\(task.id).part",
-            destination: task.destination, createdAt: Date()))
+            destination: task.destination, checksum: task.checksum, createdAt: Date()))
     }
 
     /// A download's last checkpoint, if its partial file still holds bytes. A file shorter than

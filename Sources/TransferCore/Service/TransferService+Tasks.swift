@@ -263,6 +263,7 @@ extension TransferService {
                 job.checkpoints = isRecorded(s, session: session.id)
             }
         }
+        job.checksum = entry.task.checksum
         job.tus = entry.task.resumable
         // A tus upload's steps are judged by its run, not answered with credentials.
         if job.tus == nil { job.credentials = SessionCredentials(store: credentials, scope: CredentialScope(session)) }
@@ -281,7 +282,8 @@ extension TransferService {
             partialPath: partialPath(of: task.id),
             destinationPath: task.destination.map { configuration.downloadsRoot + "/" + $0 },
             defaultDirectory: configuration.dataDirectory + "/files/\(task.id)",
-            root: configuration.downloadsRoot)
+            root: configuration.downloadsRoot,
+            checksum: task.checksum)
     }
 
     /// Where a running download's bytes are written until it succeeds.

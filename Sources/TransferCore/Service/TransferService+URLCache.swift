@@ -78,7 +78,7 @@ extension TransferService {
             }
             s.tasks[id]?.task.cacheStatus = .network
             return false
-        case .completed(.success(let body, let response, nil)):
+        case .completed(.success(let body, let response, nil, _)):
             guard let context = s.tasks[id]?.cache else { return false }
             if context.role != .revalidate || context.notModified == nil {
                 s.tasks[id]?.cache = nil  // the attempt is over: nothing keeps the cache or the headers
@@ -160,14 +160,18 @@ extension TransferService {
             deliveries.run()
             return
         }
-        guard let request = state.withLock({ $0.tasks[id]?.cache?.role == .serving ? $0.tasks[id]?.task.originalRequest : nil }) else { return }
+        guard let (request, checksum) = state.withLock({ s -> (RequestInfo, Checksum?)? in
+            guard let task = s.tasks[id]?.task, s.tasks[id]?.cache?.role == .serving else { return nil }
+            return (task.originalRequest, task.checksum)
+        }) else { return }
         let info = response.info
         handle(id, .transactions([.fromCache(url: request.url, method: request.method, statusCode: info.statusCode, fetchStart: fetchStart, end: Date())]))
         handle(id, .response(info))
         if !body.isEmpty {
             handle(id, .received(bytes: body.count, total: body.count, expected: info.expectedContentLength, bytesPerSecond: 0))
         }
-        handle(id, .completed(.success(body: body, response: info, location: nil)))
+        // A stored body is checked against the task's checksum as a fetched one is.
+        handle(id, .completed(.verifiedBody(body, response: info, method: request.method, checksum: checksum)))
     }
 
     /// The stored response went between the decision and its use: the task is queued again and
