@@ -9,7 +9,7 @@
 #   1. builds the release binary (swift build -c release --product transferd, the same build as
 #      scripts/run.sh and the other benchmarks, so it is reused),
 #   2. runs the soak; its last line is the result to quote:
-#      'crash soak: 100 kills, 28 tasks, 28 completed byte-identical, 0 failed, 0 invariant violations (seed N)'.
+#      'crash soak: 100 kills, 28 tasks, 28 completed byte-identical, 0 failed, 0 invariant violations; ... (seed N, T s)'.
 # Exits non-zero on any violation. The script starts and stops its own origins and daemon, by PID.
 #
 # Environment:

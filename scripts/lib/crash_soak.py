@@ -248,7 +248,8 @@ class Soak:
 
     def run(self) -> int:
         o = self.options
-        deadline = time.monotonic() + o.timeout
+        began = time.monotonic()
+        deadline = began + o.timeout
         self.prepare()
         # The tasks go in over the first cycles, so acknowledged writes meet kills too.
         per_cycle = max(1, -(-len(self.pending) // 4))
@@ -287,7 +288,7 @@ class Soak:
             cut_bodies = sum(1 for attempts in self.origins.sink.values() for a in attempts if not a["complete"])
             cut = f"{cut_bodies} upload bodies, {self.origins.cut_patches} tus PATCHes cut, {self.origins.ranged_gets} downloads resumed with Range"
         print(f"crash soak: {kills} kills, {len(self.tasks)} tasks, {identical} completed byte-identical, "
-              f"{failed} failed, {len(self.violations)} invariant violations; {cut} (seed {o.seed})", flush=True)
+              f"{failed} failed, {len(self.violations)} invariant violations; {cut} (seed {o.seed}, {time.monotonic() - began:.0f} s)", flush=True)
         return 1 if self.violations or identical != len(self.tasks) else 0
 
     def wait_for_all(self, deadline: float) -> set[int]:
