@@ -7,7 +7,8 @@ import Testing
 /// blob body and a file body to a slow receiver, restarted on the same data folder. Both uploads
 /// start again from their first byte by themselves (the receiver keeps the cut bodies, as real
 /// servers do) and the last request of each is the whole body, byte for byte. A client-streamed
-/// upload killed mid-body cannot be sent again: it fails with networkConnectionLost and says why.
+/// upload killed mid-body cannot be sent again: in a background session as in a default one, it
+/// fails with networkConnectionLost and says why.
 @Suite struct BackgroundUploadKillTests {
     static let size = 2 << 20
     private static let json = ["Content-Type": "application/json"]
@@ -50,19 +51,25 @@ import Testing
                 """#, status: 201)
             ids[name] = try #require(task["id"] as? Int)
         }
-        let streamed = try await send(client, "POST", "/v1/sessions/\(session)/tasks", #"""
-            {"kind": "upload", "request": {"url": "\#(sink.url("/streamed.bin"))", "method": "PUT", "body": {"stream": true}}}
-            """#, status: 201)
-        let streamedId = try #require(streamed["id"] as? Int)
-        _ = try await client.sendAsync("POST", "/v1/tasks/\(streamedId)/body-chunks", headers: ["Content-Type": "application/octet-stream"], body: Data(repeating: 7, count: 64 * 1024))
+        // A client-streamed upload in the background session and one in a default session.
+        let plain = try #require(try await send(client, "POST", "/v1/sessions", #"{"kind": "default"}"#, status: 201)["id"] as? String)
+        var streamedIds: [Int] = []
+        for (owner, path) in [(session, "/streamed.bin"), (plain, "/streamed-default.bin")] {
+            let streamed = try await send(client, "POST", "/v1/sessions/\(owner)/tasks", #"""
+                {"kind": "upload", "request": {"url": "\#(sink.url(path))", "method": "PUT", "body": {"stream": true}}}
+                """#, status: 201)
+            let id = try #require(streamed["id"] as? Int)
+            _ = try await client.sendAsync("POST", "/v1/tasks/\(id)/body-chunks", headers: ["Content-Type": "application/octet-stream"], body: Data(repeating: 7, count: 64 * 1024))
+            streamedIds.append(id)
+        }
 
-        // Kill once both bodies are well under way and the streamed one has reached the receiver.
+        // Kill once both bodies are well under way and the streamed ones have reached the receiver.
         let midway = await sink.wait(timeout: .seconds(20)) { requests in
             ["/blob.bin", "/file.bin"].allSatisfy { path in requests.contains { $0.path == path && $0.body.count >= 512 * 1024 } }
-                && requests.contains { $0.path == "/streamed.bin" }
+                && ["/streamed.bin", "/streamed-default.bin"].allSatisfy { path in requests.contains { $0.path == path } }
         }
         try #require(midway, "the uploads did not get under way: \(sink.requests)")
-        for id in ids.values + [streamedId] {
+        for id in ids.values + streamedIds {
             let task = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
             try #require(task["state"] as? String == "running", "task \(id) is not mid-transfer at the kill: \(task)")
         }
@@ -90,11 +97,13 @@ import Testing
             let task = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
             #expect((task["response"] as? [String: Any])?["statusCode"] as? Int == 201, "\(name): \(task)")
         }
-        let failed = try await send(client, "GET", "/v1/tasks/\(streamedId)", status: 200)
-        let error = try #require(failed["error"] as? [String: Any], "\(failed)")
-        #expect(failed["state"] as? String == "completed")
-        #expect(error["name"] as? String == "networkConnectionLost", "\(error)")
-        #expect((error["message"] as? String)?.contains("client-streamed") == true, "\(error)")
-        #expect(sink.requests.filter { $0.path == "/streamed.bin" }.count == 1, "a streamed body was sent twice: \(sink.requests)")
+        for id in streamedIds {
+            let failed = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
+            let error = try #require(failed["error"] as? [String: Any], "\(failed)")
+            #expect(failed["state"] as? String == "completed")
+            #expect(error["name"] as? String == "networkConnectionLost", "\(error)")
+            #expect((error["message"] as? String)?.contains("client-streamed") == true, "\(error)")
+        }
+        #expect(sink.requests.filter { $0.path.hasPrefix("/streamed") }.count == 2, "a streamed body was sent twice: \(sink.requests)")
     }
 }

@@ -119,8 +119,18 @@ extension TransferService {
                 restartFromZero(&s, task: id, &deliveries)
                 return
             }
+            if task.bodyStream != nil {
+                // In every kind of session: its chunks went to the server as they came and the
+                // client has moved on, so nothing can send that body again from the start.
+                let message = "the daemon stopped while sending a client-streamed body (body-chunks), which cannot be sent again from the start: create a new task and stream the body again"
+                complete(&s, task: id, error: TaskError(.networkConnectionLost, message), body: nil, &deliveries)
+                return
+            }
             if background && task.kind == .upload {
-                recoverBackgroundUpload(&s, task: id, &deliveries)
+                // The server may hold a truncated body, and plain HTTP has no way to continue
+                // one, so a body the daemon can read again (inline, blob, file, form) is sent
+                // again from its first byte, as the system retries URLSession's background uploads.
+                restartFromZero(&s, task: id, &deliveries)
                 return
             }
             // Data tasks (background ones too: URLSession does not carry a background session's
@@ -130,21 +140,6 @@ extension TransferService {
             if task.kind == .download { unlink(partialPath(of: id)) }
             complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
         }
-    }
-
-    /// A background session's upload that was sending when the daemon died. Its server may hold
-    /// a truncated body, and plain HTTP has no way to continue one, so a body the daemon can read
-    /// again (inline, blob, file, form) is sent again from its first byte, as the system retries
-    /// URLSession's background uploads. A client-streamed body cannot be: its chunks went to the
-    /// server as they came and the client has moved on, so that task fails and says why.
-    private func recoverBackgroundUpload(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
-        guard let task = s.tasks[id]?.task else { return }
-        guard task.bodyStream == nil else {
-            let message = "the daemon stopped while sending a client-streamed body (body-chunks), which cannot be sent again from the start: create a new task and stream the body again"
-            complete(&s, task: id, error: TaskError(.networkConnectionLost, message), body: nil, &deliveries)
-            return
-        }
-        restartFromZero(&s, task: id, &deliveries)
     }
 
     /// Queues a task that was running again, from its first byte, as a new version.
