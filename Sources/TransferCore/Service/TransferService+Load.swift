@@ -6,7 +6,8 @@ extension TransferService {
     /// Loads sessions, tasks and recent events, and settles tasks a previous run left unfinished:
     /// a data task that had reached the network when the daemon died completes with
     /// networkConnectionLost (its bytes are gone and its request may not be repeatable); one still
-    /// queued had sent nothing and simply waits for admission again.
+    /// queued had sent nothing and simply waits for admission again. In background sessions
+    /// downloads go on from their checkpoint and uploads with a repeatable body start again.
     func load() throws {
         let sessions = try store.loadSessions()
         let tasks = try store.loadTasks()
@@ -110,21 +111,43 @@ extension TransferService {
                 return
             }
             if task.kind == .download { unlink(partialPath(of: id)) }
-            if task.kind == .download && s.sessions[task.sessionId]?.kind == .background {
+            let background = s.sessions[task.sessionId]?.kind == .background
+            if background && task.kind == .download {
                 // Stopped before its first checkpoint (at most about a second in): nothing on disk
                 // is known good, so it starts over, by itself, as it would have carried on from a
                 // checkpoint. Failing it instead made one early kill -9 end the download for good.
-                reset(&s, task: id)
-                s.tasks[id]?.task.resume = nil
-                enqueue(&s, task: id)
-                changed(&s, task: id, persist: true, &deliveries)
+                restartFromZero(&s, task: id, &deliveries)
                 return
             }
+            if task.bodyStream != nil {
+                // In every kind of session: its chunks went to the server as they came and the
+                // client has moved on, so nothing can send that body again from the start.
+                let message = "the daemon stopped while sending a client-streamed body (body-chunks), which cannot be sent again from the start: create a new task and stream the body again"
+                complete(&s, task: id, error: TaskError(.networkConnectionLost, message), body: nil, &deliveries)
+                return
+            }
+            if background && task.kind == .upload {
+                // The server may hold a truncated body, and plain HTTP has no way to continue
+                // one, so a body the daemon can read again (inline, blob, file, form) is sent
+                // again from its first byte, as the system retries URLSession's background uploads.
+                restartFromZero(&s, task: id, &deliveries)
+                return
+            }
+            // Data tasks (background ones too: URLSession does not carry a background session's
+            // data task across the end of its process either) and tasks of other sessions.
             complete(&s, task: id, error: TaskError(.networkConnectionLost, "the daemon stopped while the task was running"), body: nil, &deliveries)
         case .canceling:
             if task.kind == .download { unlink(partialPath(of: id)) }
             complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
         }
+    }
+
+    /// Queues a task that was running again, from its first byte, as a new version.
+    private func restartFromZero(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        reset(&s, task: id)
+        s.tasks[id]?.task.resume = nil
+        enqueue(&s, task: id)
+        changed(&s, task: id, persist: true, &deliveries)
     }
 
     /// Clears what a started transfer had received, so it can start over.
