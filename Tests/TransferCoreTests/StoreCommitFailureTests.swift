@@ -138,3 +138,22 @@ import Testing
         #expect(health.committed(at: start + .seconds(4)) == .none)
     }
 }
+
+/// The queue of pending writes coalesces a task's saves while commits fail.
+@Suite struct PendingWritesTests {
+    @Test func aTaskKeepsOneSaveInTheFirstPlaceWithTheNewestContent() {
+        var writes = PendingWrites()
+        let first = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 1, state: .running), requestBody: nil))
+        let body = writes.append(.saveBody(taskId: 1, body: Data("b".utf8)))
+        _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 3, state: .completed), requestBody: nil))
+        _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 2, state: .running), requestBody: nil))
+        _ = writes.append(.deleteTask(id: 1))
+        let afterDelete = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 4, state: .completed), requestBody: nil))
+        let other = writes.append(.saveTask(StoreTests.task(2, session: "s", version: 1, state: .running), requestBody: nil))
+        writes.putBack(writes.takeAll())
+        #expect(writes.items.map(\.seq) == [first, body, 5, afterDelete, other])
+        guard case .saveTask(let kept, _) = writes.items[0].operation else { Issue.record("not a save"); return }
+        #expect(kept.version == 3)
+        #expect(writes.containsAny(through: first))
+    }
+}

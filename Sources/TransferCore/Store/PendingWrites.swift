@@ -30,9 +30,40 @@ struct PendingWrites: Sendable {
         return items
     }
 
-    /// A batch that did not commit goes back before the writes queued while it was tried.
+    /// A batch that did not commit goes back before the writes queued while it was tried, and
+    /// the queue is coalesced, so a long outage holds one row per task rather than one per
+    /// progress checkpoint.
     mutating func putBack(_ batch: some Collection<Write>) {
         items.insert(contentsOf: batch, at: 0)
+        coalesce()
+    }
+
+    /// Keeps one `.saveTask` per task: in the first one's place (a row the task's later writes
+    /// may need, a body's foreign key, exists as early as before) with the newest one's content
+    /// (the writer keeps the newest version anyway). Never across a `.deleteTask` of the task.
+    /// The absorbed writes' sequence numbers go; no creation waits on a `.saveTask`.
+    mutating func coalesce() {
+        var placed: [Int: Int] = [:]
+        var kept: [Write] = []
+        kept.reserveCapacity(items.count)
+        for write in items {
+            switch write.operation {
+            case .saveTask(let task, _):
+                if let index = placed[task.id] {
+                    if case .saveTask(let earlier, _) = kept[index].operation, earlier.version <= task.version {
+                        kept[index] = Write(seq: kept[index].seq, operation: write.operation)
+                    }
+                    continue
+                }
+                placed[task.id] = kept.count
+            case .deleteTask(let id):
+                placed[id] = nil
+            default:
+                break
+            }
+            kept.append(write)
+        }
+        items = kept
     }
 
     /// Whether write `seq` is still waiting to be committed.

@@ -22,7 +22,7 @@ extension Store {
     @discardableResult
     func enqueue(_ operation: StoreOperation) -> Int {
         let seq = writes.withLock { $0.append(operation) }
-        writer.async { [self] in drain() }
+        wakeWriter()
         return seq
     }
 
@@ -32,8 +32,16 @@ extension Store {
     func enqueue(_ operations: [StoreOperation]) -> Int? {
         guard !operations.isEmpty else { return nil }
         let seq = writes.withLock { w in operations.map { w.append($0) }.last }
-        writer.async { [self] in drain() }
+        wakeWriter()
         return seq
+    }
+
+    /// A drain for what was just queued. While commits fail the retry timer drains instead
+    /// (and an API write's own `commit()`): a drain per progress checkpoint would redo the whole
+    /// failing batch each time. The recovering drain wakes the writer again (`noteCommit`).
+    private func wakeWriter() {
+        guard health.withLock({ $0.failure == nil }) else { return }
+        writer.async { [self] in drain() }
     }
 
     /// Waits until the writer has tried every write queued before the call. Never throws: for
@@ -151,6 +159,8 @@ extension Store {
 
     private func noteCommit() {
         guard case .recovered(let attempts, let duration) = health.withLock({ $0.committed(at: .now) }) else { return }
+        // Writes queued while it failed did not wake the writer (`wakeWriter`).
+        if writes.withLock({ !$0.items.isEmpty }) { writer.async { [self] in drain() } }
         logger.notice("store commits again", metadata: [
             "store.failed_attempts": "\(attempts)", "store.failing_seconds": "\(duration.components.seconds)",
         ])
