@@ -30,10 +30,12 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         code & 0xff == SQLITE_FULL || (code & 0xff == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EDQUOT))
     }
 
-    /// The statement itself cannot be stored, whatever the disk does: a constraint, a value too
-    /// big or of the wrong type, a malformed statement. Retrying it can never succeed.
+    /// The row itself cannot be stored, whatever the disk does: a constraint, a value too big
+    /// or of the wrong type. Retrying it can never succeed. Not SQLITE_ERROR: that generic code
+    /// also comes from the connection's state ("cannot start a transaction within a
+    /// transaction"), and a caller that drops rejected rows must not drop good ones for it.
     public var isRejection: Bool {
-        [SQLITE_CONSTRAINT, SQLITE_TOOBIG, SQLITE_MISMATCH, SQLITE_RANGE, SQLITE_ERROR].contains(code & 0xff)
+        [SQLITE_CONSTRAINT, SQLITE_TOOBIG, SQLITE_MISMATCH, SQLITE_RANGE].contains(code & 0xff)
     }
 
     static func check(_ rc: Int32, _ db: OpaquePointer?, _ context: @autoclosure () -> String) throws(SQLiteError) {

@@ -85,8 +85,12 @@ import Testing
         try store.commit()
         try Self.cap(store)
 
-        let background = store.enqueue(.saveTask(StoreTests.task(1, session: "kept", version: 2, state: .running), requestBody: nil))
-        let seq = store.enqueue([.saveSession(Self.bigSession("refused")), .saveWebhookSecret(sessionId: "refused", secret: "s")])
+        // One call, so one batch: the background write fails with the creation.
+        let seq = try #require(store.enqueue([
+            .saveTask(StoreTests.task(1, session: "kept", version: 2, state: .running), requestBody: nil),
+            .saveSession(Self.bigSession("refused")), .saveWebhookSecret(sessionId: "refused", secret: "s"),
+        ]))
+        let background = seq - 2
         let failure = store.settle(seq) { failure -> StoreFailure? in
             if failure != nil { store.withdraw { $0.without(session: "refused", tasks: []) } }
             return failure

@@ -33,9 +33,10 @@ public struct StoreFailure: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    /// Whether retrying the operation that threw `error` can ever succeed: false for a row the
-    /// database refuses whatever the disk does (a constraint, a value it cannot encode). Such a
-    /// row is dropped rather than kept pending, or it would block every later write.
+    /// Whether retrying the operation that threw `error` can never succeed: a row the database
+    /// refuses whatever the disk does (a constraint, a value it cannot encode). Such a row is
+    /// dropped rather than kept pending, or it would block every later write. Anything unsure
+    /// counts as a failure to retry, never as a rejection.
     static func isRejection(_ error: any Error) -> Bool {
         guard let error = error as? SQLiteError else { return true }
         return error.isRejection
