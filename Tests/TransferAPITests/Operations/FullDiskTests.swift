@@ -7,7 +7,8 @@ import TransferCore
 /// The data folder on a disk that fills up (a small tmpfs the test mounts): a 2xx for a write
 /// means it is committed. A write the store cannot commit is answered 507
 /// `insufficient_storage`, is not listed, is counted in /metrics and fails /readyz until space
-/// comes back; after a restart every acknowledged session is there and no refused one is.
+/// comes back; after a restart every acknowledged session and task is there and no refused one
+/// is (sessions, a task, a batch of tasks).
 @Suite(.serialized) struct FullDiskTests {
     @Test func aFullDiskRefusesWritesUntilSpaceReturnsAndKeepsEveryAcknowledgedOne() async throws {
         let disk = try SmallDisk(megabytes: 16)
@@ -43,8 +44,10 @@ import TransferCore
             let again = try await daemon.post("/v1/sessions", json: ["description": "full-again"])
             #expect(again.status == 507, "\(again)")
             refused.insert("full-again")
-            let task = try await daemon.post("/v1/sessions/shared/tasks", json: ["kind": "data", "state": "suspended", "description": "refused-task", "request": ["url": "http://127.0.0.1:9/"]])
+            let task = try await daemon.post("/v1/sessions/shared/tasks", json: Self.task("refused-task"))
             #expect(task.status == 507, "\(task)")
+            let batch = try await daemon.post("/v1/sessions/shared/tasks:batch", json: ["tasks": (0..<3).map { Self.task("refused-batch-\($0)") }])
+            #expect(batch.status == 507, "\(batch)")
 
             let notReady = try await daemon.get("/readyz")
             #expect(notReady.status == 503, "\(notReady)")
@@ -53,14 +56,15 @@ import TransferCore
             let listed = try await Self.descriptions(daemon)
             #expect(listed.isDisjoint(with: refused), "refused sessions listed: \(listed.intersection(refused))")
             #expect(acknowledged.isSubset(of: listed))
-            let tasks = try await daemon.get("/v1/sessions/shared/tasks").object()["items"] as? [[String: Any]] ?? []
-            #expect(!tasks.contains { $0.string("description") == "refused-task" }, "the refused task is listed")
+            #expect(try await Self.taskDescriptions(daemon).isEmpty, "refused tasks are listed")
 
             disk.free("filler")
             let after = try await daemon.post("/v1/sessions", json: ["description": "after"])
             #expect(after.status == 201, "\(after)")
             acknowledged.insert("after")
             #expect(try await daemon.get("/readyz").status == 200)
+            let acknowledgedTask = try await daemon.post("/v1/sessions/shared/tasks", json: Self.task("after-task"))
+            #expect(acknowledgedTask.status == 201, "\(acknowledgedTask)")
 
             daemon.stop()
             let restarted = try daemon.restarted()
@@ -68,7 +72,19 @@ import TransferCore
             let kept = try await Self.descriptions(restarted)
             #expect(acknowledged.isSubset(of: kept), "acknowledged but lost: \(acknowledged.subtracting(kept))")
             #expect(kept.isDisjoint(with: refused), "refused but stored: \(kept.intersection(refused))")
+            #expect(try await Self.taskDescriptions(restarted) == ["after-task"])
         }
+    }
+
+    /// A suspended data task (it never runs) described `description`.
+    static func task(_ description: String) -> [String: Any] {
+        ["kind": "data", "state": "suspended", "description": description, "request": ["url": "http://127.0.0.1:9/"]]
+    }
+
+    /// The descriptions of the shared session's tasks.
+    static func taskDescriptions(_ daemon: DaemonFixture) async throws -> [String] {
+        let items = try await daemon.get("/v1/sessions/shared/tasks?limit=1000").object()["items"] as? [[String: Any]] ?? []
+        return items.compactMap { $0.string("description") }
     }
 
     /// Every session's description, through the paginated list.
