@@ -146,7 +146,7 @@ extension Store {
     private func probe() {
         do {
             try database.transaction { tx in
-                try tx.run("""
+                _ = try tx.run("""
                     INSERT INTO counters(name, value) VALUES('store_probe', 1)
                     ON CONFLICT(name) DO UPDATE SET value = value + 1
                     """)
@@ -154,6 +154,21 @@ extension Store {
             noteCommit()
         } catch {
             noteFailure(StoreFailure(error))
+        }
+    }
+
+    /// A write made at once on the caller's thread, not queued: blob and credential rows, whose
+    /// API answer must wait for them anyway (commit before publish). Its failure is logged,
+    /// counted and fails readiness like the writer's; its success ends a burst.
+    @discardableResult
+    func writeNow<T>(_ body: () throws -> T) throws -> T {
+        do {
+            let value = try body()
+            noteCommit()
+            return value
+        } catch let error where !StoreFailure.isRejection(error) {
+            noteFailure(StoreFailure(error))
+            throw error
         }
     }
 
