@@ -41,6 +41,10 @@ public final class Database: Sendable {
     /// for the whole transaction, so no other thread's statement interleaves.
     public func transaction<T: Sendable>(_ body: (Transaction) throws -> T) throws -> T {
         try connection.withLock { (c: inout Connection) throws -> T in
+            // A failed COMMIT whose ROLLBACK failed too would leave a transaction open, and every
+            // later BEGIN would fail: end it first (sqlite3_get_autocommit is 0 inside one).
+            // - SeeAlso: https://sqlite.org/c3ref/get_autocommit.html
+            if c.inTransaction { _ = try? c.run("ROLLBACK", []) }
             try c.run("BEGIN IMMEDIATE", [])
             do {
                 let value = try body(Transaction(connection: c))
@@ -92,6 +96,9 @@ private final class Connection {
     }
 
     var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+
+    /// Whether a transaction is open on the connection.
+    var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     private func statement(_ sql: String) throws(SQLiteError) -> Statement {
         if let cached = statements[sql] { return cached }

@@ -58,6 +58,13 @@ public struct APIError: Error, Sendable, Equatable {
                 error.urlErrorCode = URLErrorCode.backgroundSessionInUseByAnotherProcess.rawValue
                 return error
             }
+        case let error as StoreFailure:
+            switch error.kind {
+            case .diskFull:
+                return APIError(507, code(of: error), "the write was not committed: \(error); free space on the data folder's disk, then retry")
+            case .unavailable:
+                return APIError(503, code(of: error), "the write was not committed: \(error); retry later")
+            }
         case let error as InputError:
             switch error {
             case .unknownField(let field): return APIError(400, "unknown_field", "\(field) is not a known field", field: field)
@@ -73,6 +80,12 @@ public struct APIError: Error, Sendable, Equatable {
         default:
             return APIError(500, "internal_error", "an internal error occurred")
         }
+    }
+
+    /// The stable code of a store that cannot commit: `insufficient_storage` (507 for a write)
+    /// when the disk is full, else `store_unavailable` (503).
+    static func code(of failure: StoreFailure) -> String {
+        failure.kind == .diskFull ? "insufficient_storage" : "store_unavailable"
     }
 
     private static func from(decoding error: DecodingError) -> APIError {

@@ -26,20 +26,24 @@ extension Store {
 
     /// Replaces the row of the same owner, space and user (`IS` compares a null realm too).
     func replaceCredential(_ row: CredentialRow) throws {
-        try database.transaction { tx in
-            try Self.deleteCredential(owner: row.ownerKey, space: row.space, user: row.user, tx)
-            try tx.run("""
-                INSERT INTO credentials(owner, host, port, protocol, realm, authentication_method, user_name, password)
-                VALUES(?, ?, ?, ?, ?, ?, ?, ?)
-                """, row.ownerKey, row.space.host, row.space.port, row.space.protocol.rawValue, row.space.realm,
-                row.space.authenticationMethod.rawValue, row.user, row.sealedPassword)
+        try writeNow {
+            try database.transaction { tx in
+                try Self.deleteCredential(owner: row.ownerKey, space: row.space, user: row.user, tx)
+                try tx.run("""
+                    INSERT INTO credentials(owner, host, port, protocol, realm, authentication_method, user_name, password)
+                    VALUES(?, ?, ?, ?, ?, ?, ?, ?)
+                    """, row.ownerKey, row.space.host, row.space.port, row.space.protocol.rawValue, row.space.realm,
+                    row.space.authenticationMethod.rawValue, row.user, row.sealedPassword)
+            }
         }
     }
 
     func deleteCredentials(owner: String, _ ids: [Credential.ID]) throws {
         guard !ids.isEmpty else { return }
-        try database.transaction { tx in
-            for id in ids { try Self.deleteCredential(owner: owner, space: id.space, user: id.user, tx) }
+        try writeNow {
+            try database.transaction { tx in
+                for id in ids { try Self.deleteCredential(owner: owner, space: id.space, user: id.user, tx) }
+            }
         }
     }
 

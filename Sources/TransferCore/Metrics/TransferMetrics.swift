@@ -36,11 +36,32 @@ public final class TransferMetrics: Sendable {
         }
         admissionWait = admission
         scrape = Mutex(ScrapeState(registry: registry))
+        // Made at zero, so the family is scraped (and can be alerted on) before a first failure.
+        for reason in Self.storeFailureReasons { storeCommitFailures(reason: reason) }
     }
 
     /// A task left the queue for the engine after waiting `wait`.
     func admitted(after wait: Duration, _ schedulingClass: SchedulingClass) {
         admissionWait[schedulingClass]?.record(wait)
+    }
+
+    /// Why a store commit failed: the disk is full, the database is unavailable otherwise, or
+    /// one row was refused for good (and dropped).
+    static let storeFailureReasons = [StoreFailure.Kind.diskFull.rawValue, StoreFailure.Kind.unavailable.rawValue, "rejected"]
+
+    /// A store commit attempt failed (`Store+Writer`); `reason` is one of `storeFailureReasons`.
+    func storeCommitFailed(reason: String) {
+        storeCommitFailures(reason: reason).increment()
+    }
+
+    /// The registry returns the existing counter for a label set it has seen.
+    @discardableResult
+    private func storeCommitFailures(reason: String) -> Counter {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "transferd", metricName: "store_commit_failures", unitName: "total",
+                helpText: "Store commit attempts that failed, by reason (disk_full, unavailable, rejected); while they fail, writes are refused and /readyz answers 503."),
+            labels: [("reason", reason)])
     }
 
     /// A task completed; `result` is succeeded, failed or cancelled.

@@ -33,8 +33,7 @@ extension TransferService {
             return (s.tasks[id]?.task, deliveries)
         }
         guard written else { throw ServiceError.storage("the chunk could not be written: \(FileSystem.lastError)") }
-        store.flush()
-        deliveries.run()
+        try commit(delivering: deliveries)
         guard let task else { throw ServiceError.notFound("no task \(id)") }
         return task
     }
@@ -51,8 +50,7 @@ extension TransferService {
             grew(&s, task: id, &deliveries)
             return (s.tasks[id]!.task, deliveries)
         }
-        store.flush()
-        deliveries.run()
+        try commit(delivering: deliveries)
         return task
     }
 

@@ -40,7 +40,7 @@ extension TransferService {
         let made = try list.enumerated().map { index, input in try input.cookie(suffixes: cookieStorage.suffixes, now: now, field: "cookies[\(index)]") }
         let jar = CookieStorage.jar(for: session, requester: owner)
         cookieStorage.set(made, in: jar, now: now)
-        cookieStorage.flush()  // what the client is told is stored is on disk
+        try store.commit()  // what the client is told is stored is on disk
         return cookieStorage.cookies(in: jar)
     }
 
@@ -59,7 +59,7 @@ extension TransferService {
         } else {
             removed = cookieStorage.remove(in: jar) { filter.matches($0) }
         }
-        cookieStorage.flush()
+        try store.commit()
         return removed
     }
 }

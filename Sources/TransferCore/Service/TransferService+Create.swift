@@ -50,9 +50,10 @@ extension TransferService {
     }
 
     /// Creates prepared tasks in one hold of the lock; nothing in it fails once the session is
-    /// found accepting, so either all tasks exist afterwards or none does.
+    /// found accepting, so either all tasks exist afterwards or none does. They start only once
+    /// their rows are committed (`settleCreation`): a task the store refused never runs.
     private func create(in sessionId: String, _ prepared: [PreparedTask], owner: String?) throws -> [TransferTask] {
-        let (tasks, deliveries) = try state.withLock { s throws -> ([TransferTask], Deliveries) in
+        let (ids, written, created) = try state.withLock { s throws -> (Range<Int>, Int?, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let session = try visibleSession(s, sessionId, owner)
             guard session.state == .active else {
@@ -75,13 +76,27 @@ extension TransferService {
                 saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody))
             }
             // One operation, so one transaction, even if the writer has to retry it alone.
+            let written: Int?
             if isRecorded(s, session: sessionId) {
-                store.enqueue(.saveTasks(saved))
+                written = store.enqueue(.saveTasks(saved))
             } else if let last = ids.last {
                 // An ephemeral task's id is still reserved, so a restart never gives it again.
-                store.enqueue(.reserveTaskId(last))
+                written = store.enqueue(.reserveTaskId(last))
+            } else {
+                written = nil
             }
+            return (ids, written, deliveries)
+        }
+        do {
+            try settleCreation(of: ids, in: sessionId, written)
+        } catch {
+            created.run()
+            throw error
+        }
+        let (tasks, started) = state.withLock { s -> ([TransferTask], Deliveries) in
+            var deliveries = Deliveries()
             for id in ids {
+                // A client that listed the task meanwhile may have suspended or cancelled it.
                 guard let entry = s.tasks[id], entry.task.state == .running else { continue }
                 let url = entry.task.originalRequest.url
                 if entry.task.kind == .stream {
@@ -95,8 +110,11 @@ extension TransferService {
             admit(&s, &deliveries)
             return (ids.compactMap { s.tasks[$0]?.task }, deliveries)
         }
-        store.flush()
-        deliveries.run()
+        // A task completed at once (an unsupported scheme) is reported once that is durable too;
+        // only its creation is refused when the store fails, so this waits without throwing.
+        if tasks.contains(where: { $0.state == .completed }) { store.flush() }
+        created.run()
+        started.run()
         return tasks
     }
 

@@ -23,7 +23,7 @@ extension TransferService {
             record(s, session: id, .deleteEvents(sessionId: id, through: seq))
             return s.sessions[id] ?? session
         }
-        store.flush()
+        try store.commit()
         return session
     }
 }

@@ -6,6 +6,9 @@ public enum ServiceReadiness: Sendable, Equatable, CustomStringConvertible {
     /// `beginShutdown` ran: no new work is taken.
     case shuttingDown
     case storeClosed
+    /// The store's last commit failed (disk full, I/O error): writes are refused until one
+    /// succeeds again (`Store+Writer` retries on its own every second).
+    case storeFailing(StoreFailure)
     /// The transfer engine's thread is not running (not started yet, or stopped).
     case engineStopped
 
@@ -14,16 +17,18 @@ public enum ServiceReadiness: Sendable, Equatable, CustomStringConvertible {
         case .ready: "ready"
         case .shuttingDown: "the daemon is shutting down"
         case .storeClosed: "the store is closed"
+        case .storeFailing(let failure): "the store cannot commit writes: \(failure)"
         case .engineStopped: "the transfer engine is not running"
         }
     }
 }
 
 extension TransferService {
-    /// Ready when it accepts work, its store is open and its engine thread runs.
+    /// Ready when it accepts work, its store is open and commits, and its engine thread runs.
     public var readiness: ServiceReadiness {
         if !state.withLock({ $0.accepting }) { return .shuttingDown }
         if !store.isOpen { return .storeClosed }
+        if let failure = store.failure { return .storeFailing(failure) }
         if !engine.isRunning { return .engineStopped }
         return .ready
     }

@@ -21,8 +21,9 @@ extension TransferService {
             remove(&s, task: id, &deliveries)
             return (entry.task, deliveries)
         }
-        store.flush()  // gone from the store before it is gone from the disk
-        deliveries.run()
+        // Gone from the store before it is gone from the disk: when the delete is not committed
+        // the files stay, and the start-up sweep removes them once it is.
+        try commit(delivering: deliveries)
         removeFiles(of: removed)
     }
 
@@ -37,9 +38,11 @@ extension TransferService {
             return (expired, deliveries)
         }
         guard !expired.isEmpty else { return }
-        store.flush()
+        let committed = (try? store.commit()) != nil
         deliveries.run()
-        for task in expired { removeFiles(of: task) }
+        // Files go only once the deletes are committed; otherwise the deletes stay queued and
+        // the start-up sweep removes the files of tasks that are gone.
+        if committed { for task in expired { removeFiles(of: task) } }
         logger.info("expired completed tasks", metadata: ["tasks": "\(expired.count)", "retention_seconds": "\(retention)"])
     }
 

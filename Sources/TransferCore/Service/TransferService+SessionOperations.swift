@@ -15,7 +15,7 @@ extension TransferService {
     public func flush(session id: String, owner: String?) throws -> Session {
         let session = try operable(session: id, owner: owner, operation: "flush")
         for store in sessionScopedStores { store.flush() }
-        store.flush()
+        try store.commit()
         return session
     }
 

@@ -8,32 +8,47 @@ extension TransferService {
     /// URLSession does). A background session's creator or reattacher gets an attachment
     /// (`TransferService+Attachments`); a reattach appends didFinishEvents after the backlog.
     public func createSession(_ request: SessionCreate, owner: String?) throws -> SessionCreation {
-        let (creation, deliveries) = try state.withLock { s throws -> (SessionCreation, Deliveries) in
+        let (creation, written, deliveries) = try state.withLock { s throws -> (SessionCreation, Int?, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             var deliveries = Deliveries()
             if request.kind == .background, let identifier = request.identifier,
                let existing = s.sessions.values.first(where: { $0.kind == .background && $0.identifier == identifier && $0.owner == owner && $0.state != .invalidated }) {
                 let attachment = try attach(&s, session: existing.id)
                 emitFinishEvents(&s, session: existing.id, &deliveries)
-                return (SessionCreation(session: existing, created: false, attachment: attachment), deliveries)
+                return (SessionCreation(session: existing, created: false, attachment: attachment), nil, deliveries)
             }
             var session = Session(
                 id: UUID().uuidString.lowercased(), kind: request.kind, identifier: request.identifier,
                 description: request.description, state: .active, configuration: request.configuration,
-                createdAt: Date(), version: 0, owner: owner)
+                createdAt: Date(), version: 1, owner: owner)
+            session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
             if let webhook = request.webhook {
                 session.webhook = WebhookStatus(url: webhook.url, mode: webhook.mode)
             }
-            saveSession(&s, session)
+            s.sessions[session.id] = session
+            // The row and its webhook secret in one call, so in one transaction: a creation is
+            // committed whole or refused whole.
+            var operations = [StoreOperation.saveSession(session)]
             if let webhook = request.webhook {
-                record(s, session: session.id, .saveWebhookSecret(sessionId: session.id, secret: webhook.secret))
-                webhooks.register(session: session.id, secret: webhook.secret)
+                operations.append(.saveWebhookSecret(sessionId: session.id, secret: webhook.secret))
             }
+            let written = isRecorded(s, session: session.id) ? store.enqueue(operations) : nil
             s.sessionOrder.append(session.id)
             let attachment = request.kind == .background ? try attach(&s, session: session.id) : nil
-            return (SessionCreation(session: s.sessions[session.id] ?? session, created: true, attachment: attachment), deliveries)
+            return (SessionCreation(session: session, created: true, attachment: attachment), written, deliveries)
         }
-        store.flush()
+        guard creation.created else {
+            // A reattach creates no row: its finish events are background writes, kept and
+            // retried if the disk refuses them.
+            store.flush()
+            deliveries.run()
+            return creation
+        }
+        try settleCreation(of: creation.session.id, written)
+        if let webhook = request.webhook {
+            // Only once the session is committed, so a refused one never posts.
+            webhooks.register(session: creation.session.id, secret: webhook.secret)
+        }
         deliveries.run()
         return creation
     }
@@ -89,8 +104,7 @@ extension TransferService {
             checkInvalidation(&s, session: id, &deliveries)
             return (s.sessions[id] ?? session, deliveries)
         }
-        store.flush()
-        deliveries.run()
+        try commit(delivering: deliveries)
         return session
     }
 

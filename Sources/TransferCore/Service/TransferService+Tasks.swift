@@ -55,8 +55,7 @@ extension TransferService {
             admit(&s, &deliveries)
             return (s.tasks[id]!.task, deliveries)
         }
-        store.flush()
-        deliveries.run()
+        try commit(delivering: deliveries)
         return task
     }
 
@@ -116,8 +115,10 @@ extension TransferService {
             try body(&s, &deliveries)
             return (s.tasks[id]!.task, deliveries)
         }
-        store.flush()  // what the client is told has happened is on disk first
-        deliveries.run()
+        // What the client is told has happened is on disk first. A refused change stays in
+        // effect in memory (the engine may already act on it) and stays queued: the 507/503
+        // says it is not durable yet, and the client re-reads the task.
+        try commit(delivering: deliveries)
         return task
     }
 

@@ -47,7 +47,7 @@ public final class TransferService: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        store = try Store(dataDirectory: configuration.dataDirectory, metrics: metrics)
+        store = try Store(dataDirectory: configuration.dataDirectory, metrics: metrics, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSigner = try ResumeDataSigner(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)

@@ -95,6 +95,9 @@ public final class BlobWriter: Sendable {
             try blobs.record(blob)
         } catch {
             unlink(finalPath)
+            // The row is written at once (commit before publish): a full disk here is the
+            // client's 507 like a full disk for the bytes, not an internal error.
+            if StoreFailure(error).kind == .diskFull { throw .insufficientStorage }
             throw .failed("record the blob: \(error)")
         }
         return blob

@@ -6,9 +6,11 @@ internal import SQLite
 /// connection's lock orders these statements with the writer's transactions.
 extension Store {
     func insertBlob(_ blob: Blob) throws {
-        try database.run(
-            "INSERT INTO blobs(id, owner, size, sha256, created_at) VALUES(?, ?, ?, ?, ?)",
-            blob.id, blob.owner, blob.size, blob.sha256, blob.createdAt.timeIntervalSince1970)
+        try writeNow {
+            try database.run(
+                "INSERT INTO blobs(id, owner, size, sha256, created_at) VALUES(?, ?, ?, ?, ?)",
+                blob.id, blob.owner, blob.size, blob.sha256, blob.createdAt.timeIntervalSince1970)
+        }
     }
 
     func blob(id: String) throws -> Blob? {
@@ -21,7 +23,7 @@ extension Store {
     }
 
     func deleteBlob(id: String) throws {
-        try database.run("DELETE FROM blobs WHERE id = ?", id)
+        try writeNow { try database.run("DELETE FROM blobs WHERE id = ?", id) }
     }
 
     private static func blob(_ row: Row) -> Blob {

@@ -3,31 +3,43 @@ internal import SQLite
 internal import Dispatch
 internal import Prometheus
 internal import Synchronization
+internal import Logging
 
 /// The SQLite database of one data folder: schema migrations, the queued writer, and the reads
 /// used at start-up and for response bodies. Owned by `TransferService`.
 ///
 /// Writes are queued (`enqueue`) and committed by one serial writer, many per transaction, so the
-/// engine thread never waits on the disk; `flush()` waits until everything queued is committed.
+/// engine thread never waits on the disk. A write that cannot be committed stays queued and is
+/// tried again; `commit()` tells the API whether what it queued is committed (`Store+Writer`).
 public final class Store: Sendable {
     /// Internal (not private) for `Store+Blobs`, whose rows are written at once.
     let database: Database
-    private let pending = Mutex<[StoreOperation]>([])
-    private let writer = DispatchQueue(label: "transferd.store.writer")
+    /// Internal for `Store+Writer`, like the writer's other state below.
+    let writes = Mutex(PendingWrites())
+    let writer = DispatchQueue(label: "transferd.store.writer")
+    /// Whether commits succeed (`GET /readyz`, the error log and the failure counter).
+    let health = Mutex(StoreHealth())
+    /// Set while a retry of failed writes is scheduled on `writer`.
+    let retryScheduled = Atomic<Bool>(false)
     public let path: String
     /// Cleared by `close()`; `GET /readyz` asks it.
     private let open = Atomic<Bool>(true)
     /// Time per committed batch (`transferd_store_commit_duration_seconds`), when measured.
-    private let commitDuration: DurationHistogram?
+    let commitDuration: DurationHistogram?
+    /// The failure counter (`transferd_store_commit_failures_total`), when measured.
+    let metrics: TransferMetrics?
+    let logger: Logger
 
     /// Opens (creating) `<dataDirectory>/transferd.sqlite3` in WAL mode and migrates it.
     public convenience init(dataDirectory: String) throws {
         try self.init(dataDirectory: dataDirectory, metrics: nil)
     }
 
-    /// Opens the store, timing each batch commit into `metrics`.
-    init(dataDirectory: String, metrics: TransferMetrics?) throws {
+    /// Opens the store, timing each batch commit into `metrics` and logging failures to `logger`.
+    init(dataDirectory: String, metrics: TransferMetrics?, logger: Logger = Logger(label: "transferd.store")) throws {
         commitDuration = metrics?.storeCommit
+        self.metrics = metrics
+        self.logger = logger
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         path = dataDirectory + "/transferd.sqlite3"
         try Self.restrictToOwner(databasePath: path)
@@ -54,55 +66,8 @@ public final class Store: Sendable {
     /// The schema version the database is at.
     public var schemaVersion: Int { (try? database.run("PRAGMA user_version").first?.int(0)) ?? 0 }
 
-    // MARK: writing
-
-    func enqueue(_ operation: StoreOperation) {
-        pending.withLock { $0.append(operation) }
-        writer.async { [self] in drain() }
-    }
-
-    func enqueue(_ operations: [StoreOperation]) {
-        guard !operations.isEmpty else { return }
-        pending.withLock { $0.append(contentsOf: operations) }
-        writer.async { [self] in drain() }
-    }
-
-    /// Returns once every operation queued before the call is committed.
-    public func flush() {
-        writer.sync { drain() }
-    }
-
-    /// Runs `action` (off the writer) once every operation queued before this call is committed.
-    func afterCommit(_ action: @escaping @Sendable () -> Void) {
-        writer.async { [self] in
-            drain()
-            DispatchQueue.global().async(execute: action)
-        }
-    }
-
-    /// Commits everything pending in one transaction. Runs only on `writer`.
-    private func drain() {
-        let batch = pending.withLock { operations in
-            defer { operations.removeAll(keepingCapacity: true) }
-            return operations
-        }
-        guard !batch.isEmpty else { return }
-        let started = ContinuousClock.now
-        defer { commitDuration?.record(ContinuousClock.now - started) }
-        do {
-            try database.transaction { tx in
-                for operation in batch { try apply(operation, tx) }
-            }
-        } catch {
-            // A failed batch (disk full, I/O error) is retried operation by operation so one bad
-            // row cannot take the others with it.
-            for operation in batch {
-                _ = try? database.transaction { tx in try apply(operation, tx) }
-            }
-        }
-    }
-
-    private func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
+    /// Writes one operation inside the writer's transaction (`Store+Writer`).
+    func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
         switch operation {
         case .saveSession(let session):
             // An invalidated session gives its identifier up (unique index), so a new background
@@ -227,10 +192,15 @@ public final class Store: Sendable {
     /// Whether the database is open (`close()` has not been called).
     public var isOpen: Bool { open.load(ordering: .relaxed) }
 
-    /// Commits what is pending and closes the database. Idempotent.
+    /// Commits what is pending and closes the database. Idempotent. Writes that still cannot be
+    /// committed are lost with the process; they are counted in an error log line.
     public func close() {
         flush()
         open.store(false, ordering: .relaxed)
+        let lost = writes.withLock { $0.items.count }
+        if lost > 0 {
+            logger.error("store closed with writes it could not commit", metadata: ["store.pending": "\(lost)"])
+        }
         database.close()
     }
 }
