@@ -92,9 +92,14 @@ import TestSupport
         try await DaemonFixture.with { daemon in
             // A 3 s idle timeout: the trickle (a byte a second) must pass it, the stall must not.
             let sid = try #require(try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 3]]).string("id"))
+            let sampler = RSSSampler()
+            let before = sampler.start()
             let created = try await daemon.createTask(in: sid, ["kind": kind, "request": ["url": origin.url("/fault")]])
             let id = try #require(created.int("id"))
             let task = try await daemon.waitForCompletion(id, timeout: 30)
+            let peak = sampler.stop()
+            // The bodies here are 96 KiB and heads at most 1 MB: nothing may make the daemon hold much more.
+            #expect(peak - before < 64 << 20, "\(fault.name): RSS grew by \((peak - before) >> 20) MiB")
             let error = task.object("error")
             switch expected {
             case .identical:
