@@ -67,13 +67,13 @@ import TestSupport
                   for index in 0..<300 { headers["X-Filler-\(index)"] = String(repeating: "b", count: 1000) }
                   return .respond(headers: headers, body: body) },
               download: .error(code: -1011), data: .error(code: -1011)),
-        Fault(name: "1 byte/s trickle", behavior: { _ in .slowBody(body: Data("tick!".utf8), bytesPerWrite: 1, interval: .seconds(1)) },
+        Fault(name: "1 byte/s trickle", behavior: { _ in .slowBody(body: Data("tick-tock!".utf8), bytesPerWrite: 1, interval: .seconds(1)) },
               download: .identical, data: .identical),
     ]
 
     /// Bytes the fault's origin serves when the task succeeds.
     private static func expectedBytes(_ fault: Fault) -> Data {
-        fault.name == "1 byte/s trickle" ? Data("tick!".utf8) : body
+        fault.name == "1 byte/s trickle" ? Data("tick-tock!".utf8) : body
     }
 
     @Test(arguments: faults)
