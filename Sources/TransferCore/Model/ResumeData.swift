@@ -17,7 +17,7 @@ public struct ResumeState: Codable, Sendable, Equatable {
 }
 
 /// The contents of resume data (cancel(byProducingResumeData:)): opaque to clients, signed by
-/// `ResumeDataSigner` so that an edited blob is refused.
+/// `ResumeDataSealer` (encrypted, bound to its tenant) so that an edited blob is refused.
 struct ResumeData: Codable, Sendable, Equatable {
     var version = 1
     /// The URL the bytes came from (after redirects) and the request that fetched them.

@@ -36,7 +36,7 @@ extension TransferService {
     /// inline body, resolves a blob, file or form body, checks the destination.
     private func prepare(_ request: TaskCreate, owner: String?) throws -> PreparedTask {
         // What to send: the client's request, or the one sealed inside resume data.
-        let resume = try request.resumeData.map { try resumeSigner.open($0, field: "resumeData") }
+        let resume = try request.resumeData.map { try resumeSealer.open($0, owner: owner, field: "resumeData") }
         guard request.request != nil || resume != nil else { throw InputError.invalidValue(field: "request", message: "is required") }
         let body = request.request?.body?.inlineData
         let streamed = try request.request?.body.flatMap { try streamedBody($0, owner: owner) }

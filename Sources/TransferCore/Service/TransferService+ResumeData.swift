@@ -3,10 +3,10 @@ internal import FoundationEssentials
 extension TransferService {
     /// Sealed resume data for a download that stopped at `state`, its partial file kept.
     func sealedResumeData(for task: TransferTask, at state: ResumeState) -> String? {
-        resumeSigner.seal(ResumeData(
+        resumeSealer.seal(ResumeData(
             url: task.response?.url ?? task.currentRequest?.url ?? task.originalRequest.url,
             request: task.originalRequest, state: state, partialFile: "partial/\(task.id).part",
-            destination: task.destination, checksum: task.checksum, createdAt: Date()))
+            destination: task.destination, checksum: task.checksum, createdAt: Date()), owner: task.owner)
     }
 
     /// A download's last checkpoint, if its partial file still holds bytes. A file shorter than

@@ -21,7 +21,7 @@ public final class TransferService: Sendable {
     let engine: CurlEngine
     let configuration: ServiceConfiguration
     let logger: Logger
-    let resumeSigner: ResumeDataSigner
+    let resumeSealer: ResumeDataSealer
     /// URLCredentialStorage: the shared store of default sessions and every session's own.
     let credentials: CredentialStore
     /// URLCache.shared and ephemeral sessions' private caches (`TransferService+URLCache`).
@@ -49,7 +49,7 @@ public final class TransferService: Sendable {
         self.metrics = metrics
         store = try Store(dataDirectory: configuration.dataDirectory, metrics: metrics, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
-        resumeSigner = try ResumeDataSigner(dataDirectory: configuration.dataDirectory)
+        resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
         engine = try CurlEngine()
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
