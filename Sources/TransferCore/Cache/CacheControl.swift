@@ -14,6 +14,8 @@ struct CacheControl: Equatable, Sendable {
     var mustRevalidate = false
     var isPrivate = false
     var isPublic = false
+    /// s-maxage: only a shared cache reads it; it also lets one reuse an authorized response.
+    var hasSharedMaxAge = false
     /// Request only: answer from the cache or not at all.
     var onlyIfCached = false
     /// `max-age` was present but not a number: a response is stale.
@@ -49,6 +51,7 @@ struct CacheControl: Equatable, Sendable {
             case "must-revalidate", "proxy-revalidate": mustRevalidate = true
             case "private": isPrivate = true
             case "public": isPublic = true
+            case "s-maxage": hasSharedMaxAge = true
             case "only-if-cached": onlyIfCached = true
             default: break
             }

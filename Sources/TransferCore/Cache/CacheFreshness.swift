@@ -49,10 +49,17 @@ enum CacheFreshness {
 
     /// Whether a response to a GET may be stored (section 3): not no-store on either side, not
     /// `Vary: *`, and a status that is final and either heuristically cacheable or given an
-    /// explicit lifetime. `private` is fine: this is a private cache.
-    static func isStorable(_ response: ResponseInfo, request: CacheControl) -> Bool {
+    /// explicit lifetime. With `shared`, as the cache of a daemon with tokens, whose partition
+    /// serves every client of a token, also section 3.5 and 5.2.2.7: never a `private` response,
+    /// and one to a request that carried Authorization only when the response allows its reuse
+    /// (public, must-revalidate or s-maxage). Without tokens it is one user's private cache.
+    static func isStorable(_ response: ResponseInfo, request: CacheControl, shared: Bool = false, authorized: Bool = false) -> Bool {
         let directives = CacheControl(headers: response.headers, isRequest: false)
         guard !request.noStore, !directives.noStore else { return false }
+        if shared {
+            guard !directives.isPrivate else { return false }
+            guard !authorized || directives.isPublic || directives.mustRevalidate || directives.hasSharedMaxAge else { return false }
+        }
         // 206 is a range, which this cache neither asks for nor combines; 304 has no body.
         guard response.statusCode >= 200, response.statusCode != 206, response.statusCode != 304 else { return false }
         guard !CachedResponse.varyNames(response.headers).contains("*") else { return false }

@@ -53,8 +53,8 @@ public final class URLCaches: SessionScopedStore {
 
     /// URLSession.reset: empties the session's cache (the shared one for a default session) and
     /// deletes its files.
-    func reset(session: Session) {
-        cache(for: session)?.removeAll()
+    func reset(session: Session, requester: String?) {
+        cache(for: session)?.removeAll(partition: requester)
     }
 
     /// Body files are written as responses are stored; this waits until they are.

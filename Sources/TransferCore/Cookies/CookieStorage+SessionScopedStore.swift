@@ -3,7 +3,7 @@ extension CookieStorage: SessionScopedStore {
     /// Empties what the session sees: its own jar when ephemeral, else the shared jar of its
     /// owner (as resetting a default session empties HTTPCookieStorage.shared), rows included.
     /// (The `shared` session has no owner: resetting it empties the jar of clients without tokens.)
-    func reset(session: Session) {
+    func reset(session: Session, requester: String?) {
         removeAll(in: Self.jar(for: session))
     }
 

@@ -2,7 +2,7 @@ internal import Logging
 
 /// The session operations of URLSession on the credential store.
 extension CredentialStore: SessionScopedStore {
-    func reset(session: Session) {
+    func reset(session: Session, requester: String?) {
         do {
             try removeAll(CredentialScope(session))
         } catch {

@@ -7,8 +7,9 @@
 /// ephemeral session's part is dropped.
 protocol SessionScopedStore: Sendable {
     /// URLSession's reset: empties what this session sees (for a default session, the shared
-    /// store) and deletes its files.
-    func reset(session: Session)
+    /// store) and deletes its files. `requester` is the token's owner asking: a store
+    /// partitioned per tenant empties only that tenant's part (the shared session has no owner).
+    func reset(session: Session, requester: String?)
     /// URLSession's flush: what is pending reaches the disk (nothing for ephemeral sessions).
     func flush()
     /// The session is invalidated: an ephemeral session's private part goes.

@@ -6,7 +6,7 @@ extension TransferService {
     /// requests use new connections. Running tasks go on as they are.
     public func reset(session id: String, owner: String?) throws -> Session {
         let session = try operable(session: id, owner: owner, operation: "reset")
-        for store in sessionScopedStores { store.reset(session: session) }
+        for store in sessionScopedStores { store.reset(session: session, requester: owner) }
         return session
     }
 

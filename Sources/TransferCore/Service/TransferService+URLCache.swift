@@ -28,17 +28,17 @@ extension TransferService {
         guard entry.task.responseDisposition == nil else { return request }
         let cache = urlCaches.cache(for: session)
         if Self.unsafeMethods.contains(method) {
-            if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request) }
+            if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request, entry.task.owner) }
             return request
         }
         guard entry.task.kind == .data, method == "GET",
               !Self.bypassingHeaders.contains(where: { ResponseInfo.value(of: $0, in: request.headers) != nil }) else { return request }
         let directives = CacheControl(headers: request.headers, isRequest: true)
-        let stored = bypasses ? nil : cache?.lookup(url: request.url, requestHeaders: request.headers)
+        let stored = bypasses ? nil : cache?.lookup(url: request.url, partition: entry.task.owner, requestHeaders: request.headers)
         switch CacheDecision.decide(policy: request.cachePolicy, request: directives, stored: stored, now: Date()) {
         case .serve:
             guard let cache else { return request }
-            s.tasks[id]?.cache = context(.serving, cache, request)
+            s.tasks[id]?.cache = context(.serving, cache, request, entry.task.owner)
             serveFromCache(&s, task: id, cache: cache, status: .cache, &deliveries)
             return nil
         case .fail:
@@ -46,11 +46,11 @@ extension TransferService {
             complete(&s, task: id, error: TaskError(.resourceUnavailable, "the URL cache has no response for this request and the cache policy does not allow loading it"), body: nil, &deliveries)
             return nil
         case .revalidate(let headers):
-            if let cache { s.tasks[id]?.cache = context(.revalidate, cache, request) }
+            if let cache { s.tasks[id]?.cache = context(.revalidate, cache, request, entry.task.owner) }
             request.headers.merge(headers) { own, _ in own }
             return request
         case .load(let headers):
-            if let cache { s.tasks[id]?.cache = context(.store, cache, request) }
+            if let cache { s.tasks[id]?.cache = context(.store, cache, request, entry.task.owner) }
             // The client's own Cache-Control or Pragma wins over what the policy adds.
             for (name, value) in headers where ResponseInfo.value(of: name, in: request.headers) == nil {
                 request.headers[name] = value
@@ -59,8 +59,8 @@ extension TransferService {
         }
     }
 
-    private func context(_ role: CacheTaskContext.Role, _ cache: URLCache, _ request: RequestInfo) -> CacheTaskContext {
-        CacheTaskContext(role: role, cache: cache, url: request.url, requestHeaders: request.headers, requestTime: Date())
+    private func context(_ role: CacheTaskContext.Role, _ cache: URLCache, _ request: RequestInfo, _ owner: String?) -> CacheTaskContext {
+        CacheTaskContext(role: role, cache: cache, url: request.url, partition: owner, requestHeaders: request.headers, requestTime: Date())
     }
 
     /// Engine updates the cache acts on, before their usual handling; true when consumed here.
@@ -88,8 +88,8 @@ extension TransferService {
                 return false
             case .invalidate:
                 if (200..<400).contains(response.statusCode) {
-                    context.cache.remove(url: context.url)
-                    if response.url != context.url { context.cache.remove(url: response.url) }
+                    context.cache.remove(url: context.url, partition: context.partition)
+                    if response.url != context.url { context.cache.remove(url: response.url, partition: context.partition) }
                 }
                 return false
             case .revalidate where context.notModified != nil:
@@ -110,13 +110,16 @@ extension TransferService {
     /// A storable response is announced (willCacheResponse, after its data and before the
     /// completion, as URLSession orders them) and stored.
     private func storeIfAllowed(_ s: inout ServiceState, task id: Int, _ context: CacheTaskContext, response: ResponseInfo, body: Data, _ deliveries: inout Deliveries) {
+        // With tokens the cache is shared by a token's clients (`CacheFreshness.isStorable`).
         guard let task = s.tasks[id]?.task,
-              CacheFreshness.isStorable(response, request: CacheControl(headers: context.requestHeaders, isRequest: true)) else { return }
+              CacheFreshness.isStorable(response, request: CacheControl(headers: context.requestHeaders, isRequest: true),
+                                        shared: context.partition != nil,
+                                        authorized: ResponseInfo.value(of: "Authorization", in: context.requestHeaders) != nil) else { return }
         let policy = context.cache.storagePolicy(forSize: body.count)
         guard policy != .notAllowed else { return }
         emit(&s, session: task.sessionId, task: id, .willCacheResponse,
              ["storagePolicy": .string(policy.rawValue), "response": JSONValue(encoding: response)], &deliveries)
-        context.cache.store(url: response.url, requestHeaders: context.requestHeaders, response: response, body: body,
+        context.cache.store(url: response.url, partition: context.partition, requestHeaders: context.requestHeaders, response: response, body: body,
                             requestTime: context.requestTime, responseTime: context.responseTime ?? Date())
     }
 
@@ -126,7 +129,7 @@ extension TransferService {
     private func revalidated(_ s: inout ServiceState, task id: Int, _ context: CacheTaskContext, _ deliveries: inout Deliveries) {
         s.tasks[id]?.inEngine = false  // the engine's transfer has ended
         guard let notModified = context.notModified,
-              context.cache.refresh(url: context.url, notModified: notModified.headers, requestTime: context.requestTime,
+              context.cache.refresh(url: context.url, partition: context.partition, notModified: notModified.headers, requestTime: context.requestTime,
                                     responseTime: context.responseTime ?? Date()) != nil else {
             startAgainWithoutCache(&s, task: id, &deliveries)
             return
@@ -138,12 +141,13 @@ extension TransferService {
     /// Marks the task as answered by the cache and has its stored body read off the lock.
     private func serveFromCache(_ s: inout ServiceState, task id: Int, cache: URLCache, status: CacheStatus, _ deliveries: inout Deliveries) {
         guard let url = s.tasks[id]?.cache?.url else { return }
+        let partition = s.tasks[id]?.cache?.partition
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.task.cacheStatus = status
         s.tasks[id]?.task.phase = .transferring
         changed(&s, task: id, persist: true, &deliveries)
         let fetchStart = Date()
-        cache.readBody(url: url) { [self] stored in deliverFromCache(id, stored, fetchStart: fetchStart) }
+        cache.readBody(url: url, partition: partition) { [self] stored in deliverFromCache(id, stored, fetchStart: fetchStart) }
     }
 
     /// Reports a stored response as a network response is reported (didReceiveResponse,
@@ -191,12 +195,12 @@ extension TransferService {
     }
 
     /// `DELETE /v1/sessions/{sid}/cache`: empties the cache the session uses (URLCache.shared for
-    /// a default session, so every default session's; nothing for a session without a cache)
-    /// and deletes its files before it returns.
+    /// a default session, so every default session's of the same token; nothing for a session
+    /// without a cache) and deletes its files before it returns. Another token's part stays.
     public func removeCachedResponses(session id: String, owner: String?) throws {
         let session = try state.withLock { s in try visibleSession(s, id, owner) }
         guard let cache = urlCaches.cache(for: session) else { return }
-        cache.removeAll()
+        cache.removeAll(partition: owner)
         cache.flush()
     }
 }

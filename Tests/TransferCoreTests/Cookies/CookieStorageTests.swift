@@ -57,7 +57,7 @@ import Testing
             #expect(storage.header(for: "http://h.example/", in: CookieStorage.jar(for: first)) == "a=1")
             storage.discard(session: ephemeral)
             #expect(storage.header(for: "http://h.example/", in: CookieStorage.jar(for: ephemeral)) == nil)
-            storage.reset(session: second)
+            storage.reset(session: second, requester: nil)
             #expect(storage.cookies(in: CookieStorage.jar(for: first)).isEmpty)
         }
         try Self.withStorage(directory) { storage in
