@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
-import threading
+import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+# The log follower the crash soak uses too (scripts/lib/daemon_log.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
+import daemon_log  # noqa: E402
+
 BIN_DIR = Path(os.environ.get("TRANSFERD_TEST_BIN_DIR", ""))
-PORT_PATTERN = re.compile(r"http\.port[=:]\s*\"?(\d+)")
 
 
 def executable(name: str) -> Path:
@@ -59,28 +61,12 @@ class Daemon:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def _wait_for_port(self, timeout: float) -> int:
-        found: list[int] = []
-        ready = threading.Event()
-
-        def pump() -> None:
-            # Copies the daemon's log to its file for as long as it runs, noting the port once.
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self._log.write(line)
-                self._log.flush()
-                if not found and b"transferd listening" in line:
-                    match = PORT_PATTERN.search(line.decode(errors="replace"))
-                    if match:
-                        found.append(int(match.group(1)))
-                        ready.set()
-            ready.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        if not ready.wait(timeout) or not found:
+        port, _ = daemon_log.follow(self.process, self._log, timeout)
+        if port is None:
             self.process.kill()
             self.process.wait(10)
             raise RuntimeError(f"transferd did not report a port within {timeout}s; log: {self.log_text()[-2000:]}")
-        return found[0]
+        return port
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

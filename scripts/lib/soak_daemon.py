@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-PORT_PATTERN = re.compile(r"http\.port[=:]\s*\"?(\d+)")
+import daemon_log
 
 
 class SetupFailure(Exception):
@@ -35,26 +33,11 @@ class Daemon:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def _wait_for_port(self, timeout: float) -> int:
-        found: list[int] = []
-        ready = threading.Event()
-
-        def pump() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.log.write(line)
-                if not found and b"transferd listening" in line:
-                    match = PORT_PATTERN.search(line.decode(errors="replace"))
-                    if match:
-                        found.append(int(match.group(1)))
-                        ready.set()
-            ready.set()
-
-        self.pump = threading.Thread(target=pump, daemon=True)
-        self.pump.start()
-        if not ready.wait(timeout) or not found:
+        port, self.pump = daemon_log.follow(self.process, self.log, timeout)
+        if port is None:
             self.kill()
             raise SetupFailure(f"transferd did not report a port within {timeout} s")
-        return found[0]
+        return port
 
     def request(self, method: str, path: str, body: object | bytes | None = None, timeout: float = 30) -> tuple[int, object]:
         data, headers = None, {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}

@@ -18,10 +18,7 @@ final class TusConnection {
     private struct Abandon: Error {}
 
     func run() {
-        defer {
-            stream.close()
-            state.connectionClosed()
-        }
+        defer { stream.close() }  // `ServerThreads` counts the connection closed once this returns
         do {
             while let bytes = try stream.readHead(until: nil) {
                 let head = try HTTPHead(parsing: bytes)

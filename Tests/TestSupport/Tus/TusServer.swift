@@ -26,10 +26,10 @@ public final class TusServer: Sendable {
     public init(faults: @escaping @Sendable (TusRequestHead) -> TusFault = { _ in .none }) throws {
         state = try TusState(faults: faults)
         port = state.port
-        TusAcceptLoop.start(state)
+        state.threads.startAcceptLoop(name: "TusServer") { [state] fd in TusConnection(fd: fd, state: state).run() }
     }
 
-    deinit { state.stop() }
+    deinit { state.threads.stop() }
 
     /// `http://127.0.0.1:PORT/files/`: where uploads are created.
     public var creationURL: String { "http://127.0.0.1:\(port)/files/" }
@@ -50,7 +50,7 @@ public final class TusServer: Sendable {
     }
 
     /// Closes the listener and every connection (waking stalled ones), then waits for their threads.
-    public func stop() { state.stop() }
+    public func stop() { state.threads.stop() }
 }
 
 /// A request's head as the `faults` closure of ``TusServer`` sees it.

@@ -3,26 +3,24 @@ import Foundation
 /// The shared state of one ``TusServer``: its uploads and the log of exchanges, shared by the
 /// server object, its accept thread and its connection threads.
 ///
-/// `@unchecked Sendable`: every `var` is read and written only while `condition` is locked;
-/// the descriptors are `let`s, the listener is closed only by the accept thread and the stop
-/// pipe only in `deinit`, when no thread can hold a reference any more.
+/// `@unchecked Sendable`: every `var` is read and written only while `condition` is locked
+/// (the listener and the threads are `ServerThreads`').
 final class TusState: @unchecked Sendable {
     let faults: @Sendable (TusRequestHead) -> TusFault
-    let listener: LoopbackListener
+    /// The accept and connection threads; its `condition` also guards this state's fields.
+    let threads: ServerThreads
+    var listener: LoopbackListener { threads.listener }
     var port: Int { listener.port }
-    let condition = NSCondition()
+    var condition: NSCondition { threads.condition }
 
     private(set) var uploads: [String: TusStoredUpload] = [:]
     private(set) var exchanges: [TusExchange] = []
     private var nextUpload = 1
     private var headsRead = 0
-    private var openConnections = 0
-    private var acceptLoopRunning = true
-    private var stopped = false
 
     init(faults: @escaping @Sendable (TusRequestHead) -> TusFault) throws {
         self.faults = faults
-        listener = try LoopbackListener()
+        threads = try ServerThreads()
     }
 
     func locked<T>(_ body: (TusState) -> T) -> T {
@@ -82,44 +80,6 @@ final class TusState: @unchecked Sendable {
         locked { state in
             defer { state.headsRead += 1 }
             return state.headsRead
-        }
-    }
-
-    // MARK: Connections and stopping
-
-    func connectionAccepted() -> Bool {
-        locked { state in
-            guard !state.stopped else { return false }
-            state.openConnections += 1
-            return true
-        }
-    }
-
-    func connectionClosed() {
-        locked { state in
-            state.openConnections -= 1
-            state.condition.broadcast()
-        }
-    }
-
-    func acceptLoopEnded() {
-        locked { state in
-            state.acceptLoopRunning = false
-            state.condition.broadcast()
-        }
-    }
-
-    /// Signals every thread to finish, then waits (at most `timeout`) until all have.
-    func stop(timeout: Duration = .seconds(5)) {
-        condition.lock()
-        defer { condition.unlock() }
-        if !stopped {
-            stopped = true
-            listener.signalStop()
-        }
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
-        while acceptLoopRunning || openConnections > 0 {
-            if !condition.wait(until: deadline) { return }
         }
     }
 }

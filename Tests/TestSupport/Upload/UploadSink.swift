@@ -21,10 +21,10 @@ public final class UploadSink: Sendable {
     public init(bytesPerSecond: Int? = nil) throws {
         state = try UploadSinkState(bytesPerSecond: bytesPerSecond)
         port = state.port
-        UploadSinkAcceptLoop.start(state)
+        state.threads.startAcceptLoop(name: "UploadSink") { [state] fd in UploadSinkConnection(fd: fd, state: state).run() }
     }
 
-    deinit { state.stop() }
+    deinit { state.threads.stop() }
 
     /// `http://127.0.0.1:PORT` followed by `path` (which should start with "/").
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)" + path }
@@ -43,7 +43,7 @@ public final class UploadSink: Sendable {
     }
 
     /// Closes the listener and every connection, then waits for their threads.
-    public func stop() { state.stop() }
+    public func stop() { state.threads.stop() }
 }
 
 /// One request an ``UploadSink`` received and how much of its body arrived.

@@ -13,10 +13,7 @@ final class UploadSinkConnection {
     }
 
     func run() {
-        defer {
-            stream.close()
-            state.connectionClosed()
-        }
+        defer { stream.close() }  // `ServerThreads` counts the connection closed once this returns
         var current: Int?
         defer { if let current { state.end(current) } }  // cut: the client went away mid-body
         do {

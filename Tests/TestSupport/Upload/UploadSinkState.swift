@@ -3,23 +3,21 @@ import Foundation
 /// The shared state of one ``UploadSink``: its pace and the requests received, shared by the
 /// sink object, its accept thread and its connection threads.
 ///
-/// `@unchecked Sendable`: every `var` is read and written only while `condition` is locked; the
-/// listener is closed only by the accept thread and its stop pipe only in `deinit`, when no
-/// thread can hold a reference any more.
+/// `@unchecked Sendable`: every `var` is read and written only while `condition` is locked
+/// (the listener and the threads are `ServerThreads`').
 final class UploadSinkState: @unchecked Sendable {
-    let listener: LoopbackListener
+    /// The accept and connection threads; its `condition` also guards this state's fields.
+    let threads: ServerThreads
+    var listener: LoopbackListener { threads.listener }
     var port: Int { listener.port }
-    let condition = NSCondition()
+    var condition: NSCondition { threads.condition }
 
     var bytesPerSecond: Int?
     private(set) var requests: [UploadSinkRequest] = []
-    private var openConnections = 0
-    private var acceptLoopRunning = true
-    private var stopped = false
 
     init(bytesPerSecond: Int?) throws {
         self.bytesPerSecond = bytesPerSecond
-        listener = try LoopbackListener()
+        threads = try ServerThreads()
     }
 
     func locked<T>(_ body: (UploadSinkState) -> T) -> T {
@@ -67,44 +65,6 @@ final class UploadSinkState: @unchecked Sendable {
         locked { state in
             state.requests[index].ended = true
             state.condition.broadcast()
-        }
-    }
-
-    // MARK: Connections and stopping
-
-    func connectionAccepted() -> Bool {
-        locked { state in
-            guard !state.stopped else { return false }
-            state.openConnections += 1
-            return true
-        }
-    }
-
-    func connectionClosed() {
-        locked { state in
-            state.openConnections -= 1
-            state.condition.broadcast()
-        }
-    }
-
-    func acceptLoopEnded() {
-        locked { state in
-            state.acceptLoopRunning = false
-            state.condition.broadcast()
-        }
-    }
-
-    /// Signals every thread to finish, then waits (at most `timeout`) until all have.
-    func stop(timeout: Duration = .seconds(5)) {
-        condition.lock()
-        defer { condition.unlock() }
-        if !stopped {
-            stopped = true
-            listener.signalStop()
-        }
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.roundedUpMilliseconds) / 1000)
-        while acceptLoopRunning || openConnections > 0 {
-            if !condition.wait(until: deadline) { return }
         }
     }
 }
