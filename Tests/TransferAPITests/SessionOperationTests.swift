@@ -26,6 +26,8 @@ import TransferCore
             let a = try await connection(of: "/a", in: sid, daemon, origin)
             let b = try await connection(of: "/b", in: sid, daemon, origin)
             #expect(a == b, "requests of one session did not reuse a connection: the test would prove nothing")
+            let o = try await connection(of: "/o", in: other, daemon, origin)
+            #expect(o != a, "two sessions shared a connection")
 
             let answer = try await daemon.post("/v1/sessions/\(sid)/\(operation)")
             #expect(answer.status == 200, "\(answer)")
@@ -33,13 +35,13 @@ import TransferCore
 
             // After it: a connection the origin had not seen, and then that one is reused.
             let c = try await connection(of: "/c", in: sid, daemon, origin)
-            #expect(c > b, "the request after \(operation) reused connection \(c)")
+            #expect(c > o, "the request after \(operation) reused connection \(c)")
             let d = try await connection(of: "/d", in: sid, daemon, origin)
             #expect(d == c, "the session's new pool is not reused")
-            // Another session is not affected: it still reuses the connection from before.
+            // Another session is not affected: it still reuses its connection from before.
             let e = try await connection(of: "/e", in: other, daemon, origin)
-            #expect(e == a, "another session lost its connection")
-            #expect(origin.connectionCount == 2)
+            #expect(e == o, "another session lost its connection")
+            #expect(origin.connectionCount == 3)
         }
     }
 

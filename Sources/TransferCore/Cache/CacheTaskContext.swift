@@ -17,8 +17,8 @@ struct CacheTaskContext: Sendable {
     let cache: URLCache
     /// The request URL, the cache key.
     let url: String
-    /// The tenant whose part of the cache this task reads and writes (`URLCache.key`).
-    let partition: String?
+    /// The part of the cache this task reads and writes: its tenant's, for its session's trust.
+    let partition: CachePartition
     /// The task's request headers, for Vary and the request's Cache-Control.
     let requestHeaders: [String: String]
     /// When the request was handed to the engine, and when its response head came.

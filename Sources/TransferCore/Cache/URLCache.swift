@@ -59,20 +59,12 @@ public final class URLCache: Sendable {
         perform(work)
     }
 
-    /// A stored response's key: the URL, and the tenant (the token's owner) it was fetched for.
-    /// The cache is partitioned per tenant: one tenant's lookup never finds another's entries.
-    /// Without tokens there is one partition, keyed as before partitions existed. A URL holds no
-    /// space (`RequestURL.check`), so the suffix cannot be forged by a URL.
-    static func key(_ url: String, partition: String?) -> String {
-        partition.map { "GET \(url) \($0)" } ?? "GET " + url
-    }
-
     // MARK: reading
 
     /// The stored response a GET of `url` with `requestHeaders` selects (its Vary matches),
     /// marked as used. In-memory only: safe under the service's lock.
-    func lookup(url: String, partition: String?, requestHeaders: [String: String]) -> CachedResponse? {
-        let key = Self.key(url, partition: partition)
+    func lookup(url: String, partition: CachePartition, requestHeaders: [String: String]) -> CachedResponse? {
+        let key = partition.key(url)
         guard let entry = index.withLock({ index -> CacheIndex.Entry? in
             guard let entry = index.peek(key), entry.response.matches(requestHeaders: requestHeaders) else { return nil }
             return index.use(key)
@@ -87,8 +79,8 @@ public final class URLCache: Sendable {
     /// Reads the body of the response stored for `url` on the cache's queue and hands it to
     /// `completion` there, with the stored head at that moment; nil when it is gone (cleared,
     /// evicted, or its file unreadable).
-    func readBody(url: String, partition: String?, _ completion: @escaping @Sendable ((CachedResponse, Data)?) -> Void) {
-        let key = Self.key(url, partition: partition)
+    func readBody(url: String, partition: CachePartition, _ completion: @escaping @Sendable ((CachedResponse, Data)?) -> Void) {
+        let key = partition.key(url)
         queue.async { [self] in
             guard let entry = index.withLock({ $0.peek(key) }) else { return completion(nil) }
             if let body = entry.body { return completion((entry.response, body)) }
@@ -112,11 +104,11 @@ public final class URLCache: Sendable {
     /// Returns where it went: allowed (memory and/or disk) or allowedInMemoryOnly; notAllowed
     /// when no tier takes a body of its size.
     @discardableResult
-    func store(url: String, partition: String?, requestHeaders: [String: String], response: ResponseInfo, body: Data, requestTime: Date, responseTime: Date) -> CacheStoragePolicy {
+    func store(url: String, partition: CachePartition, requestHeaders: [String: String], response: ResponseInfo, body: Data, requestTime: Date, responseTime: Date) -> CacheStoragePolicy {
         let varying = CachedResponse.values(of: CachedResponse.varyNames(response.headers), in: requestHeaders)
         let cached = CachedResponse(statusCode: response.statusCode, headers: response.headers, url: url,
                                     varyingRequestHeaders: varying, requestTime: requestTime, responseTime: responseTime)
-        let key = Self.key(url, partition: partition)
+        let key = partition.key(url)
         let file = directory == nil ? nil : Self.randomName()
         var work = CacheIndex.DiskWork()
         let entry = index.withLock { index -> CacheIndex.Entry? in
@@ -136,8 +128,8 @@ public final class URLCache: Sendable {
 
     /// Applies a 304 to the response stored for `url` (RFC 9111 section 4.3.4); returns the
     /// updated head, or nil when it is no longer stored.
-    func refresh(url: String, partition: String?, notModified headers: [String: String], requestTime: Date, responseTime: Date) -> CachedResponse? {
-        let key = Self.key(url, partition: partition)
+    func refresh(url: String, partition: CachePartition, notModified headers: [String: String], requestTime: Date, responseTime: Date) -> CachedResponse? {
+        let key = partition.key(url)
         guard let entry = index.withLock({ index -> CacheIndex.Entry? in
             guard let entry = index.use(key) else { return nil }
             index.update(key, entry.response.updated(byNotModified: headers, requestTime: requestTime, responseTime: responseTime))
@@ -150,21 +142,23 @@ public final class URLCache: Sendable {
         return entry.response
     }
 
-    /// Drops what is stored for `url` (an unsafe method succeeded on it, RFC 9111 section 4.4).
-    func remove(url: String, partition: String?) {
+    /// Drops what is stored for `url` in the partition's tenant, under every trust (an unsafe
+    /// method succeeded on it, RFC 9111 section 4.4: the resource changed for all its sessions).
+    func remove(url: String, partition: CachePartition) {
         var work = CacheIndex.DiskWork()
-        index.withLock { $0.remove(Self.key(url, partition: partition), work: &work) }
+        index.withLock { index in
+            for key in index.entries.keys where CachePartition.key(key, belongsTo: partition.tenant, url: url) { index.remove(key, work: &work) }
+        }
         perform(work)
     }
 
-    /// URLCache.removeAllCachedResponses for one tenant: only its partition (nil: without
-    /// tokens, everything).
-    func removeAll(partition: String?) {
-        guard let partition else { return removeAll() }
-        let suffix = " " + partition
+    /// URLCache.removeAllCachedResponses for one tenant: its parts, of every trust (nil:
+    /// without tokens, everything).
+    func removeAll(tenant: String?) {
+        guard let tenant else { return removeAll() }
         var work = CacheIndex.DiskWork()
         index.withLock { index in
-            for key in index.entries.keys where key.hasSuffix(suffix) { index.remove(key, work: &work) }
+            for key in index.entries.keys where CachePartition.key(key, belongsTo: tenant) { index.remove(key, work: &work) }
         }
         perform(work)
     }

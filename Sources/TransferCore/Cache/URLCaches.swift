@@ -54,7 +54,7 @@ public final class URLCaches: SessionScopedStore {
     /// URLSession.reset: empties the session's cache (the shared one for a default session) and
     /// deletes its files.
     func reset(session: Session, requester: String?) {
-        cache(for: session)?.removeAll(partition: requester)
+        cache(for: session)?.removeAll(tenant: requester)
     }
 
     /// Body files are written as responses are stored; this waits until they are.

@@ -1,25 +1,22 @@
 internal import Curl
 
-/// The connection pools of sessions that asked for new connections (reset or flush). A session
-/// starts on the multi handle's shared cache; renewing gives it a share handle with an empty
-/// cache of its own (`ShareHandle`), so every request it starts afterwards opens a new
-/// connection, and those are then reused among its own later requests, as URLSession's
-/// per-session pool after `reset`. The pool it leaves is closed once no transfer uses it.
+/// The connection pools of sessions, one each (`Session.connectionPool` names it), as URLSession
+/// keeps a pool per session: a share handle with a connection cache of its own (`ShareHandle`),
+/// made at the session's first transfer. Connections are reused among a session's own requests
+/// and never carry another session's (or, for the `shared` session, another tenant's), so no
+/// TLS, proxy or connection-bound authentication (NTLM, Negotiate) state crosses. Reset and
+/// flush renew a session's pool; the pool it leaves is closed once no transfer uses it.
+/// Each pool keeps at most the multi handle's MAXCONNECTS idle connections.
 ///
 /// Not Sendable: the engine thread's own (`EngineLoop`).
 final class ConnectionPools {
     private var current: [String: ShareHandle] = [:]
     private var retired: [ShareHandle] = []
 
-    /// The pool for transfers of `key` (a session id); nil: the multi handle's.
-    func pool(for key: String?) -> ShareHandle? {
-        key.flatMap { current[$0] }
-    }
-
-    /// The pool of `key`, made now when it has none: for a session whose connections must not
-    /// mix with other sessions' (one that chose its HTTP version: an HTTP/1.1 connection it made
-    /// would otherwise serve an `auto` session's request to an h2 origin, and a prior-knowledge
-    /// h2c connection a plain one's). nil only when a share handle cannot be made.
+    /// The pool of `key`, made now when it has none. Separate pools also keep a session that
+    /// chose its HTTP version from mixing with others (an HTTP/1.1 connection it made would
+    /// otherwise serve an `auto` session's request to an h2 origin). nil only when a share
+    /// handle cannot be made (out of memory).
     func ownPool(for key: String) -> ShareHandle? {
         if let pool = current[key] { return pool }
         guard let fresh = try? ShareHandle() else { return nil }

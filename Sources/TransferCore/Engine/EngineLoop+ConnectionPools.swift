@@ -1,13 +1,13 @@
 internal import Curl
 
 extension EngineLoop {
-    /// Adds a transfer to the multi handle, in its session's own connection pool when the
-    /// session has one (after a reset or flush, or from its first transfer when it chose an
-    /// HTTP version other than `auto`: `ConnectionPools`).
+    /// Adds a transfer to the multi handle, in its session's own connection pool
+    /// (`ConnectionPools`): a connection one session opened never carries another's request.
+    /// A transfer with no pool named (none today but internal ones) uses the multi handle's.
     func addToMulti(_ transfer: Transfer) throws {
-        let key = transfer.job.connectionPool
-        let ownsPool = transfer.job.network.httpVersion != .auto
-        if let pool = ownsPool ? key.flatMap(connectionPools.ownPool) : connectionPools.pool(for: key) {
+        if let key = transfer.job.connectionPool {
+            // Out of memory: fail the transfer rather than let it into another session's pool.
+            guard let pool = connectionPools.ownPool(for: key) else { throw CurlCode.outOfMemory }
             try transfer.handle.set(.share(pool))
         }
         try multi.add(transfer.handle)

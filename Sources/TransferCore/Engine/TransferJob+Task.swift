@@ -4,6 +4,6 @@ extension TransferJob {
     mutating func adopt(_ task: TransferTask) {
         priority = task.priority.value
         bandwidthLimit = task.bandwidthLimit
-        connectionPool = task.sessionId
+        connectionPool = Session.connectionPool(session: task.sessionId, owner: task.owner)
     }
 }

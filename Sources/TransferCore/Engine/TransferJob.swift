@@ -35,7 +35,7 @@ struct TransferJob: Sendable {
     var bandwidthLimit: BandwidthLimit? = nil
     /// Its session's cookie jar and policy; nil when cookies are off for it.
     var cookies: TransferCookies? = nil
-    /// Whose connection pool it uses (its session's id; `ConnectionPools`).
+    /// Whose connection pool it uses (`Session.connectionPool`, `ConnectionPools`).
     var connectionPool: String? = nil
     /// The stored credentials that may answer a 401 (nil: none are looked up, as for tus steps).
     var credentials: SessionCredentials? = nil

@@ -29,7 +29,7 @@ extension TransferService {
             guard session.state != .invalidated else {
                 throw ServiceError.conflict(code: "session_invalidated", message: "session \(id) is invalidated; \(operation) applies to a live session")
             }
-            engine.submit(.renewConnections(pool: id))
+            engine.submit(.renewConnections(pool: Session.connectionPool(session: id, owner: owner)))
             return session
         }
     }

@@ -121,7 +121,7 @@ extension TransferService {
         // What the session held beside its tasks goes: its attachment, its own connection pool,
         // and an ephemeral session's cookies, cache and credentials (outside the lock).
         s.attachments[id] = nil
-        engine.submit(.forgetConnections(pool: id))
+        engine.submit(.forgetConnections(pool: Session.connectionPool(session: id, owner: nil)))
         let stores = sessionScopedStores
         let invalidated = s.sessions[id] ?? session
         deliveries.add { for store in stores { store.discard(session: invalidated) } }

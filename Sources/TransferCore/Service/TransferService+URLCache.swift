@@ -28,17 +28,18 @@ extension TransferService {
         guard entry.task.responseDisposition == nil else { return request }
         let cache = urlCaches.cache(for: session)
         if Self.unsafeMethods.contains(method) {
-            if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request, entry.task.owner) }
+            if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request, CachePartition(tenant: entry.task.owner, configuration: session.configuration)) }
             return request
         }
         guard entry.task.kind == .data, method == "GET",
               !Self.bypassingHeaders.contains(where: { ResponseInfo.value(of: $0, in: request.headers) != nil }) else { return request }
         let directives = CacheControl(headers: request.headers, isRequest: true)
-        let stored = bypasses ? nil : cache?.lookup(url: request.url, partition: entry.task.owner, requestHeaders: request.headers)
+        let partition = CachePartition(tenant: entry.task.owner, configuration: session.configuration)
+        let stored = bypasses ? nil : cache?.lookup(url: request.url, partition: partition, requestHeaders: request.headers)
         switch CacheDecision.decide(policy: request.cachePolicy, request: directives, stored: stored, now: Date()) {
         case .serve:
             guard let cache else { return request }
-            s.tasks[id]?.cache = context(.serving, cache, request, entry.task.owner)
+            s.tasks[id]?.cache = context(.serving, cache, request, partition)
             serveFromCache(&s, task: id, cache: cache, status: .cache, &deliveries)
             return nil
         case .fail:
@@ -46,11 +47,11 @@ extension TransferService {
             complete(&s, task: id, error: TaskError(.resourceUnavailable, "the URL cache has no response for this request and the cache policy does not allow loading it"), body: nil, &deliveries)
             return nil
         case .revalidate(let headers):
-            if let cache { s.tasks[id]?.cache = context(.revalidate, cache, request, entry.task.owner) }
+            if let cache { s.tasks[id]?.cache = context(.revalidate, cache, request, partition) }
             request.headers.merge(headers) { own, _ in own }
             return request
         case .load(let headers):
-            if let cache { s.tasks[id]?.cache = context(.store, cache, request, entry.task.owner) }
+            if let cache { s.tasks[id]?.cache = context(.store, cache, request, partition) }
             // The client's own Cache-Control or Pragma wins over what the policy adds.
             for (name, value) in headers where ResponseInfo.value(of: name, in: request.headers) == nil {
                 request.headers[name] = value
@@ -59,8 +60,8 @@ extension TransferService {
         }
     }
 
-    private func context(_ role: CacheTaskContext.Role, _ cache: URLCache, _ request: RequestInfo, _ owner: String?) -> CacheTaskContext {
-        CacheTaskContext(role: role, cache: cache, url: request.url, partition: owner, requestHeaders: request.headers, requestTime: Date())
+    private func context(_ role: CacheTaskContext.Role, _ cache: URLCache, _ request: RequestInfo, _ partition: CachePartition) -> CacheTaskContext {
+        CacheTaskContext(role: role, cache: cache, url: request.url, partition: partition, requestHeaders: request.headers, requestTime: Date())
     }
 
     /// Engine updates the cache acts on, before their usual handling; true when consumed here.
@@ -113,7 +114,7 @@ extension TransferService {
         // With tokens the cache is shared by a token's clients (`CacheFreshness.isStorable`).
         guard let task = s.tasks[id]?.task,
               CacheFreshness.isStorable(response, request: CacheControl(headers: context.requestHeaders, isRequest: true),
-                                        shared: context.partition != nil,
+                                        shared: context.partition.isShared,
                                         authorized: ResponseInfo.value(of: "Authorization", in: context.requestHeaders) != nil) else { return }
         let policy = context.cache.storagePolicy(forSize: body.count)
         guard policy != .notAllowed else { return }
@@ -140,8 +141,8 @@ extension TransferService {
 
     /// Marks the task as answered by the cache and has its stored body read off the lock.
     private func serveFromCache(_ s: inout ServiceState, task id: Int, cache: URLCache, status: CacheStatus, _ deliveries: inout Deliveries) {
-        guard let url = s.tasks[id]?.cache?.url else { return }
-        let partition = s.tasks[id]?.cache?.partition
+        guard let context = s.tasks[id]?.cache else { return }
+        let (url, partition) = (context.url, context.partition)
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.task.cacheStatus = status
         s.tasks[id]?.task.phase = .transferring
@@ -200,7 +201,7 @@ extension TransferService {
     public func removeCachedResponses(session id: String, owner: String?) throws {
         let session = try state.withLock { s in try visibleSession(s, id, owner) }
         guard let cache = urlCaches.cache(for: session) else { return }
-        cache.removeAll(partition: owner)
+        cache.removeAll(tenant: owner)
         cache.flush()
     }
 }

@@ -77,6 +77,35 @@ import X509
         }
     }
 
+    /// A cached https response is served only to a session whose trust would have accepted the
+    /// connection it came over (issue 16, item 6): not to one with a pin the server fails, nor
+    /// to one trusting another CA; a session with the same trust settings is served.
+    @Test func aCachedResponseIsServedOnlyWhereItsConnectionWouldBeTrusted() async throws {
+        let url = try Peers.tls(.valid) + "/files/hello.txt?trust-partition"
+        let wrong = "sha256//" + Data(SHA256.hash(data: Data("not the server's key".utf8))).base64EncodedString()
+        try await DaemonFixture.with { daemon in
+            // Any stored response answers: freshness does not hide what is served.
+            func data(in session: String) async throws -> [String: Any] {
+                let created = try await daemon.createTask(in: session, ["kind": "data", "request": ["url": url, "cachePolicy": "returnCacheDataElseLoad"]])
+                return try await daemon.waitForCompletion(try #require(created.int("id")))
+            }
+            let trusting = try await daemon.session(configuration: try Self.trustingTestCA())
+            #expect(try await data(in: trusting).string("cacheStatus") == "network")
+            // The control: the same session is answered from the cache.
+            #expect(try await data(in: trusting).string("cacheStatus") == "cache", "nothing was cached: the test would prove nothing")
+            let sameTrust = try await daemon.session(configuration: try Self.trustingTestCA())
+            #expect(try await data(in: sameTrust).string("cacheStatus") == "cache")
+
+            let pinnedWrong = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong]]))
+            let refused = try await data(in: pinnedWrong)
+            #expect(refused.errorName == "serverCertificateUntrusted", "a pinned session was served: \(refused)")
+            let otherCA = try await daemon.session(configuration: ["tlsCABundle": try Peers.tlsOtherCertificateAuthorityPEM()])
+            #expect(try await data(in: otherCA).errorName == "serverCertificateUntrusted")
+            // The system store does not know the test CA either.
+            #expect(try await data(in: "shared").errorName == "serverCertificateUntrusted")
+        }
+    }
+
     /// The version bounds decide the handshake, and each transaction's metrics report what it
     /// negotiated: the version and the cipher suite's IANA number.
     @Test func protocolVersionBoundsDecideTheHandshake() async throws {
