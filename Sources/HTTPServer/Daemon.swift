@@ -75,6 +75,9 @@ final class Daemon {
                 option: MHD_OPTION.CONNECTION_TIMEOUT, value: max(0, configuration.idleConnectionTimeout), ptr_value: nil
             ),
         ]
+        if configuration.perClientConnectionLimit > 0 {
+            items.append(MHD_OptionItem(option: MHD_OPTION.PER_IP_CONNECTION_LIMIT, value: configuration.perClientConnectionLimit, ptr_value: nil))
+        }
         if configuration.threadCount > 1 {
             items.append(MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: configuration.threadCount, ptr_value: nil))
         }

@@ -14,7 +14,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodySize: Int = 16 << 20
     /// The most connections open at once, suspended ones included.
     public var connectionLimit: Int = 10_000
-    /// Seconds of inactivity after which a connection that is NOT suspended is closed.
+    /// The most connections one client address may hold at once (0: no cap). A client past it
+    /// has its new connections closed at once, so one address cannot take every slot.
+    public var perClientConnectionLimit: Int = 0
+    /// Seconds of inactivity after which a connection that is NOT suspended is closed (a held
+    /// long-poll is suspended: its own wait bounds it).
     public var idleConnectionTimeout: Int = 120
     /// Builds the body of errors the server itself produces (413 when the body exceeds
     /// maxBodySize, 503 for requests still suspended at stop). Given status, code, message.
@@ -26,6 +30,7 @@ public struct HTTPServerConfiguration: Sendable {
         threadCount: Int = 4,
         maxBodySize: Int = 16 << 20,
         connectionLimit: Int = 10_000,
+        perClientConnectionLimit: Int = 0,
         idleConnectionTimeout: Int = 120,
         errorResponse: @escaping @Sendable (Int, String, String) -> HTTPResponse
             = HTTPServerConfiguration.jsonErrorResponse
@@ -35,6 +40,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.threadCount = threadCount
         self.maxBodySize = maxBodySize
         self.connectionLimit = connectionLimit
+        self.perClientConnectionLimit = perClientConnectionLimit
         self.idleConnectionTimeout = idleConnectionTimeout
         self.errorResponse = errorResponse
     }

@@ -88,6 +88,15 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("http-threads"), help: "HTTP server threads. Env TRANSFERD_HTTP_THREADS. Default 4.")
     var httpThreads: Int?
 
+    @Option(name: .customLong("max-connections"), help: "Most API connections open at once, held long-polls included; lowered to fit the descriptor limit (half of it, less a reserve of 64). Env TRANSFERD_MAX_CONNECTIONS. Default 10000.")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("max-connections-per-client"), help: "Most API connections one client address may hold; 0: no cap (behind a reverse proxy). Env TRANSFERD_MAX_CONNECTIONS_PER_CLIENT. Default a quarter of --max-connections.")
+    var maxConnectionsPerClient: Int?
+
+    @Option(name: .customLong("idle-connection-timeout"), help: "Seconds an API connection may sit idle before it is closed (held long-polls are not idle). Env TRANSFERD_IDLE_CONNECTION_TIMEOUT. Default 60.")
+    var idleConnectionTimeout: Int?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env TRANSFERD_LOG_LEVEL. Default info.")
     var logLevel: String?
 
@@ -147,6 +156,9 @@ struct TransferdCommand: AsyncParsableCommand {
         if let value = try integer(urlCacheMemory, environment, "TRANSFERD_URL_CACHE_MEMORY", 0...(1 << 40)) { configuration.service.urlCacheMemoryCapacity = value }
         if let value = try integer(urlCacheDisk, environment, "TRANSFERD_URL_CACHE_DISK", 0...(1 << 40)) { configuration.service.urlCacheDiskCapacity = value }
         if let value = try integer(httpThreads, environment, "TRANSFERD_HTTP_THREADS", 1...256) { configuration.httpThreads = value }
+        if let value = try integer(maxConnections, environment, "TRANSFERD_MAX_CONNECTIONS", 1...1_000_000) { configuration.maxConnections = value }
+        configuration.maxConnectionsPerClient = try integer(maxConnectionsPerClient, environment, "TRANSFERD_MAX_CONNECTIONS_PER_CLIENT", 0...1_000_000)
+        if let value = try integer(idleConnectionTimeout, environment, "TRANSFERD_IDLE_CONNECTION_TIMEOUT", 1...86_400) { configuration.idleConnectionTimeout = value }
         if let value = try integer(attachmentLease, environment, "TRANSFERD_ATTACHMENT_LEASE", 1...86_400) { configuration.service.attachmentLease = Double(value) }
         if let value = try backoff(webhookRetry, environment, "TRANSFERD_WEBHOOK_RETRY") { configuration.service.webhookPolicy.backoff = value }
         if let value = try integer(webhookAttempts, environment, "TRANSFERD_WEBHOOK_ATTEMPTS", 1...100) { configuration.service.webhookPolicy.maxAttempts = value }

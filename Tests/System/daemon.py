@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -44,7 +45,7 @@ class Daemon:
     exit status."""
 
     def __init__(self, data_dir: Path, token: str | None = None, arguments: list[str] | None = None,
-                 environment: dict[str, str] | None = None):
+                 environment: dict[str, str] | None = None, max_open_files: int | None = None):
         self.data_dir = data_dir
         self.token = token
         self.log_path = data_dir / "transferd.log"
@@ -56,7 +57,10 @@ class Daemon:
         env = dict(os.environ)
         env.update(environment or {})
         self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+        # As `ulimit -n N` would: soft and hard, so the daemon cannot raise it.
+        limit = None if max_open_files is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files)))
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+                                        preexec_fn=limit)
         self.port = self._wait_for_port(timeout=30)
         self.url = f"http://127.0.0.1:{self.port}"
 

@@ -11,6 +11,15 @@ public struct DaemonConfiguration: Sendable {
     /// The largest blob (`POST /v1/blobs`, streamed to disk), in bytes; larger ones are 413.
     public var maxBlobSize = 4 << 30
     public var httpThreads = 4
+    /// The most API connections open at once, held long-polls included (`--max-connections`);
+    /// lowered to what the descriptor limit allows (`DescriptorBudget`).
+    public var maxConnections = 10_000
+    /// The most API connections one client address may hold (`--max-connections-per-client`);
+    /// nil: a quarter of `maxConnections` as the budget allows it; 0: no cap (behind a proxy
+    /// every client has the proxy's address).
+    public var maxConnectionsPerClient: Int? = nil
+    /// Seconds an API connection may sit idle (not a held long-poll) before it is closed.
+    public var idleConnectionTimeout = 60
 
     public init(dataDirectory: String) { service = ServiceConfiguration(dataDirectory: dataDirectory) }
 

@@ -12,12 +12,28 @@ public final class TransferDaemon: Sendable {
     public init(configuration: DaemonConfiguration, logger: Logger = Logger(label: "transferd")) throws {
         if let refusal = configuration.refusal { throw DaemonError.refused(refusal) }
         self.logger = logger
-        service = try TransferService(configuration: configuration.service, logger: logger)
+        // Descriptors are shared out before anything opens one (`DescriptorBudget`).
+        let budget = DescriptorBudget(
+            limit: FileDescriptorLimit.raiseToHardLimit(), maxConnections: configuration.maxConnections,
+            maxConnectionsPerClient: configuration.maxConnectionsPerClient,
+            maxTransfers: configuration.service.maxConcurrentTransfers)
+        var serviceConfiguration = configuration.service
+        serviceConfiguration.maxConcurrentTransfers = budget.transfers
+        if budget.transfers < configuration.service.maxConcurrentTransfers || budget.apiConnections < configuration.maxConnections {
+            logger.warning("descriptor limit lowers the daemon's caps", metadata: [
+                "fd.limit": "\(budget.limit)", "http.max_connections": "\(budget.apiConnections)",
+                "http.max_connections_per_client": "\(budget.perClient)", "transfers.max": "\(budget.transfers)",
+            ])
+        }
+        service = try TransferService(configuration: serviceConfiguration, logger: logger)
         var http = HTTPServerConfiguration()
         http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
         http.port = configuration.listen.port
         http.threadCount = configuration.httpThreads
         http.maxBodySize = configuration.maxRequestBodySize
+        http.connectionLimit = budget.apiConnections
+        http.perClientConnectionLimit = budget.perClient
+        http.idleConnectionTimeout = configuration.idleConnectionTimeout
         // The server's own 413 says body_too_large; the API's code for it is payload_too_large.
         http.errorResponse = { status, code, message in
             HTTPServerConfiguration.jsonErrorResponse(status: status, code: code == "body_too_large" ? "payload_too_large" : code, message: message)
