@@ -12,7 +12,9 @@ public final class TransferDaemon: Sendable {
     public init(configuration: DaemonConfiguration, logger: Logger = Logger(label: "transferd")) throws {
         if let refusal = configuration.refusal { throw DaemonError.refused(refusal) }
         self.logger = logger
-        service = try TransferService(configuration: configuration.service, logger: logger)
+        var serviceConfiguration = configuration.service
+        serviceConfiguration.networkPolicy = configuration.networkPolicy
+        service = try TransferService(configuration: serviceConfiguration, logger: logger)
         var http = HTTPServerConfiguration()
         http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
         http.port = configuration.listen.port
