@@ -39,7 +39,9 @@ public final class TransferDaemon: Sendable {
             service.stop()
             throw error
         }
-        logger.info("transferd listening", metadata: ["http.port": "\(server.port)", "store.path": "\(service.store.path)"])
+        logger.info("transferd listening", metadata: [
+            "http.port": "\(server.port)", "store.path": "\(service.store.path)", "network.policy": "\(service.networkPolicy)",
+        ])
     }
 
     /// The port the server is bound to (useful when 0 was asked).

@@ -10,7 +10,7 @@
 ///
 /// The daemon's policy is daemon-wide, the same for every tenant (`--deny-networks`,
 /// `--allow-networks`; `forListener` says the default).
-public struct NetworkPolicy: Sendable, Equatable {
+public struct NetworkPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Ranges refused besides the special ones (`--deny-networks`).
     public var deny: [NetworkRange] = []
     /// Ranges allowed whatever denies them (`--allow-networks`).
@@ -47,6 +47,15 @@ public struct NetworkPolicy: Sendable, Equatable {
             return "\(range) is refused by default on a daemon listening beyond loopback; --allow-networks opens a range"
         }
         return nil
+    }
+
+    /// For the start-up log line: "allow all", or what is denied and allowed
+    /// ("deny special ranges, 127.0.0.2/32; allow 10.1.0.0/16").
+    public var description: String {
+        guard !allowsEverything else { return "allow all" }
+        let denied = (deniesSpecialNetworks ? ["special ranges"] : []) + deny.map(\.description)
+        let allowed = allow.isEmpty ? "" : "; allow " + allow.map(\.description).joined(separator: ", ")
+        return "deny " + denied.joined(separator: ", ") + allowed
     }
 
     /// Refused by default on a daemon that listens beyond loopback: the host itself, private

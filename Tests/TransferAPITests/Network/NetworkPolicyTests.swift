@@ -158,6 +158,9 @@ import TransferCore
             #expect(allowed.isNull("error"), "\(allowed)")
             #expect(try await daemon.body(try #require(allowed.int("id"))).text == "inside")
             expectRefused(try await run(daemon, outside.url("/page")), "127.0.0.1", rule: "--deny-networks 127.0.0.0/8")
+            // A name is judged on the addresses it resolves to (localhost: 127.0.0.1, and ::1
+            // where nothing listens on that port).
+            expectRefused(try await run(daemon, "http://localhost:\(outside.port)/page"), "127.0.0.1", rule: "--deny-networks 127.0.0.0/8")
             #expect(outside.connectionCount == 0)
         }
     }
