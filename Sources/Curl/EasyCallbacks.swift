@@ -99,15 +99,23 @@ let curlPrereqCallback: curl_prereq_callback = { userdata, primaryIP, _, primary
     return CURL_PREREQFUNC_OK
 }
 
-/// Hands curl the socket given to `EasyHandle.adopt(socket:)`, once, instead of opening one;
-/// any further attempt (another address of the host) gets none.
+/// Opens each socket curl asks for, once the handle's `ConnectionGate` allows its address
+/// (CURL_SOCKET_BAD refuses it: curl tries the host's next address or fails with
+/// CURLE_COULDNT_CONNECT). A handle that adopted a socket (`EasyHandle.adopt(socket:)`) gets
+/// it, once, instead: it is the connection the plain handle made, through the same gate; any
+/// further attempt (another address of the host) then gets none.
 /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_OPENSOCKETFUNCTION.html
-let curlOpenSocketCallback: curl_opensocket_callback = { userdata, purpose, _ in
-    guard let userdata, purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKET_BAD }
+let curlOpenSocketCallback: curl_opensocket_callback = { userdata, purpose, address in
+    guard let userdata, let address else { return CURL_SOCKET_BAD }
     let handle = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    let fd = handle.adoptedSocket
-    guard fd >= 0 else { return CURL_SOCKET_BAD }
-    handle.adoptedSocket = -1
-    handle.takenOverSocket = fd
-    return fd
+    if handle.adoptedSocket >= 0 || handle.takenOverSocket >= 0 {
+        let fd = handle.adoptedSocket
+        guard purpose == CURLSOCKTYPE_IPCXN, fd >= 0 else { return CURL_SOCKET_BAD }
+        handle.adoptedSocket = -1
+        handle.takenOverSocket = fd
+        return fd
+    }
+    guard handle.mayConnect(to: UnsafePointer(address)) else { return CURL_SOCKET_BAD }
+    // What curl does without the callback (lib/cf-socket.c socket_open), close-on-exec added.
+    return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
 }

@@ -62,9 +62,7 @@ extension EasyHandle {
     /// it; if it never takes it, the handle closes it when freed. Set before adding the handle.
     public func adopt(socket: Int32) throws(CurlCode) {
         adoptedSocket = socket
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        try CurlCode.check(transferd_easy_setopt_opensocket_callback(raw, CURLOPT_OPENSOCKETFUNCTION, curlOpenSocketCallback))
-        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_OPENSOCKETDATA, me))
+        try setOpenSocketCallback()
         try setSocketCallbacks()  // the sockopt callback answers ALREADY_CONNECTED for it
     }
 }

@@ -25,6 +25,14 @@ public final class EasyHandle {
     var adoptedSocket: Int32 = -1
     /// The adopted socket after curl took it: the sockopt callback tells curl it is connected.
     var takenOverSocket: Int32 = -1
+    /// Decides every connection this handle makes (`EasyOption.connectionGate`); nil: any.
+    private(set) var connectionGate: ConnectionGate?
+    /// Whether the current request goes through a proxy (`EasyOption.proxy` not ""): its
+    /// connections are then to the proxy, which the gate does not judge.
+    private(set) var usesProxy = false
+    /// The last connection the gate refused, if any: a transfer that then failed to connect
+    /// failed because of it.
+    public internal(set) var connectionRefusal: ConnectionRefusal?
 
     public init() throws(CurlCode) {
         CurlLibrary.initialise()
@@ -113,7 +121,9 @@ public final class EasyHandle {
             try setString(CURLOPT_USERNAME, user)
             try setString(CURLOPT_PASSWORD, password)
         case .httpAuthentication(let scheme): try setLong(CURLOPT_HTTPAUTH, scheme.bitmask)
-        case .proxy(let proxy): try setString(CURLOPT_PROXY, proxy)
+        case .proxy(let proxy):
+            try setString(CURLOPT_PROXY, proxy)
+            usesProxy = !proxy.isEmpty
         case .noProxy(let hosts): try setString(CURLOPT_NOPROXY, hosts)
         case .proxyUsername(let name): try setString(CURLOPT_PROXYUSERNAME, name)
         case .proxyPassword(let password): try setString(CURLOPT_PROXYPASSWORD, password)
@@ -137,7 +147,19 @@ public final class EasyHandle {
             try setLong(CURLOPT_SSH_AUTH_TYPES, (publicKey ? 1 << 0 : 0) | (password ? 1 << 1 : 0) | (keyboard ? 1 << 3 : 0))
         case .connectOnly(let on): try setLong(CURLOPT_CONNECT_ONLY, on ? 1 : 0)
         case .alpn(let on): try setLong(CURLOPT_SSL_ENABLE_ALPN, on ? 1 : 0)
+        case .connectionGate(let gate):
+            connectionGate = gate
+            try setOpenSocketCallback()
         }
+    }
+
+    /// The open-socket callback decides each new connection (`connectionGate`) or hands over an
+    /// adopted socket (`adopt(socket:)`); with neither, curl opens sockets itself.
+    func setOpenSocketCallback() throws(CurlCode) {
+        let needed = connectionGate != nil || adoptedSocket >= 0 || takenOverSocket >= 0
+        let me = needed ? Unmanaged.passUnretained(self).toOpaque() : nil
+        try CurlCode.check(transferd_easy_setopt_opensocket_callback(raw, CURLOPT_OPENSOCKETFUNCTION, needed ? curlOpenSocketCallback : nil))
+        try CurlCode.check(transferd_easy_setopt_ptr(raw, CURLOPT_OPENSOCKETDATA, me))
     }
 
     /// Added to a multi handle: its sockets are recorded there, so a reused connection can be

@@ -59,6 +59,11 @@ public enum EasyOption {
     /// CURLOPT_SOCKOPTFUNCTION. Added to a `MultiHandle`, a connection reused from its cache is
     /// marked again before the request goes when it carries another code point (`SocketMarks`).
     case dscp(Int?)
+    /// Every connection the handle makes is first put to this gate, on its resolved address
+    /// (CURLOPT_OPENSOCKETFUNCTION); a refused one is not made and recorded in
+    /// `EasyHandle.connectionRefusal`. Connections to a proxy are not put to it. nil: none.
+    /// A `MultiHandle` made with a gate sets it on every handle it is given.
+    case connectionGate(ConnectionGate?)
     /// Take and return connections in this share's cache rather than the multi handle's
     /// (CURLOPT_SHARE); nil goes back to the multi handle's. The handle keeps the share alive.
     case share(ShareHandle?)

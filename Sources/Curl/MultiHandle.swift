@@ -12,7 +12,12 @@ public final class MultiHandle {
     /// curl_multi_cleanup, which closes the last cached connections through it.
     let socketMarks = SocketMarks()
 
-    public init() throws(CurlMultiError) {
+    /// Put on every easy handle added (`EasyOption.connectionGate`), so no transfer of this
+    /// multi handle connects anywhere the gate refuses; nil: connections are not checked.
+    private let connectionGate: ConnectionGate?
+
+    public init(connectionGate: ConnectionGate? = nil) throws(CurlMultiError) {
+        self.connectionGate = connectionGate
         CurlLibrary.initialise()
         guard let raw = curl_multi_init() else { throw CurlMultiError(rawValue: Int(CURLM_OUT_OF_MEMORY.rawValue)) }
         // libcurl's default since 7.62, set anyway because HTTP/2 depends on it: transfers to
@@ -42,6 +47,10 @@ public final class MultiHandle {
         guard let raw else { throw CurlMultiError(rawValue: Int(CURLM_BAD_HANDLE.rawValue)) }
         // Best effort: without the record a reused connection keeps its first marking.
         try? easy.use(socketMarks)
+        if let connectionGate {
+            // Not best effort: a handle the gate cannot be put on is not run at all.
+            do { try easy.set(.connectionGate(connectionGate)) } catch { throw CurlMultiError(rawValue: Int(CURLM_BAD_EASY_HANDLE.rawValue)) }
+        }
         try CurlMultiError.check(curl_multi_add_handle(raw, easy.raw))
         handles[easy.raw] = easy
     }

@@ -39,6 +39,12 @@ struct TransferdCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-unauthenticated"), help: "Allow a non-loopback address without tokens. Env TRANSFERD_ALLOW_UNAUTHENTICATED=1.")
     var allowUnauthenticated = false
 
+    @Option(name: .customLong("deny-networks"), help: "Address ranges tasks, stream tasks and webhooks may not connect to, CIDR,... (repeatable), besides the default: on a non-loopback --listen the host, private, link-local (cloud metadata), CGNAT, ULA, multicast and unspecified ranges. Env TRANSFERD_DENY_NETWORKS.")
+    var denyNetworks: [String] = []
+
+    @Option(name: .customLong("allow-networks"), help: "Address ranges allowed whatever denies them, CIDR,... (repeatable); 0.0.0.0/0,::/0 allows everything. Env TRANSFERD_ALLOW_NETWORKS.")
+    var allowNetworks: [String] = []
+
     @Option(name: .customLong("max-transfers"), help: "Most transfers running at once. Env TRANSFERD_MAX_TRANSFERS. Default 8 per core, at least 16.")
     var maxTransfers: Int?
 
@@ -133,6 +139,8 @@ struct TransferdCommand: AsyncParsableCommand {
         configuration.tokens = tokens.isEmpty
             ? (environment["TRANSFERD_TOKENS"] ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
             : tokens
+        configuration.denyNetworks = try Self.networkRanges(denyNetworks, environment, flag: "--deny-networks", variable: "TRANSFERD_DENY_NETWORKS")
+        configuration.allowNetworks = try Self.networkRanges(allowNetworks, environment, flag: "--allow-networks", variable: "TRANSFERD_ALLOW_NETWORKS")
         configuration.allowUnauthenticated = allowUnauthenticated || ["1", "true", "yes"].contains(environment["TRANSFERD_ALLOW_UNAUTHENTICATED"]?.lowercased() ?? "")
         if let value = try integer(maxTransfers, environment, "TRANSFERD_MAX_TRANSFERS", 1...100_000) { configuration.service.maxConcurrentTransfers = value }
         if let text = discretionaryWindow ?? environment["TRANSFERD_DISCRETIONARY_WINDOW"] {

@@ -174,11 +174,11 @@ import Testing
     @Test func helpListsEveryFlagAndItsEnvironmentVariable() async throws {
         let result = try await DaemonProcess.run(["--help"])
         #expect(result.status == 0 && result.exited)
-        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff"] {
+        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff", "--deny-networks", "--allow-networks"] {
             #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
         }
         for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_DOWNLOADS_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",
-                     "TRANSFERD_MAX_BODY_SIZE", "TRANSFERD_MAX_REQUEST_SIZE", "TRANSFERD_MAX_BLOB_SIZE", "TRANSFERD_HTTP_THREADS", "TRANSFERD_LOG_LEVEL", "TRANSFERD_RETRY_BACKOFF", "TRANSFERD_CONNECTIVITY_BACKOFF"] {
+                     "TRANSFERD_MAX_BODY_SIZE", "TRANSFERD_MAX_REQUEST_SIZE", "TRANSFERD_MAX_BLOB_SIZE", "TRANSFERD_HTTP_THREADS", "TRANSFERD_LOG_LEVEL", "TRANSFERD_RETRY_BACKOFF", "TRANSFERD_CONNECTIVITY_BACKOFF", "TRANSFERD_DENY_NETWORKS", "TRANSFERD_ALLOW_NETWORKS"] {
             #expect(result.stdout.contains(name), "--help does not mention \(name)")
         }
     }
@@ -220,6 +220,8 @@ import Testing
         (["--connectivity-backoff", "soon"], "TRANSFERD_CONNECTIVITY_BACKOFF"),
         (["--log-level", "info", "--bogus-flag"], "--bogus-flag"),
         (["--log-level", "verbose"], "TRANSFERD_LOG_LEVEL"),
+        (["--deny-networks", "10.0.0.0/33"], "\"10.0.0.0/33\" is not an address range"),
+        (["--deny-networks", "127.0.0.2/32", "--allow-networks", "127.0.0.1,bogus"], "--allow-networks/TRANSFERD_ALLOW_NETWORKS: \"bogus\""),
     ])
     func badArgumentsFailClearly(arguments: [String], mention: String) async throws {
         let folder = try TempDirectory(prefix: "transferd-coretests-args")
@@ -234,6 +236,38 @@ import Testing
         let result = try await DaemonProcess.run(["--listen", "127.0.0.1:0", "--data-dir", "/nonexistent-never"], environment: ["TRANSFERD_MAX_TRANSFERS": "many"])
         #expect(result.exited && result.status != 0)
         #expect(result.stderr.contains("TRANSFERD_MAX_TRANSFERS"), "stderr: \(result.stderr)")
+        let ranges = try await DaemonProcess.run(["--listen", "127.0.0.1:0", "--data-dir", "/nonexistent-never"], environment: ["TRANSFERD_DENY_NETWORKS": "169.254/16"])
+        #expect(ranges.exited && ranges.status != 0)
+        #expect(ranges.stderr.contains("TRANSFERD_DENY_NETWORKS") && ranges.stderr.contains("169.254/16"), "stderr: \(ranges.stderr)")
+    }
+
+    /// Listening beyond loopback, the daemon refuses its own host (and private networks) by
+    /// default: a task to an origin on 127.0.0.1 ends with the policy's error and the origin
+    /// sees nothing; TRANSFERD_ALLOW_NETWORKS opens it again.
+    @Test func aNonLoopbackListenerRefusesLoopbackByDefaultUnlessAllowed() async throws {
+        let origin = try OriginServer { _ in .text("inside") }
+        defer { origin.stop() }
+        for (environment, refused) in [([String: String](), true), (["TRANSFERD_ALLOW_NETWORKS": "127.0.0.1/32"], false)] {
+            let folder = try TempDirectory(prefix: "transferd-coretests-policy")
+            defer { folder.remove() }
+            let daemon = try await DaemonProcess.start(dataDirectory: folder.path, arguments: ["--listen", "0.0.0.0:0", "--allow-unauthenticated"], environment: environment)
+            let client = TestHTTPClient(port: daemon.port)
+            let body = #"{"kind": "data", "request": {"url": "\#(origin.url("/x"))"}}"#
+            let id = try #require(try object(try await client.sendAsync("POST", "/v1/sessions/shared/tasks", headers: Self.json, body: Data(body.utf8)), 201)["id"] as? Int)
+            try await pollTask(client, id, timeout: 15) { $0["state"] as? String == "completed" }
+            let task = try object(try await client.sendAsync("GET", "/v1/tasks/\(id)"), 200)
+            let error = task["error"] as? [String: Any]
+            if refused {
+                #expect(error?["reason"] as? String == "network_policy" && errorCode(task) == -1004, "\(task)")
+                #expect((error?["message"] as? String)?.contains("127.0.0.0/8 is refused by default") == true, "\(task)")
+                #expect(origin.connectionCount == 0)
+            } else {
+                #expect(error == nil, "\(task)")
+                #expect(origin.requests.count == 1)
+            }
+            daemon.kill(SIGTERM)
+            #expect(await daemon.waitForExit(timeout: 10) == 0)
+        }
     }
 
     @Test func aPortInUseFailsInsteadOfHanging() async throws {

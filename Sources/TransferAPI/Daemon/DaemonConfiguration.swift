@@ -20,8 +20,19 @@ public struct DaemonConfiguration: Sendable {
     public var maxConnectionsPerClient: Int? = nil
     /// Seconds an API connection may sit idle (not a held long-poll) before it is closed.
     public var idleConnectionTimeout = 60
+    /// `--deny-networks` and `--allow-networks`: ranges refused and allowed besides the
+    /// default, which follows `listen` (`networkPolicy`).
+    public var denyNetworks: [NetworkRange] = []
+    public var allowNetworks: [NetworkRange] = []
 
     public init(dataDirectory: String) { service = ServiceConfiguration(dataDirectory: dataDirectory) }
+
+    /// Where tasks and webhooks may connect: beyond loopback the daemon is a service others
+    /// reach, so its host and private networks are refused by default; on loopback only
+    /// (a single-user machine) everything is allowed unless the flags say otherwise.
+    public var networkPolicy: NetworkPolicy {
+        .forListener(loopbackOnly: listen.isLoopback, deny: denyNetworks, allow: allowNetworks)
+    }
 
     /// Why this configuration must not start, or nil.
     public var refusal: String? {

@@ -25,6 +25,7 @@ public final class TransferDaemon: Sendable {
                 "http.max_connections_per_client": "\(budget.perClient)", "transfers.max": "\(budget.transfers)",
             ])
         }
+        serviceConfiguration.networkPolicy = configuration.networkPolicy
         service = try TransferService(configuration: serviceConfiguration, logger: logger)
         var http = HTTPServerConfiguration()
         http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
@@ -53,7 +54,9 @@ public final class TransferDaemon: Sendable {
             service.stop()
             throw error
         }
-        logger.info("transferd listening", metadata: ["http.port": "\(server.port)", "store.path": "\(service.store.path)"])
+        logger.info("transferd listening", metadata: [
+            "http.port": "\(server.port)", "store.path": "\(service.store.path)", "network.policy": "\(service.networkPolicy)",
+        ])
     }
 
     /// The port the server is bound to (useful when 0 was asked).

@@ -6,8 +6,10 @@ internal import Curl
 final class CurlEngine: Sendable {
     private let thread: MultiThread<EngineInbox>
 
-    init(maxCachedConnections: Int = 256) throws {
-        let multi = try MultiHandle()
+    /// `connectionGate`: every connection of every transfer and stream task is put to it
+    /// (`NetworkPolicy.connectionGate`).
+    init(maxCachedConnections: Int = 256, connectionGate: ConnectionGate? = nil) throws {
+        let multi = try MultiHandle(connectionGate: connectionGate)
         try multi.setLimits(maxHostConnections: 0, maxTotalConnections: 0, maxCachedConnections: maxCachedConnections)
         thread = MultiThread(multi, inbox: EngineInbox())
     }

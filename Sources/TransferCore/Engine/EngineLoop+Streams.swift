@@ -33,7 +33,7 @@ extension EngineLoop {
         guard let taskId = streams.handles[ObjectIdentifier(easy)] else { return false }
         guard let stream = streams.connections[taskId] else { return true }
         guard code.isOK else {
-            endStream(taskId, URLErrorMapping.error(for: code, detail: easy.errorMessage))
+            endStream(taskId, URLErrorMapping.policyError(code, easy) ?? URLErrorMapping.error(for: code, detail: easy.errorMessage))
             return true
         }
         if easy === stream.upgrade {

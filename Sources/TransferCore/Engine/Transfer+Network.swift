@@ -68,11 +68,13 @@ extension Transfer {
         return true
     }
 
-    /// The task error for a transfer libcurl ended with `code`: a proxy's refusal is told
-    /// apart from the origin's failures (a CONNECT refused with 407 otherwise reads as a lost
+    /// The task error for a transfer libcurl ended with `code`: the network policy's refusal
+    /// (of the first request or a redirect hop) and a proxy's refusal are told apart from the
+    /// origin's failures (a CONNECT refused with 407 otherwise reads as a lost
     /// connection).
     func transportError(_ code: CurlCode) -> TaskError {
-        URLErrorMapping.proxyError(connectStatus: handle.proxyConnectResponseCode, failure: handle.proxyFailure, route: proxyState.route)
+        URLErrorMapping.policyError(code, handle)
+            ?? URLErrorMapping.proxyError(connectStatus: handle.proxyConnectResponseCode, failure: handle.proxyFailure, route: proxyState.route)
             ?? (remoteScheme == nil ? URLErrorMapping.error(for: code, detail: handle.errorMessage)
                 : URLErrorMapping.remoteFileError(for: code, detail: handle.errorMessage))
     }

@@ -174,8 +174,10 @@ struct TusUpload: Sendable {
     }
 
     /// Failures worth another attempt: the connection broke, stalled or could not be made.
-    /// Not: a cancel, a body file that is gone, a bad URL, TLS trust.
+    /// Not: a cancel, a body file that is gone, a bad URL, TLS trust, the network policy.
     static func isTransient(_ error: TaskError) -> Bool {
+        // The network policy refuses the same address every time.
+        if error.isNetworkPolicyRefusal { return false }
         switch URLErrorCode(rawValue: error.code) {
         case .timedOut, .networkConnectionLost, .cannotConnectToHost, .notConnectedToInternet, .badServerResponse, .cannotParseResponse: return true
         default: return false

@@ -38,6 +38,7 @@ public final class TransferMetrics: Sendable {
         scrape = Mutex(ScrapeState(registry: registry))
         // Made at zero, so the family is scraped (and can be alerted on) before a first failure.
         for reason in Self.storeFailureReasons { storeCommitFailures(reason: reason) }
+        for kind in NetworkPolicyRefusalKind.allCases { networkPolicyRefusals(kind) }
     }
 
     /// A task left the queue for the engine after waiting `wait`.

@@ -38,10 +38,14 @@ public struct TaskError: Codable, Sendable, Equatable, Error {
     public var name: String
     public var message: String
     @NullEncoded public var resumeData: String?
+    /// Why, when the URLError code alone does not tell: `network_policy` for a connection the
+    /// daemon's network policy refused (`TaskError+NetworkPolicy`). Absent from the JSON otherwise.
+    public var reason: String?
 
-    public init(_ code: URLErrorCode, _ message: String) {
+    public init(_ code: URLErrorCode, _ message: String, reason: String? = nil) {
         self.code = code.rawValue
         self.name = code.name
         self.message = message
+        self.reason = reason
     }
 }

@@ -29,6 +29,8 @@ enum AttemptFailure: Equatable {
             guard location == nil, Self.isTransient(status: response.statusCode) else { return nil }
             self = .transient(error: nil, statusCode: response.statusCode, retryAfter: Self.retryAfter(response, now: now))
         case .failure(let error), .interrupted(let error, _):
+            // The network policy refuses the same address every time: no retry, no wait.
+            if error.isNetworkPolicyRefusal { return nil }
             if task.kind == .download, let response = task.response, response.statusCode >= 400 {
                 // The status failed the download (URLErrorMapping.downloadError): judge the status.
                 guard Self.isTransient(status: response.statusCode) else { return nil }

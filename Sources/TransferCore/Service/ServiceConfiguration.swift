@@ -72,6 +72,11 @@ public struct ServiceConfiguration: Sendable {
     public var urlCacheMemoryCapacity = 4 << 20
     public var urlCacheDiskCapacity = 64 << 20
 
+    /// Where tasks, stream tasks and webhooks may connect (`--deny-networks`,
+    /// `--allow-networks`); the daemon sets it from its listen address and flags
+    /// (`NetworkPolicy.forListener`).
+    public var networkPolicy = NetworkPolicy.allowAll
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 

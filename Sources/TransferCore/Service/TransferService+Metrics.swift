@@ -33,5 +33,10 @@ extension TransferService {
         default: "failed"
         }
         metrics.completed(kind: task.kind, task.schedulingClass, result: result)
+        if task.error?.isNetworkPolicyRefusal == true {
+            // A redirect hop was refused when the task had moved on from its first URL.
+            let redirected = task.currentRequest.map { $0.url != task.originalRequest.url } ?? false
+            metrics.networkPolicyRefused(task.kind == .stream ? .stream : redirected ? .redirect : .task)
+        }
     }
 }

@@ -8,6 +8,7 @@ extension TransferService {
     /// URLSession does). A background session's creator or reattacher gets an attachment
     /// (`TransferService+Attachments`); a reattach appends didFinishEvents after the backlog.
     public func createSession(_ request: SessionCreate, owner: String?) throws -> SessionCreation {
+        if let webhook = request.webhook { try checkNetworkPolicy(webhookURL: webhook.url) }
         let (creation, written, deliveries) = try state.withLock { s throws -> (SessionCreation, Int?, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             var deliveries = Deliveries()

@@ -51,13 +51,15 @@ public final class TransferService: Sendable {
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
-        engine = try CurlEngine()
+        // The network policy: every connection made for a tenant, by the engine or the webhook
+        // thread, is checked on its resolved address (`NetworkPolicy+Gate`).
+        engine = try CurlEngine(connectionGate: configuration.networkPolicy.connectionGate)
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
         state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
         engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         cookieStorage = try CookieStorage(store: store, logger: logger)
-        webhooks = try WebhookDeliverer()
+        webhooks = try WebhookDeliverer(connectionGate: configuration.networkPolicy.connectionGate)
         urlCaches = try URLCaches(configuration: configuration, store: store, logger: logger)
         try load()
         try loadWebhooks()

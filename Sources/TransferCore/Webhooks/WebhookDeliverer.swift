@@ -7,8 +7,9 @@ internal import Curl
 final class WebhookDeliverer: Sendable {
     private let thread: MultiThread<WebhookInbox>
 
-    init() throws {
-        thread = MultiThread(try MultiHandle(), inbox: WebhookInbox())
+    /// `connectionGate`: every delivery's connection is put to it (`NetworkPolicy.connectionGate`).
+    init(connectionGate: ConnectionGate? = nil) throws {
+        thread = MultiThread(try MultiHandle(connectionGate: connectionGate), inbox: WebhookInbox())
     }
 
     /// A session posts its events with `secret` (at creation, and for every stored one at start).

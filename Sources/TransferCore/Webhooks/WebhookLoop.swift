@@ -79,6 +79,10 @@ final class WebhookLoop {
             try handle.set(.timeoutMilliseconds(Int(policy.timeout * 1000)))
             try handle.set(.connectTimeoutMilliseconds(Int(policy.timeout * 1000)))
             try handle.set(.userAgent("transferd-webhook/0.1"))
+            // Direct, whatever http_proxy says in the daemon's environment (as tasks without a
+            // proxy dictionary): its connection is then put to the network policy's gate.
+            try handle.set(.proxy(""))
+            try handle.set(.noProxy(""))
             try handle.set(.headers([
                 "Content-Type: application/json",
                 "\(WebhookSignature.header): \(WebhookSignature.value(body: body, secret: delivery.secret, timestamp: timestamp))",
@@ -98,7 +102,11 @@ final class WebhookLoop {
               let entry = inFlight.removeValue(forKey: session) else { return }
         multi.remove(easy)
         let status = easy.responseCode
-        if !code.isOK {
+        if let refused = URLErrorMapping.policyError(code, easy) {
+            // As an unreachable receiver, but given up at once: the policy says the same next time.
+            service.metrics.networkPolicyRefused(.webhook)
+            outcome(entry.delivery, .failed(refused.message), final: true)
+        } else if !code.isOK {
             outcome(entry.delivery, .failed(easy.errorMessage ?? code.description))
         } else if !(200..<300).contains(status) {
             outcome(entry.delivery, .failed("HTTP \(status)"))
@@ -109,7 +117,8 @@ final class WebhookLoop {
 
     /// Records a success (the cursor moves on), schedules a retry, or after the last attempt
     /// gives the delivery up (the cursor moves past it, the failure counted).
-    private func outcome(_ delivery: WebhookDelivery, _ result: WebhookAttemptResult) {
+    /// `final`: no attempt is left, whatever `policy.maxAttempts` says.
+    private func outcome(_ delivery: WebhookDelivery, _ result: WebhookAttemptResult, final: Bool = false) {
         let session = delivery.sessionId
         wanting.insert(session)
         switch result {
@@ -118,7 +127,7 @@ final class WebhookLoop {
             service.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: false)
         case .failed:
             let attempts = (retries[session]?.attempts ?? 0) + 1
-            if attempts >= policy.maxAttempts {
+            if attempts >= policy.maxAttempts || final {
                 retries[session] = nil
                 service.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: true)
             } else {

@@ -21,18 +21,19 @@ import Foundation
 public final class OriginServer: Sendable {
     private let state: OriginState
 
-    /// The port on 127.0.0.1 (on ::1 when made with `ipv6`).
+    /// The port on 127.0.0.1 (on ::1 when made with `ipv6`, on `address` when given).
     public let port: Int
-    /// `127.0.0.1` or `[::1]`, as it goes in a URL.
+    /// `127.0.0.1`, `[::1]` or the address given, as it goes in a URL.
     public let host: String
 
-    /// Starts listening at once, on 127.0.0.1 (or on ::1 with `ipv6`); requests are served as
-    /// soon as this returns. `port` 0 lets the kernel pick one; a given port (one seen free a
-    /// moment ago) makes "a host that comes up later".
-    public init(port: Int = 0, ipv6: Bool = false, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
-        state = try OriginState(port: port, ipv6: ipv6, handler: handler)
+    /// Starts listening at once, on 127.0.0.1 (or on ::1 with `ipv6`, or on another IPv4
+    /// loopback `address` such as 127.0.0.2: Linux routes all of 127.0.0.0/8 to lo); requests
+    /// are served as soon as this returns. `port` 0 lets the kernel pick one; a given port (one
+    /// seen free a moment ago) makes "a host that comes up later".
+    public init(port: Int = 0, ipv6: Bool = false, address: String = "127.0.0.1", handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+        state = try OriginState(port: port, ipv6: ipv6, address: address, handler: handler)
         self.port = state.port
-        host = ipv6 ? "[::1]" : "127.0.0.1"
+        host = ipv6 ? "[::1]" : address
         OriginAcceptLoop.start(state)
     }
 

@@ -21,9 +21,9 @@ final class OriginState: @unchecked Sendable {
     private var acceptLoopRunning = true
     private var stopped = false
 
-    init(port: Int = 0, ipv6: Bool = false, handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
+    init(port: Int = 0, ipv6: Bool = false, address: String = "127.0.0.1", handler: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws {
         self.handler = handler
-        listener = try LoopbackListener(port: port, ipv6: ipv6)
+        listener = try LoopbackListener(port: port, ipv6: ipv6, address: address)
     }
 
     // MARK: Reading the counters

@@ -13,9 +13,10 @@ final class LoopbackListener: @unchecked Sendable {
     /// Readable once ``signalStop()`` was called; connection threads poll it too.
     let stopPipe: (read: Int32, write: Int32)
 
-    /// Listens on 127.0.0.1 (or ::1) on `port`, or with 0 on a port the kernel picks.
-    init(port: Int = 0, ipv6: Bool = false) throws {
-        (fd, self.port) = try SocketFactory.listenOnLoopback(port: port, ipv6: ipv6)
+    /// Listens on 127.0.0.1 (or ::1, or another IPv4 loopback `address`) on `port`, or with 0
+    /// on a port the kernel picks.
+    init(port: Int = 0, ipv6: Bool = false, address: String = "127.0.0.1") throws {
+        (fd, self.port) = try SocketFactory.listenOnLoopback(port: port, ipv6: ipv6, address: address)
         do {
             stopPipe = try SocketFactory.makePipe()
         } catch {

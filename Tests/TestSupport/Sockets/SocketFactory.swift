@@ -4,8 +4,9 @@ internal import Glibc
 /// Each function hands back a descriptor that the caller owns and must close.
 enum SocketFactory {
     /// A TCP listener on 127.0.0.1 (or ::1) on `port`, or with 0 a port chosen by the kernel;
-    /// returns the descriptor and the port.
-    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128, ipv6: Bool = false) throws -> (fd: Int32, port: Int) {
+    /// returns the descriptor and the port. `address` picks another IPv4 loopback address
+    /// (Linux routes all of 127.0.0.0/8 to lo), e.g. 127.0.0.2 for a host the daemon must not reach.
+    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128, ipv6: Bool = false, address ipv4: String = "127.0.0.1") throws -> (fd: Int32, port: Int) {
         if ipv6 { return try listenOnIPv6Loopback(port: port, backlog: backlog) }
         // Non-blocking: poll(2) said a connection was pending, but it may be gone by accept4(2).
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
@@ -17,7 +18,7 @@ enum SocketFactory {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = UInt16(port).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_addr.s_addr = inet_addr(ipv4)
             let bound = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                     bind(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size))
