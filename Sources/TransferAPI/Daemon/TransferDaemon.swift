@@ -11,8 +11,18 @@ public final class TransferDaemon: Sendable {
 
     public init(configuration: DaemonConfiguration, logger: Logger = Logger(label: "transferd")) throws {
         if let refusal = configuration.refusal { throw DaemonError.refused(refusal) }
+        let tokens: [AccessToken]
+        do {
+            let configured = try configuration.accessTokens()
+            if let warning = configured.warning { logger.warning("\(warning)") }
+            tokens = configured.tokens
+        } catch {
+            throw DaemonError.refused(error.description)
+        }
         self.logger = logger
-        service = try TransferService(configuration: configuration.service, logger: logger)
+        var serviceConfiguration = configuration.service
+        serviceConfiguration.tenantQuotas = configuration.tenantQuotas(withTokens: !tokens.isEmpty)
+        service = try TransferService(configuration: serviceConfiguration, logger: logger)
         var http = HTTPServerConfiguration()
         http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
         http.port = configuration.listen.port
@@ -23,7 +33,7 @@ public final class TransferDaemon: Sendable {
             HTTPServerConfiguration.jsonErrorResponse(status: status, code: code == "body_too_large" ? "payload_too_large" : code, message: message)
         }
         let handler = APIHandler(
-            service: service, authenticator: Authenticator(tokens: configuration.tokens),
+            service: service, authenticator: Authenticator(tokens: tokens),
             maxBlobSize: configuration.maxBlobSize, logger: logger)
         server = HTTPServer(configuration: http, handler: handler)
     }

@@ -72,6 +72,9 @@ public struct ServiceConfiguration: Sendable {
     public var urlCacheMemoryCapacity = 4 << 20
     public var urlCacheDiskCapacity = 64 << 20
 
+    /// The most one tenant may hold at once (`--tenant-max-tasks`, `--tenant-max-disk`).
+    public var tenantQuotas = TenantQuotas()
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 
