@@ -174,7 +174,7 @@ import Testing
     @Test func helpListsEveryFlagAndItsEnvironmentVariable() async throws {
         let result = try await DaemonProcess.run(["--help"])
         #expect(result.status == 0 && result.exited)
-        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff"] {
+        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--token-file", "--tenant-max-tasks", "--tenant-max-disk", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff"] {
             #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
         }
         for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_DOWNLOADS_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",

@@ -16,6 +16,12 @@ public final class TransferDaemon: Sendable {
             let configured = try configuration.accessTokens()
             if let warning = configured.warning { logger.warning("\(warning)") }
             tokens = configured.tokens
+            if !tokens.isEmpty {
+                // Names and roles only: what an operator checks at start, never a secret.
+                logger.info("tokens configured", metadata: [
+                    "auth.tokens": "\(tokens.map { "\($0.name):\($0.role.rawValue)" }.joined(separator: ","))",
+                ])
+            }
         } catch {
             throw DaemonError.refused(error.description)
         }
