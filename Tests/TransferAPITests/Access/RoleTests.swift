@@ -7,13 +7,7 @@ import TransferCore
 /// Roles (issue 16, item 4): a tenant token cannot change or read what every tenant shares
 /// (403 `forbidden`, nothing changed); an admin token can; without tokens everything stays open.
 @Suite struct RoleTests {
-    static let admin = "ops-secret-0123456789"
-    static let alice = "alice-secret-0123456789"
-    static let bob = "bob-secret-0123456789"
-
-    static func configure(_ configuration: inout DaemonConfiguration) {
-        configuration.tokens = ["ops:\(admin):admin", "alice:\(alice)", "bob:\(bob):tenant"]
-    }
+    static let (admin, alice, bob) = (ThreeTokens.admin, ThreeTokens.alice, ThreeTokens.bob)
 
     /// Every route that acts on the whole daemon is an admin's: the list a reviewer checks.
     @Test func theDaemonWideRoutesAreTheAdminOnes() async throws {
@@ -24,7 +18,7 @@ import TransferCore
     }
 
     @Test func aTenantIsRefusedTheDaemonWideOperationsAndAnAdminMayUseThem() async throws {
-        try await DaemonFixture.with(configure: Self.configure, token: Self.alice) { daemon in
+        try await DaemonFixture.with(configure: ThreeTokens.configure, token: Self.alice) { daemon in
             let limits = try await daemon.get("/v1/limits").object()
             for tenant in [Self.alice, Self.bob] {
                 let operations: [(String, String, Any?)] = [
@@ -67,7 +61,7 @@ import TransferCore
         let origin = try CachingOrigin()
         defer { origin.stop() }
         origin.set("/page", body: "page", headers: ["Cache-Control": "max-age=600"])
-        try await DaemonFixture.with(configure: Self.configure, token: Self.alice) { daemon in
+        try await DaemonFixture.with(configure: ThreeTokens.configure, token: Self.alice) { daemon in
             // (A throwing statement outside #expect: the closure is then inferred as throwing.)
             let first = try await cacheStatus(daemon, origin.url("/page"), Self.admin)
             #expect(first == "network")
@@ -87,7 +81,7 @@ import TransferCore
     /// counts everyone's.
     @Test func aTenantsQueueTotalIsItsOwn() async throws {
         try await DaemonFixture.with(configure: { configuration in
-            Self.configure(&configuration)
+            ThreeTokens.configure(&configuration)
             configuration.service.maxConcurrentTransfers = 1
         }, token: Self.alice) { daemon in
             // One slot, taken by a transfer whose body never comes: the others stay queued.

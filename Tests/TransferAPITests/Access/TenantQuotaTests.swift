@@ -9,13 +9,7 @@ import TransferCore
 /// `quota_exceeded`), bytes held in the data folder (507 `quota_exceeded`), the largest blob
 /// (413). Past one, nothing is created, a batch is refused whole, and freeing lets new ones in.
 @Suite struct TenantQuotaTests {
-    static let admin = "ops-secret-0123456789"
-    static let alice = "alice-secret-0123456789"
-    static let bob = "bob-secret-0123456789"
-
-    static func tokens(_ configuration: inout DaemonConfiguration) {
-        configuration.tokens = ["ops:\(admin):admin", "alice:\(alice)", "bob:\(bob)"]
-    }
+    static let (admin, alice, bob) = (ThreeTokens.admin, ThreeTokens.alice, ThreeTokens.bob)
 
     /// A suspended task: it never runs, so it stays unfinished until cancelled.
     private static var suspended: [String: Any] { ["kind": "data", "request": ["url": "http://127.0.0.1:9/"], "state": "suspended"] }
@@ -29,7 +23,7 @@ import TransferCore
     }
 
     @Test func theTaskQuotaRefusesTheNextTaskAndAWholeBatchUntilTasksFinish() async throws {
-        try await DaemonFixture.with(configure: { Self.tokens(&$0); $0.tenantMaxTasks = 3 }, token: Self.alice) { daemon in
+        try await DaemonFixture.with(configure: { ThreeTokens.configure(&$0); $0.tenantMaxTasks = 3 }, token: Self.alice) { daemon in
             var ids: [Int] = []
             for _ in 0..<2 { ids.append(try #require(try await daemon.post("/v1/sessions/shared/tasks", json: Self.suspended).object().int("id"))) }
             // Two held, two asked for: the batch is refused whole.
@@ -70,7 +64,7 @@ import TransferCore
     @Test func theDiskQuotaRefusesBlobsAndNewTasksUntilSpaceIsFreed() async throws {
         let origin = try OriginServer { _ in .respond(headers: ["Cache-Control": "no-store"], body: Data(repeating: 0x61, count: 700)) }
         defer { origin.stop() }
-        try await DaemonFixture.with(configure: { Self.tokens(&$0); $0.tenantMaxDiskBytes = 1000; $0.maxBlobSize = 900 }, token: Self.alice) { daemon in
+        try await DaemonFixture.with(configure: { ThreeTokens.configure(&$0); $0.tenantMaxDiskBytes = 1000; $0.maxBlobSize = 900 }, token: Self.alice) { daemon in
             func blob(_ size: Int, _ token: String = Self.alice) async throws -> APIResponse {
                 try await daemon.request("POST", "/v1/blobs", body: Data(repeating: 0x62, count: size), headers: ["Content-Type": "application/octet-stream"], token: .some(token))
             }
