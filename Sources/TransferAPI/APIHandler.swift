@@ -146,7 +146,7 @@ public final class APIHandler: HTTPRequestHandler {
             return (.now(error.response), resolution.pattern, identity)
         case .found(let handler, let parameters, let access):
             if access == .admin && !identity.isAdmin {
-                return (.now(Self.forbidden(request).response), resolution.pattern, identity)
+                return (.now(Self.forbidden(request.method, resolution.pattern ?? request.path).response), resolution.pattern, identity)
             }
             do {
                 return (try handler(APIRequest(http: request, parameters: parameters, identity: identity)), resolution.pattern, identity)
@@ -169,8 +169,8 @@ public final class APIHandler: HTTPRequestHandler {
     private static func needsAuthentication(_ path: String) -> Bool { path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics" }
 
     /// A tenant token on a daemon-wide route (`Router.Access.admin`).
-    private static func forbidden(_ request: HTTPRequest) -> APIError {
-        APIError(403, "forbidden", "\(request.method) \(request.path) changes or reads what every tenant shares: it needs an admin token")
+    private static func forbidden(_ method: String, _ route: String) -> APIError {
+        APIError(403, "forbidden", "\(method) \(route) changes or reads what every tenant shares: it needs an admin token")
     }
 
     private static var unauthorized: APIError {

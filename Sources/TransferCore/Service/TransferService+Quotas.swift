@@ -3,12 +3,12 @@ internal import Synchronization
 /// The tenant quotas (`TenantQuotas`), checked where tasks and blobs are created, from counts
 /// kept as things change (`TenantUsage`, `BlobStore.heldBytes`): no folder is walked.
 extension TransferService {
-    /// What a tenant holds and may hold (`GET /v1/quota`).
+    /// What a tenant holds and may hold (`GET /v1/quota`); a quota without a limit is null.
     public struct QuotaUsage: Codable, Sendable, Equatable {
         public var tasks: Int
-        public var maxTasks: Int?
+        @NullEncoded public var maxTasks: Int?
         public var diskBytes: Int
-        public var maxDiskBytes: Int?
+        @NullEncoded public var maxDiskBytes: Int?
     }
 
     public func quotaUsage(owner: String?) -> QuotaUsage {
