@@ -48,7 +48,8 @@ public enum TokenConfiguration {
         return try resolve(parsed)
     }
 
-    /// `SECRET`, `NAME:SECRET` or `NAME:SECRET:ROLE`.
+    /// `SECRET`, `NAME:SECRET` or `NAME:SECRET:ROLE`. An error never repeats what it was given
+    /// but a valid name: a mistyped line may hold a secret where the name should be.
     static func parse(_ text: String) throws(TokenConfigurationError) -> Entry {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         switch parts.count {
@@ -56,9 +57,13 @@ public enum TokenConfiguration {
             return Entry(name: nil, secret: parts[0], role: nil)
         case 2, 3:
             guard isValidName(parts[0]) else {
-                throw TokenConfigurationError("the name \"\(parts[0])\" must be 1 to 64 letters, digits, '.', '_' or '-'")
+                throw TokenConfigurationError("a token's name (before the first ':') must be 1 to 64 letters, digits, '.', '_' or '-'")
             }
             guard !parts[1].isEmpty else { throw TokenConfigurationError("token \(parts[0]) has an empty secret") }
+            // SECRET:admin would name a token by its secret (and log it): a role needs a name.
+            guard parts.count == 3 || TokenRole(rawValue: parts[1]) == nil else {
+                throw TokenConfigurationError("a role needs a name: write NAME:SECRET:\(parts[1])")
+            }
             var role = TokenRole.tenant
             if parts.count == 3 {
                 guard let named = TokenRole(rawValue: parts[2]) else {
