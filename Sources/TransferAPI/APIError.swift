@@ -53,6 +53,11 @@ public struct APIError: Error, Sendable, Equatable {
             case .invalidQuery(let message): return APIError(400, "invalid_query", message, field: "cursor")
             case .shuttingDown: return APIError(503, "shutting_down", "the daemon is shutting down; retry against the next instance")
             case .storage(let message): return APIError(507, "insufficient_storage", message)
+            case .quotaExceeded(let quota):
+                switch quota {
+                case .tasks: return APIError(429, "quota_exceeded", quota.message)
+                case .disk: return APIError(507, "quota_exceeded", quota.message)
+                }
             case .backgroundSessionInUse(let message):
                 var error = APIError(409, "background_session_in_use", message)
                 error.urlErrorCode = URLErrorCode.backgroundSessionInUseByAnotherProcess.rawValue

@@ -10,6 +10,7 @@ public final class APIHandler: HTTPRequestHandler {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
+    private let service: TransferService
     private let blobs: BlobStore
     private let maxBlobSize: Int
     private let requestMetrics: HTTPRequestMetrics
@@ -32,10 +33,12 @@ public final class APIHandler: HTTPRequestHandler {
         DashboardRoutes.register(&router)
         SchedulerRoutes.register(&router, service: service)
         LimitsRoutes.register(&router, service: service)
-        BlobRoutes.register(&router, blobs: service.blobs, maxBlobSize: maxBlobSize, logger: logger)
+        BlobRoutes.register(&router, service: service, maxBlobSize: maxBlobSize, logger: logger)
+        QuotaRoutes.register(&router, service: service)
         self.router = router
         self.authenticator = authenticator
         self.logger = logger
+        self.service = service
         self.blobs = service.blobs
         self.maxBlobSize = maxBlobSize
         requestMetrics = HTTPRequestMetrics(registry: service.metrics.registry)
@@ -43,6 +46,9 @@ public final class APIHandler: HTTPRequestHandler {
 
     /// The routes this handler serves, "METHOD /pattern" (see `Router.registeredRoutes`).
     public var registeredRoutes: [String] { router.registeredRoutes }
+
+    /// The routes only an admin token may call (see `Router.Access`).
+    public var adminRoutes: [String] { router.adminRoutes }
 
     /// Refuses an unauthenticated /v1 request before its body is read.
     public func preflight(_ head: HTTPRequestHead) -> HTTPResponse? {
@@ -59,27 +65,28 @@ public final class APIHandler: HTTPRequestHandler {
     /// Streams the body of `POST /v1/blobs` to disk, limited to maxBlobSize instead of the
     /// server's request limit. A client with a refused token gets a sink too, so it is answered
     /// 401 by preflight like any other (not 413 for passing the request limit); that sink
-    /// never writes (and it opens no file before a first write anyway).
+    /// never writes (and it opens no file before a first write anyway). So does a blob whose
+    /// Content-Length alone would pass its token's disk quota: 507 before any byte is read.
     public func bodySink(for head: HTTPRequestHead) -> (any HTTPBodySink)? {
         guard head.method == "POST", head.path.split(separator: "/") == ["v1", "blobs"] else { return nil }
-        switch authenticator.check(head.headers) {
-        case .anonymous:
-            return BlobUploadSink(blobs: blobs, owner: nil, maxBodySize: maxBlobSize)
-        case .owner(let fingerprint):
-            return BlobUploadSink(blobs: blobs, owner: fingerprint, maxBodySize: maxBlobSize)
-        case .rejected:
+        guard let identity = authenticator.check(head.headers).identity else {
             return BlobUploadSink(blobs: blobs, owner: nil, maxBodySize: maxBlobSize, refusal: Self.unauthorized)
         }
+        if let length = head.headers["Content-Length"].flatMap({ Int($0) }), length <= maxBlobSize,
+           let refusal = service.blobQuotaRefusal(owner: identity.owner, size: length) {
+            return BlobUploadSink(blobs: blobs, owner: identity.owner, maxBodySize: maxBlobSize, refusal: APIError.from(refusal))
+        }
+        return BlobUploadSink(blobs: blobs, owner: identity.owner, maxBodySize: maxBlobSize)
     }
 
     public func handle(_ request: HTTPRequest, responder: Responder) {
         let requestId = RequestID.of(request.headers)
         let started = ContinuousClock.now
-        let (result, pattern) = dispatch(request, requestId: requestId)
+        let (result, pattern, identity) = dispatch(request, requestId: requestId)
         let respond: @Sendable (HTTPResponse) -> Void = { [self] response in
             var response = response
             response.headers.replaceOrAdd(name: RequestID.header, value: requestId)
-            finished(request.head, requestId: requestId, route: pattern, status: response.status, duration: ContinuousClock.now - started)
+            finished(request.head, requestId: requestId, route: pattern, token: identity?.name, status: response.status, duration: ContinuousClock.now - started)
             responder.respond(response)
         }
         switch result {
@@ -95,14 +102,17 @@ public final class APIHandler: HTTPRequestHandler {
     }
 
     /// The access log line and the latency histogram of one answered request. Only the method,
-    /// route pattern, status and duration: never the path's values, query, headers or body.
-    private func finished(_ head: HTTPRequestHead, requestId: String, route: String?, status: Int, duration: Duration) {
+    /// route pattern, status, duration and the token's configured name (never its secret): never
+    /// the path's values, query, headers or body.
+    private func finished(_ head: HTTPRequestHead, requestId: String, route: String?, token: String? = nil, status: Int, duration: Duration) {
         requestMetrics.observe(method: head.method, route: route, status: status, duration: duration)
-        logger.info("request", metadata: [
+        var metadata: Logger.Metadata = [
             "http.request.id": "\(requestId)", "http.method": "\(HTTPRequestMetrics.methodLabel(head.method))",
             "http.route": "\(route ?? HTTPRequestMetrics.unmatched)", "http.status": "\(status)",
             "http.duration": "\(Self.seconds(duration))",
-        ])
+        ]
+        if let token { metadata["auth.token"] = "\(token)" }
+        logger.info("request", metadata: metadata)
     }
 
     /// Seconds with microsecond precision, e.g. "0.000412".
@@ -118,29 +128,30 @@ public final class APIHandler: HTTPRequestHandler {
         dispatch(request, requestId: String(request.head.id)).result
     }
 
-    /// `route`, and the pattern of the route the request matched (nil when none did).
-    private func dispatch(_ request: HTTPRequest, requestId: String) -> (result: RouteResult, pattern: String?) {
-        var owner: String?
+    /// `route`, the pattern of the route the request matched (nil when none did) and who sent it
+    /// (nil when its token was refused).
+    private func dispatch(_ request: HTTPRequest, requestId: String) -> (result: RouteResult, pattern: String?, identity: Identity?) {
+        var identity = Identity.anonymous
         if Self.needsAuthentication(request.path) {
-            switch authenticator.check(request.headers) {
-            case .anonymous: owner = nil
-            case .owner(let fingerprint): owner = fingerprint
-            case .rejected: return (.now(Self.unauthorized.response), nil)
-            }
+            guard let authenticated = authenticator.check(request.headers).identity else { return (.now(Self.unauthorized.response), nil, nil) }
+            identity = authenticated
         }
         let resolution = router.resolve(method: request.method, path: request.path)
         switch resolution.match {
         case .notFound:
-            return (.now(APIError.notFound("no route for \(request.path)").response), nil)
+            return (.now(APIError.notFound("no route for \(request.path)").response), nil, identity)
         case .methodNotAllowed(let allowed):
             var error = APIError(405, "method_not_allowed", "\(request.method) is not allowed on \(request.path); use \(allowed.joined(separator: ", "))")
             error.headers = [("Allow", allowed.joined(separator: ", "))]
-            return (.now(error.response), resolution.pattern)
-        case .found(let handler, let parameters):
+            return (.now(error.response), resolution.pattern, identity)
+        case .found(let handler, let parameters, let access):
+            if access == .admin && !identity.isAdmin {
+                return (.now(Self.forbidden(request.method, resolution.pattern ?? request.path).response), resolution.pattern, identity)
+            }
             do {
-                return (try handler(APIRequest(http: request, parameters: parameters, owner: owner)), resolution.pattern)
+                return (try handler(APIRequest(http: request, parameters: parameters, identity: identity)), resolution.pattern, identity)
             } catch {
-                return (.now(response(for: error, request, requestId: requestId)), resolution.pattern)
+                return (.now(response(for: error, request, requestId: requestId)), resolution.pattern, identity)
             }
         }
     }
@@ -156,6 +167,11 @@ public final class APIHandler: HTTPRequestHandler {
     /// /v1 and /metrics take the bearer token when tokens are set; /healthz, /readyz and
     /// /openapi.yaml never do (probes and tooling carry none).
     private static func needsAuthentication(_ path: String) -> Bool { path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics" }
+
+    /// A tenant token on a daemon-wide route (`Router.Access.admin`).
+    private static func forbidden(_ method: String, _ route: String) -> APIError {
+        APIError(403, "forbidden", "\(method) \(route) changes or reads what every tenant shares: it needs an admin token")
+    }
 
     private static var unauthorized: APIError {
         var error = APIError(401, "unauthorized", "send a valid token as Authorization: Bearer TOKEN")

@@ -3,17 +3,20 @@ public import HTTPServer
 internal import TransferCore
 
 /// A request as route handlers see it: the HTTP request, its path parameters, and the identity
-/// of the client (the token fingerprint that owns what it creates).
+/// of the client (the token fingerprint that owns what it creates, its role and name).
 public struct APIRequest: Sendable {
     public let http: HTTPRequest
     public let parameters: [String: String]
-    public let owner: String?
+    public let identity: Identity
 
-    public init(http: HTTPRequest, parameters: [String: String] = [:], owner: String? = nil) {
+    public init(http: HTTPRequest, parameters: [String: String] = [:], identity: Identity = .anonymous) {
         self.http = http
         self.parameters = parameters
-        self.owner = owner
+        self.identity = identity
     }
+
+    /// The owner of what this request creates and the only one whose things it sees.
+    public var owner: String? { identity.owner }
 
     /// Decodes the JSON body. An empty body decodes as `{}` (every field optional).
     func decode<T: Decodable>(_ type: T.Type) throws -> T {

@@ -12,9 +12,9 @@ final class BlobUploadSink: HTTPBodySink {
     let maxBodySize: Int
     private let blobs: BlobStore
     private let owner: String?
-    /// Set for a client whose token was refused: nothing is written and finish() answers this.
-    /// Preflight refuses such requests before any byte; this keeps a refusal from ever
-    /// becoming an anonymous blob should that change.
+    /// Set for a client whose token was refused, or whose blob's announced size passes its disk
+    /// quota: nothing is written and finish() answers this. Preflight refuses a bad token before
+    /// any byte; this keeps a refusal from ever becoming an anonymous blob should that change.
     private let refusal: APIError?
     private var writer: BlobWriter?
     /// Why writing stopped; answered by finish().

@@ -1,12 +1,25 @@
 /// Matches a method and path to a route handler. Paths are patterns of literal segments and
 /// `{name}` parameters. A path that matches with another method is 405 (with Allow), none is 404.
+///
+/// Each route says who may call it (`Access`), so the daemon-wide ones are listed in one place
+/// (`adminRoutes`) and refused to a tenant before their handler runs.
 public struct Router: Sendable {
     public typealias Handler = @Sendable (APIRequest) throws -> RouteResult
+
+    /// Who may call a route once authenticated.
+    public enum Access: Sendable {
+        /// Any token; the handler scopes what it reads or changes to the token's owner.
+        case everyone
+        /// Admin tokens only (and everyone without tokens): the route reads or changes what
+        /// every tenant shares.
+        case admin
+    }
 
     private struct Route: Sendable {
         let method: String
         let pattern: String
         let segments: [Substring]
+        let access: Access
         let handler: Handler
     }
 
@@ -14,16 +27,19 @@ public struct Router: Sendable {
 
     public init() {}
 
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), handler: handler))
+    public mutating func add(_ method: String, _ pattern: String, access: Access = .everyone, _ handler: @escaping Handler) {
+        routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), access: access, handler: handler))
     }
+
+    /// The routes only an admin token may call, "METHOD /pattern".
+    public var adminRoutes: [String] { routes.filter { $0.access == .admin }.map { "\($0.method) \($0.pattern)" } }
 
     /// Every registered route as "METHOD /pattern", in registration order: what openapi.yaml
     /// must describe (TransferAPITests compares the two).
     public var registeredRoutes: [String] { routes.map { "\($0.method) \($0.pattern)" } }
 
     public enum Match {
-        case found(Handler, [String: String])
+        case found(Handler, [String: String], Access)
         case methodNotAllowed(allowed: [String])
         case notFound
     }
@@ -45,7 +61,7 @@ public struct Router: Sendable {
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: segments) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
-                return Resolution(match: .found(route.handler, parameters), pattern: route.pattern)
+                return Resolution(match: .found(route.handler, parameters, route.access), pattern: route.pattern)
             }
             allowed.append(route.method)
             pattern = pattern ?? route.pattern

@@ -1,13 +1,15 @@
 internal import HTTPServer
 internal import TransferCore
 
-/// The scheduler made visible: the queue in admission order, and counts and rates per class.
+/// The scheduler made visible: the queue in admission order (each token's own tasks; its total
+/// and positions count every tenant's only for an admin), and counts and rates per class over
+/// the whole daemon (an admin's: they are every tenant's load).
 enum SchedulerRoutes {
     static func register(_ router: inout Router, service: TransferService) {
         router.add("GET", "/v1/queue") { request in
-            .json(service.queue(owner: request.owner, limit: try request.limit()))
+            .json(service.queue(owner: request.owner, limit: try request.limit(), countsEveryone: request.identity.isAdmin))
         }
-        router.add("GET", "/v1/stats") { _ in
+        router.add("GET", "/v1/stats", access: .admin) { _ in
             .json(service.stats())
         }
     }

@@ -33,8 +33,11 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("ssh-known-hosts"), help: "The OpenSSH known_hosts file sftp: servers' host keys must be in; unset, ~/.ssh/known_hosts of the daemon's user. Env TRANSFERD_SSH_KNOWN_HOSTS.")
     var sshKnownHosts: String?
 
-    @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable). Env TRANSFERD_TOKENS, comma-separated.")
+    @Option(name: .customLong("token"), help: "A bearer token clients must send (repeatable): NAME:SECRET:ROLE (ROLE admin or tenant), NAME:SECRET (a tenant) or SECRET (an admin when it is the only token, else a tenant). Env TRANSFERD_TOKENS, comma-separated.")
     var tokens: [String] = []
+
+    @Option(name: .customLong("token-file"), help: "A file of tokens, one NAME:SECRET[:ROLE] a line (# comments, blank lines); refused when every user may read it. Env TRANSFERD_TOKENS_FILE.")
+    var tokenFile: String?
 
     @Flag(name: .customLong("allow-unauthenticated"), help: "Allow a non-loopback address without tokens. Env TRANSFERD_ALLOW_UNAUTHENTICATED=1.")
     var allowUnauthenticated = false
@@ -62,6 +65,12 @@ struct TransferdCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("max-blob-size"), help: "Largest blob (POST /v1/blobs), in bytes. Env TRANSFERD_MAX_BLOB_SIZE. Default 4294967296.")
     var maxBlobSize: Int?
+
+    @Option(name: .customLong("tenant-max-tasks"), help: "Most unfinished tasks one token may have (429 quota_exceeded past it); 0: unlimited. Env TRANSFERD_TENANT_MAX_TASKS. Default 100000 with tokens, unlimited without.")
+    var tenantMaxTasks: Int?
+
+    @Option(name: .customLong("tenant-max-disk"), help: "Most bytes one token may hold in the data folder: blobs, downloaded files, kept bodies (507 quota_exceeded past it); 0: unlimited. Env TRANSFERD_TENANT_MAX_DISK. Default unlimited.")
+    var tenantMaxDisk: Int?
 
     @Option(name: .customLong("task-retention"), help: "Seconds a completed task (record, body, file in the data folder) is kept; 0 keeps it until deleted. Env TRANSFERD_TASK_RETENTION. Default 604800 (7 days).")
     var taskRetention: Int?
@@ -141,6 +150,7 @@ struct TransferdCommand: AsyncParsableCommand {
             : tokens
         configuration.denyNetworks = try Self.networkRanges(denyNetworks, environment, flag: "--deny-networks", variable: "TRANSFERD_DENY_NETWORKS")
         configuration.allowNetworks = try Self.networkRanges(allowNetworks, environment, flag: "--allow-networks", variable: "TRANSFERD_ALLOW_NETWORKS")
+        configuration.tokenFile = tokenFile ?? environment["TRANSFERD_TOKENS_FILE"]
         configuration.allowUnauthenticated = allowUnauthenticated || ["1", "true", "yes"].contains(environment["TRANSFERD_ALLOW_UNAUTHENTICATED"]?.lowercased() ?? "")
         if let value = try integer(maxTransfers, environment, "TRANSFERD_MAX_TRANSFERS", 1...100_000) { configuration.service.maxConcurrentTransfers = value }
         if let text = discretionaryWindow ?? environment["TRANSFERD_DISCRETIONARY_WINDOW"] {
@@ -153,6 +163,8 @@ struct TransferdCommand: AsyncParsableCommand {
         if let value = try integer(maxDecompressionRatio, environment, "TRANSFERD_MAX_DECOMPRESSION_RATIO", 1...1_000_000) { configuration.service.decodedSizeLimit.ratio = value }
         if let value = try integer(maxRequestSize, environment, "TRANSFERD_MAX_REQUEST_SIZE", 1024...(1 << 34)) { configuration.maxRequestBodySize = value }
         if let value = try integer(maxBlobSize, environment, "TRANSFERD_MAX_BLOB_SIZE", 0...(1 << 50)) { configuration.maxBlobSize = value }
+        configuration.tenantMaxTasks = try integer(tenantMaxTasks, environment, "TRANSFERD_TENANT_MAX_TASKS", 0...100_000_000)
+        configuration.tenantMaxDiskBytes = try integer(tenantMaxDisk, environment, "TRANSFERD_TENANT_MAX_DISK", 0...(1 << 60))
         if let value = try integer(taskRetention, environment, "TRANSFERD_TASK_RETENTION", 0...(100 * 365 * 86_400)) {
             configuration.service.taskRetention = value == 0 ? nil : Double(value)
         }

@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func bindsPathParameters() throws {
-        guard case .found(_, let parameters) = router().match(method: "GET", path: "/v1/tasks/42") else {
+        guard case .found(_, let parameters, _) = router().match(method: "GET", path: "/v1/tasks/42") else {
             Issue.record("GET /v1/tasks/42 did not match")
             return
         }

@@ -174,7 +174,7 @@ import Testing
     @Test func helpListsEveryFlagAndItsEnvironmentVariable() async throws {
         let result = try await DaemonProcess.run(["--help"])
         #expect(result.status == 0 && result.exited)
-        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff", "--deny-networks", "--allow-networks"] {
+        for flag in ["--listen", "--data-dir", "--downloads-dir", "--token", "--token-file", "--tenant-max-tasks", "--tenant-max-disk", "--allow-unauthenticated", "--max-transfers", "--max-body-size", "--max-request-size", "--max-blob-size", "--http-threads", "--log-level", "--retry-backoff", "--connectivity-backoff", "--deny-networks", "--allow-networks", "--max-connections", "--max-connections-per-client", "--idle-connection-timeout"] {
             #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
         }
         for name in ["TRANSFERD_LISTEN", "TRANSFERD_DATA_DIR", "TRANSFERD_DOWNLOADS_DIR", "TRANSFERD_TOKENS", "TRANSFERD_ALLOW_UNAUTHENTICATED", "TRANSFERD_MAX_TRANSFERS",
@@ -208,6 +208,31 @@ import Testing
         #expect(try await client.sendAsync("GET", "/v1/sessions", headers: ["Authorization": "Bearer other"]).status == 200)
         daemon.kill(SIGTERM)
         #expect(await daemon.waitForExit(timeout: 10) == 0)
+    }
+
+    /// Tokens from a file named by the environment (issue 16, item 4): enough to serve a
+    /// non-loopback address, each with its role; a bad line stops the start naming its number.
+    @Test func tokensFromAFileCarryTheirRolesAndABadLineRefusesToStart() async throws {
+        let folder = try TempDirectory(prefix: "transferd-coretests-tokenfile")
+        defer { folder.remove() }
+        let file = folder.path + "/tokens"
+        try Data("# the operators\nops:ops-s3cret:admin\n\nalice:alice-s3cret\n".utf8).write(to: URL(fileURLWithPath: file))
+        chmod(file, 0o600)
+        let daemon = try await DaemonProcess.start(dataDirectory: folder.path + "/data", arguments: ["--listen", "0.0.0.0:0"], environment: ["TRANSFERD_TOKENS_FILE": file])
+        let client = TestHTTPClient(port: daemon.port)
+        let limits = Data(#"{"downloadBytesPerSecond": 1000}"#.utf8)
+        let json = ["Content-Type": "application/json"]
+        #expect(try await client.sendAsync("GET", "/v1/sessions").status == 401)
+        #expect(try await client.sendAsync("PATCH", "/v1/limits", headers: json.merging(["Authorization": "Bearer alice-s3cret"]) { $1 }, body: limits).status == 403)
+        #expect(try await client.sendAsync("PATCH", "/v1/limits", headers: json.merging(["Authorization": "Bearer ops-s3cret"]) { $1 }, body: limits).status == 200)
+        daemon.kill(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: 10) == 0)
+
+        try Data("ops:ops-s3cret:admin\nalice:alice-s3cret:owner\n".utf8).write(to: URL(fileURLWithPath: file))
+        let refused = try await DaemonProcess.run(["--listen", "127.0.0.1:0", "--data-dir", folder.path + "/data", "--token-file", file])
+        #expect(refused.exited && refused.status != 0)
+        #expect(refused.stderr.contains("\(file) line 2") && refused.stderr.contains("owner"), "stderr: \(refused.stderr)")
+        #expect(!refused.stderr.contains("s3cret"), "a secret was printed: \(refused.stderr)")
     }
 
     @Test(arguments: [

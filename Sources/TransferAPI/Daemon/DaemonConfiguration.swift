@@ -4,7 +4,11 @@ public import TransferCore
 public struct DaemonConfiguration: Sendable {
     public var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
     public var service: ServiceConfiguration
+    /// `--token` entries: `NAME:SECRET:ROLE`, `NAME:SECRET` (a tenant) or a bare `SECRET`
+    /// (see `TokenConfiguration` for its role).
     public var tokens: [String] = []
+    /// `--token-file`: one `NAME:SECRET[:ROLE]` a line, read at start (`TokenFile`).
+    public var tokenFile: String?
     /// Serving a non-loopback address without tokens must be asked for explicitly.
     public var allowUnauthenticated = false
     public var maxRequestBodySize = 16 << 20
@@ -25,7 +29,26 @@ public struct DaemonConfiguration: Sendable {
     public var denyNetworks: [NetworkRange] = []
     public var allowNetworks: [NetworkRange] = []
 
+    /// `--tenant-max-tasks`: unfinished tasks per tenant. Nil takes the default,
+    /// `TenantQuotas.defaultMaxTasks` with tokens and none without; 0 is unlimited.
+    public var tenantMaxTasks: Int?
+    /// `--tenant-max-disk`: bytes per tenant in the data folder; nil or 0 is unlimited.
+    public var tenantMaxDiskBytes: Int?
+
+    /// The quotas in effect, given whether tokens are configured.
+    func tenantQuotas(withTokens: Bool) -> TenantQuotas {
+        let tasks = tenantMaxTasks ?? (withTokens ? TenantQuotas.defaultMaxTasks : 0)
+        return TenantQuotas(maxTasks: tasks == 0 ? nil : tasks, maxDiskBytes: tenantMaxDiskBytes == 0 ? nil : tenantMaxDiskBytes)
+    }
+
     public init(dataDirectory: String) { service = ServiceConfiguration(dataDirectory: dataDirectory) }
+
+    /// Every configured token, from `tokens` and `tokenFile`, and a warning about the file to log.
+    public func accessTokens() throws(TokenConfigurationError) -> (tokens: [AccessToken], warning: String?) {
+        let file = try tokenFile.map { path throws(TokenConfigurationError) in try TokenFile.read(path) }
+        let tokens = try TokenConfiguration.tokens(entries: tokens, fileText: file?.text, filePath: tokenFile ?? "")
+        return (tokens, file?.warning)
+    }
 
     /// Where tasks and webhooks may connect: beyond loopback the daemon is a service others
     /// reach, so its host and private networks are refused by default; on loopback only
@@ -36,8 +59,8 @@ public struct DaemonConfiguration: Sendable {
 
     /// Why this configuration must not start, or nil.
     public var refusal: String? {
-        if tokens.isEmpty && !listen.isLoopback && !allowUnauthenticated {
-            return "refusing to serve \(listen) without a token: set --token/TRANSFERD_TOKENS, or --allow-unauthenticated/TRANSFERD_ALLOW_UNAUTHENTICATED=1 if the network is trusted"
+        if tokens.isEmpty && tokenFile == nil && !listen.isLoopback && !allowUnauthenticated {
+            return "refusing to serve \(listen) without a token: set --token/TRANSFERD_TOKENS or --token-file/TRANSFERD_TOKENS_FILE, or --allow-unauthenticated/TRANSFERD_ALLOW_UNAUTHENTICATED=1 if the network is trusted"
         }
         return nil
     }

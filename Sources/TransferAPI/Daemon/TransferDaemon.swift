@@ -11,6 +11,20 @@ public final class TransferDaemon: Sendable {
 
     public init(configuration: DaemonConfiguration, logger: Logger = Logger(label: "transferd")) throws {
         if let refusal = configuration.refusal { throw DaemonError.refused(refusal) }
+        let tokens: [AccessToken]
+        do {
+            let configured = try configuration.accessTokens()
+            if let warning = configured.warning { logger.warning("\(warning)") }
+            tokens = configured.tokens
+            if !tokens.isEmpty {
+                // Names and roles only: what an operator checks at start, never a secret.
+                logger.info("tokens configured", metadata: [
+                    "auth.tokens": "\(tokens.map { "\($0.name):\($0.role.rawValue)" }.joined(separator: ","))",
+                ])
+            }
+        } catch {
+            throw DaemonError.refused(error.description)
+        }
         self.logger = logger
         // Descriptors are shared out before anything opens one (`DescriptorBudget`).
         let budget = DescriptorBudget(
@@ -26,6 +40,7 @@ public final class TransferDaemon: Sendable {
             ])
         }
         serviceConfiguration.networkPolicy = configuration.networkPolicy
+        serviceConfiguration.tenantQuotas = configuration.tenantQuotas(withTokens: !tokens.isEmpty)
         service = try TransferService(configuration: serviceConfiguration, logger: logger)
         var http = HTTPServerConfiguration()
         http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
@@ -40,7 +55,7 @@ public final class TransferDaemon: Sendable {
             HTTPServerConfiguration.jsonErrorResponse(status: status, code: code == "body_too_large" ? "payload_too_large" : code, message: message)
         }
         let handler = APIHandler(
-            service: service, authenticator: Authenticator(tokens: configuration.tokens),
+            service: service, authenticator: Authenticator(tokens: tokens),
             maxBlobSize: configuration.maxBlobSize, logger: logger)
         server = HTTPServer(configuration: http, handler: handler)
     }

@@ -77,6 +77,9 @@ public struct ServiceConfiguration: Sendable {
     /// (`NetworkPolicy.forListener`).
     public var networkPolicy = NetworkPolicy.allowAll
 
+    /// The most one tenant may hold at once (`--tenant-max-tasks`, `--tenant-max-disk`).
+    public var tenantQuotas = TenantQuotas()
+
     /// The downloads root in effect.
     public var downloadsRoot: String { downloadsDirectory ?? dataDirectory + "/downloads" }
 

@@ -13,4 +13,6 @@ public enum ServiceError: Error, Sendable, Equatable {
     case storage(String)
     /// A background session another client is attached to (URLError -996): 409.
     case backgroundSessionInUse(String)
+    /// A tenant's quota (`TenantQuotas`): 429 for tasks, 507 for bytes, code `quota_exceeded`.
+    case quotaExceeded(QuotaExceeded)
 }

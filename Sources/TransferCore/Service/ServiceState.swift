@@ -42,6 +42,8 @@ struct ServiceState: Sendable {
     var waiters = Waiters()
     /// The change feed of every task and its long-polls (`GET /v1/tasks?after=`).
     var taskChanges = TaskChangeLog()
+    /// Each tenant's unfinished tasks and bytes held, for its quotas.
+    var usage = TenantUsage()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []
     /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).

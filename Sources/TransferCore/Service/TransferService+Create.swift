@@ -59,6 +59,8 @@ extension TransferService {
             guard session.state == .active else {
                 throw ServiceError.conflict(code: "session_invalidated", message: "session \(sessionId) is \(session.state.rawValue) and accepts no new tasks")
             }
+            // Before anything is made: a batch that would pass a quota is refused whole.
+            try checkQuotas(s, owner: owner, adding: prepared.count)
             if session.kind == .background, prepared.contains(where: { $0.spec.kind == .stream }) {
                 // As URLSession: a connection the client drives cannot go on while it is away.
                 throw InputError.invalidValue(field: "kind", message: "stream tasks cannot run in a background session; use a default or ephemeral session")

@@ -31,6 +31,7 @@ extension TransferService {
             for (task, body) in tasks {
                 s.tasks[task.id] = TaskEntry(task: task, requestBody: task.state == .completed ? nil : body)
                 _ = s.taskChanges.note(task)  // no waiter yet
+                s.usage.note(task)
                 s.tasksBySession[task.sessionId, default: []].append(task.id)
                 s.nextTaskId = max(s.nextTaskId, task.id + 1)
             }

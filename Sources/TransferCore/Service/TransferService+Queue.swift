@@ -3,7 +3,8 @@ internal import Synchronization
 
 /// A queued task as `GET /v1/queue` lists it.
 public struct QueueEntry: Codable, Sendable, Equatable {
-    /// 1-based place in admission order (over every session, whoever asks).
+    /// 1-based place in admission order: among every queued task for an admin (or without
+    /// tokens), among the caller's own for a tenant, who learns nothing of the others' tasks.
     public var position: Int
     public var taskId: Int
     public var sessionId: String
@@ -19,7 +20,7 @@ public struct QueueEntry: Codable, Sendable, Equatable {
 }
 
 public struct QueuePage: Codable, Sendable, Equatable {
-    /// Queued tasks in all (visible or not).
+    /// Queued tasks in all: every tenant's for an admin (or without tokens), the caller's own for a tenant.
     public var total: Int
     public var tasks: [QueueEntry]
 }
@@ -49,24 +50,28 @@ public struct ServiceStats: Codable, Sendable, Equatable {
 
 extension TransferService {
     /// Queued tasks in the order they will be admitted (as far as the caps let them), the first
-    /// `limit` of those the caller may see.
-    public func queue(owner: String?, limit: Int) -> QueuePage {
+    /// `limit` of those the caller may see. `total` and `position` count every queued task when
+    /// `countsEveryone`, else only those the caller may see (a tenant learns nothing of the
+    /// others' tasks, not even how many wait before its own).
+    public func queue(owner: String?, limit: Int, countsEveryone: Bool = true) -> QueuePage {
         // Copied under the lock, sorted outside it: 100,000 queued tasks sort in tens of ms.
         let queued = state.withLock { $0.scheduler.queueSnapshot() }.sorted { $0.key < $1.key }
-        let entries = state.withLock { s in
-            var entries: [QueueEntry] = []
+        let (entries, visible) = state.withLock { s in
+            var entries: [QueueEntry] = [], visible = 0
             for (index, item) in queued.enumerated() {
-                guard entries.count < limit else { break }
+                guard entries.count < limit || !countsEveryone else { break }
                 guard let task = s.tasks[item.taskId]?.task, task.isVisible(to: owner),
                       s.sessions[task.sessionId]?.isVisible(to: owner) == true else { continue }
+                visible += 1
+                guard entries.count < limit else { continue }
                 entries.append(QueueEntry(
-                    position: index + 1, taskId: task.id, sessionId: task.sessionId, kind: task.kind,
+                    position: countsEveryone ? index + 1 : visible, taskId: task.id, sessionId: task.sessionId, kind: task.kind,
                     schedulingClass: item.schedulingClass, priority: task.priority, networkServiceType: task.networkServiceType,
                     discretionary: item.discretionary, waitingFor: item.blockedBy.rawValue, createdAt: task.createdAt))
             }
-            return entries
+            return (entries, visible)
         }
-        return QueuePage(total: queued.count, tasks: entries)
+        return QueuePage(total: countsEveryone ? queued.count : visible, tasks: entries)
     }
 
     /// Counts and rates over the whole daemon (not filtered by owner: it is the daemon's load).

@@ -37,11 +37,13 @@ extension TransferService {
     /// Stamps a new or changed task in the change feed and wakes the feed's waiters that may see it.
     func noteTaskChange(_ s: inout ServiceState, task: TransferTask, _ deliveries: inout Deliveries) {
         for waiter in s.taskChanges.note(task) { deliveries.add(waiter.wake) }
+        s.usage.note(task)  // every change passes here: the tenant's quota counts follow
     }
 
     /// Records a deleted task in the change feed and wakes the waiters that may see it.
     func noteTaskRemoval(_ s: inout ServiceState, task: TransferTask, _ deliveries: inout Deliveries) {
         for waiter in s.taskChanges.remove(task) { deliveries.add(waiter.wake) }
+        s.usage.remove(task)
     }
 
     /// Wakes every held change-feed poll (shutdown: each then answers at once).

@@ -204,4 +204,11 @@ extension TransferService {
         cache.removeAll(tenant: owner)
         cache.flush()
     }
+
+    /// `DELETE /v1/cache` (admin): empties URLCache.shared, every tenant's part, and deletes its
+    /// files before it returns. Ephemeral sessions' private caches are their own and stay.
+    public func removeAllCachedResponses() {
+        urlCaches.shared.removeAll()
+        urlCaches.shared.flush()
+    }
 }

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 internal import Glibc
 public import Logging
+internal import Synchronization
 
 /// The blobs of one data folder: files `<dataDirectory>/blobs/<id>` and their rows in the
 /// store (migration 2). Owned by `TransferService`; all members may be used from any thread.
@@ -14,6 +15,9 @@ public final class BlobStore: Sendable {
     public let directory: String
     private let store: Store
     private let logger: Logger
+    /// The bytes of each owner's blobs (`TenantUsage.key`), summed from the rows at start and
+    /// kept with every record and delete: a quota check reads it, never the folder.
+    private let heldBytes = Mutex<[String: Int]>([:])
     static let temporaryPrefix = ".upload-"
 
     init(store: Store, directory: String, logger: Logger) throws {
@@ -48,12 +52,29 @@ public final class BlobStore: Sendable {
     /// so a crash in between leaves only a file that the next start removes.
     public func delete(_ id: String, owner: String?) throws {
         let blob = try blob(id, owner: owner)
-        try store.deleteBlob(id: blob.id)
+        try heldBytes.withLock { held in
+            try store.deleteBlob(id: blob.id)
+            held[TenantUsage.key(blob.owner), default: 0] -= blob.size
+        }
         unlink(path(ofID: blob.id))
     }
 
-    /// Records a blob whose file is in place (called by `BlobWriter.commit`).
-    func record(_ blob: Blob) throws { try store.insertBlob(blob) }
+    /// The bytes of the blobs `owner` holds.
+    public func heldBytes(owner: String?) -> Int { heldBytes.withLock { $0[TenantUsage.key(owner)] ?? 0 } }
+
+    /// Records a blob whose file is in place (called by `BlobWriter.commit`), unless its owner's
+    /// blobs would then hold more than `limit` bytes: checked and recorded under one lock, so
+    /// two uploads of one tenant cannot both pass the last free bytes of its quota.
+    func record(_ blob: Blob, limit: Int?) throws {
+        try heldBytes.withLock { held in
+            let key = TenantUsage.key(blob.owner)
+            if let limit, (held[key] ?? 0) + blob.size > limit {
+                throw BlobStoreError.overQuota(held: held[key] ?? 0)
+            }
+            try store.insertBlob(blob)
+            held[key, default: 0] += blob.size
+        }
+    }
 
     private func path(ofID id: String) -> String { directory + "/" + id }
 
@@ -69,7 +90,11 @@ public final class BlobStore: Sendable {
         for blob in rows.values where Self.fileSize(path(ofID: blob.id)) != blob.size {
             try store.deleteBlob(id: blob.id)
             unlink(path(ofID: blob.id))
+            rows[blob.id] = nil
             removedRows += 1
+        }
+        heldBytes.withLock { held in
+            for blob in rows.values { held[TenantUsage.key(blob.owner), default: 0] += blob.size }
         }
         if removedFiles > 0 || removedRows > 0 {
             logger.info("blobs reconciled after an unclean stop", metadata: [
@@ -98,6 +123,8 @@ public final class BlobStore: Sendable {
 public enum BlobStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file system is full or over quota (ENOSPC, EDQUOT).
     case insufficientStorage
+    /// The owner's blobs would pass the limit `BlobWriter.commit(limit:)` was given; they hold `held` bytes.
+    case overQuota(held: Int)
     /// Any other failure: the operation and the system's reason.
     case failed(String)
 
@@ -108,6 +135,7 @@ public enum BlobStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .insufficientStorage: return "no space left for the blob"
+        case .overQuota(let held): return "the owner's blobs would pass its disk quota (it holds \(held) bytes)"
         case .failed(let reason): return reason
         }
     }

@@ -65,14 +65,22 @@ public final class BlobWriter: Sendable {
     }
 
     /// Makes the blob durable and visible: fsync, rename to its id, fsync the folder, record the
-    /// row. On failure nothing is left behind (no file, no row).
+    /// row. On failure nothing is left behind (no file, no row). With a `limit`, the owner's
+    /// blobs may hold at most that many bytes with this one (its disk quota less what its tasks
+    /// hold); past it the blob is discarded (`BlobStoreError.overQuota`).
     /// - SeeAlso: https://man7.org/linux/man-pages/man2/fsync.2.html (a new name is durable
     ///   only once its directory is synced).
-    public func commit() throws(BlobStoreError) -> Blob {
+    public func commit(limit: Int? = nil) throws(BlobStoreError) -> Blob {
         let (fd, size, digest) = try state.withLock { (s: inout State) throws(BlobStoreError) in
             guard s.fd >= 0 else { throw .failed("commit after the blob was ended") }
             defer { s.fd = -1 }
             return (s.fd, s.size, Self.hex(s.hasher.finalize()))
+        }
+        // Checked again when the row is recorded, under the lock that counts the bytes.
+        if let limit, blobs.heldBytes(owner: owner) + size > limit {
+            close(fd)
+            unlink(temporaryPath)
+            throw .overQuota(held: blobs.heldBytes(owner: owner))
         }
         guard fsync(fd) == 0 else {
             let error = BlobStoreError.fromErrno("fsync")
@@ -92,9 +100,10 @@ public final class BlobWriter: Sendable {
         let createdAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let blob = Blob(id: id, size: size, sha256: digest, createdAt: createdAt, owner: owner)
         do {
-            try blobs.record(blob)
+            try blobs.record(blob, limit: limit)
         } catch {
             unlink(finalPath)
+            if let error = error as? BlobStoreError { throw error }
             // The row is written at once (commit before publish): a full disk here is the
             // client's 507 like a full disk for the bytes, not an internal error.
             if StoreFailure(error).kind == .diskFull { throw .insufficientStorage }

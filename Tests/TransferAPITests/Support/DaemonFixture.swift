@@ -84,6 +84,11 @@ final class DaemonFixture: Sendable {
         try DaemonFixture(directory: directory, configuration: configuration, token: token ?? self.token)
     }
 
+    /// A second daemon on the same data folder with another configuration (a changed flag).
+    func restarted(_ configuration: DaemonConfiguration) throws -> DaemonFixture {
+        try DaemonFixture(directory: directory, configuration: configuration, token: token)
+    }
+
     // MARK: Requests
 
     /// Sends a request; `json` is serialised with `Content-Type: application/json`, `body` is sent raw.
