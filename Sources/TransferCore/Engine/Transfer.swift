@@ -525,8 +525,7 @@ final class Transfer: EasyHandleDelegate {
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
         guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
         do {
-            let location = try file.finish(suggestedFilename: info.suggestedFilename)
-            return .success(body: Data(), response: info, location: location, digest: file.finalDigest)
+            return try .finished(file, response: info)
         } catch {
             return .failure(error)
         }

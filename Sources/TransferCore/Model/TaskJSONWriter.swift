@@ -24,6 +24,7 @@ struct TaskJSONWriter {
         key("cacheStatus"); string(task.cacheStatus?.rawValue)
         key("checksum"); string(task.checksum?.description)
         key("completedAt"); date(task.completedAt)
+        key("conflict"); string(task.conflict?.rawValue)
         key("createdAt"); date(task.createdAt)
         key("currentRequest"); request(task.currentRequest)
         key("description"); string(task.description)

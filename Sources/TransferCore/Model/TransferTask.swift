@@ -19,6 +19,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var location: String?
     /// A download's destination as the client gave it, relative to the downloads root.
     public var destination: String?
+    /// A download with a destination: what it does when the destination exists (default `fail`).
+    public var conflict: DownloadConflict?
     public var createdAt: Date
     public var startedAt: Date?
     public var completedAt: Date?
@@ -59,7 +61,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
-        case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
+        case originalRequest, currentRequest, response, progress, error, location, destination, conflict, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
         case cacheStatus, responseDisposition, checksum, digest
     }
@@ -80,6 +82,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         error = try c.decodeIfPresent(TaskError.self, forKey: .error)
         location = try c.decodeIfPresent(String.self, forKey: .location)
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
+        conflict = try c.decodeIfPresent(DownloadConflict.self, forKey: .conflict)
         resumable = try c.decodeIfPresent(ResumableUpload.self, forKey: .resumable)
         bandwidthLimit = try c.decodeIfPresent(BandwidthLimit.self, forKey: .bandwidthLimit)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
@@ -144,6 +147,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)
         try c.encode(destination, forKey: .destination)
+        try c.encode(conflict, forKey: .conflict)
         try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(resumable, forKey: .resumable)
         try c.encode(retryCount, forKey: .retryCount)

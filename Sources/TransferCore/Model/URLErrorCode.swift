@@ -38,6 +38,9 @@ public struct TaskError: Codable, Sendable, Equatable, Error {
     public var name: String
     public var message: String
     @NullEncoded public var resumeData: String?
+    /// A stable word for why, where the code alone does not say (e.g. `destination_exists`);
+    /// left out when there is none.
+    public var reason: String?
 
     public init(_ code: URLErrorCode, _ message: String) {
         self.code = code.rawValue
