@@ -43,7 +43,11 @@ import TransferAPI
             let own = try #require(try await daemon.post("/v1/sessions", json: [:], token: .some(Self.alpha)).object().string("id"))
             #expect(try await put(daemon, in: own, port: origin.port, user: "alpha-own", password: "x", persistence: "forSession", token: Self.alpha).status == 200)
 
-            // Beta sees none of them, cannot delete them, and its tasks are not answered with them.
+            // Beta's tasks are not answered with them, it sees none of them and cannot delete them.
+            let beforeBeta = origin.requests.count
+            #expect(try await status(daemon, origin.url("/vault"), in: "shared", token: Self.beta) == 401, "beta was authenticated with alpha's credential")
+            let betaRequests = origin.requests.dropFirst(beforeBeta)
+            #expect(!betaRequests.isEmpty && betaRequests.allSatisfy { $0.header("Authorization") == nil }, "alpha's credential was sent for beta")
             #expect(try await users(daemon, in: "shared", token: Self.beta).isEmpty)
             let deleted = try await daemon.request("DELETE", "/v1/sessions/shared/credentials", token: .some(Self.beta))
             #expect(deleted.status == 200, "\(deleted)")
@@ -54,10 +58,8 @@ import TransferAPI
                 #expect(try await daemon.request(method, path, token: .some(Self.beta)).status == 404, "\(method) \(path)")
             }
             #expect(try await put(daemon, in: own, port: origin.port, user: "beta", password: "y", persistence: "permanent", token: Self.beta).status == 404)
-            let beforeBeta = origin.requests.count
-            #expect(try await status(daemon, origin.url("/vault"), in: "shared", token: Self.beta) == 401, "beta was authenticated with alpha's credential")
-            let betaRequests = origin.requests.dropFirst(beforeBeta)
-            #expect(!betaRequests.isEmpty && betaRequests.allSatisfy { $0.header("Authorization") == nil }, "alpha's credential was sent for beta")
+            let inAlphasSession = try await daemon.post("/v1/sessions/\(own)/tasks", json: ["kind": "data", "request": ["url": origin.url("/vault")]], token: .some(Self.beta))
+            #expect(inAlphasSession.status == 404, "beta ran a task in alpha's session: \(inAlphasSession)")
             // Beta's own permanent credential in the shared session does not reach alpha's list.
             #expect(try await put(daemon, in: "shared", port: origin.port, user: "beta-user", password: "wrong", persistence: "permanent", token: Self.beta).status == 200)
             #expect(try await users(daemon, in: "shared", token: Self.beta) == ["beta-user"])

@@ -80,7 +80,9 @@ import TestSupport
     }
 
     /// Two downloads finishing to one name at the same moment: exactly one gets it under
-    /// `fail`, and under `rename` each gets a name of its own, no bytes lost.
+    /// `fail`, and under `rename` each gets a name of its own, no bytes lost. (The engine
+    /// finishes transfers on one thread; threads racing for a name, as file: copies and
+    /// other processes do, are in `DestinationPlacementTests`.)
     @Test func downloadsFinishingTogetherNeverBothWin() async throws {
         let barrier = RequestBarrier(count: 4)
         let origin = try OriginServer { request in
