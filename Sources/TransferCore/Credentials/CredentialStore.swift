@@ -28,7 +28,7 @@ final class CredentialStore: Sendable {
     /// Held across the database write; lookups take only `table`, so they never wait for it.
     private let writing = Mutex(())
     private let store: Store
-    private let vault: CredentialVault
+    let vault: CredentialVault
     let logger: Logger
 
     /// Loads the permanent credentials. Rows the key cannot open (the key file was lost or

@@ -5,9 +5,11 @@ internal import FoundationEssentials
 /// and metrics only ever hold the URL without them, and they are used as curl uses them:
 /// percent-decoded, sent with Basic at once (an FTP or SFTP login), only to that URL's own
 /// origin (libcurl keeps them from other hosts on redirects, and a challenge answered after a
-/// redirect is answered from the store, not with them). They belong to the task alone: kept
-/// with it in memory, never put in the tenant's credential store.
-struct URLLogin: Sendable, Equatable {
+/// redirect is answered from the store, not with them). They belong to the task alone, never
+/// put in the tenant's credential store: kept with the task in memory, sealed in its stored
+/// row (`TransferService.sealLogin`, so a background task still has them after a restart)
+/// and inside its sealed resume data.
+struct URLLogin: Codable, Sendable, Equatable {
     let user: String
     let password: String
     /// Where they may be sent (nil for a URL that is not http or https: the whole transfer).

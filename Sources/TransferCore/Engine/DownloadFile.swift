@@ -38,6 +38,11 @@ final class DownloadFile {
         self.target = target
         digest = DownloadDigest(checksum: target.checksum)
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
+        // A partial file with a second name was placed at its destination with link(2) and the
+        // daemon stopped before it removed this name: writing on would change the placed file.
+        // This name is let go; the download starts a new partial file.
+        var info = stat()
+        if stat(target.partialPath, &info) == 0, info.st_nlink > 1 { unlink(target.partialPath) }
         // Read-write: a resumed download's kept bytes are read back once for its digest.
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
         descriptor = open(target.partialPath, flags, 0o666)  // the umask applies, as for curl -o

@@ -29,6 +29,8 @@ struct ResumeData: Codable, Sendable, Equatable {
     var destination: String?
     /// The download's `conflict` policy for its destination.
     var conflict: DownloadConflict? = nil
+    /// The user and password its URL carried (the resume data is sealed, so they stay unread).
+    var login: URLLogin? = nil
     /// The download's `checksum`, so that the task continuing it checks the whole file the same way.
     var checksum: Checksum? = nil
     var createdAt: Date

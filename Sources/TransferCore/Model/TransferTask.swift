@@ -29,6 +29,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var owner: String?
     /// Where a download continues from (its partial file's offset and validators); stored, not served.
     public var resume: ResumeState?
+    /// The user and password its URL carried (`URLLogin`), sealed; stored, not served.
+    var sealedLogin: String?
     /// What a blob, file or form body streams from; stored, not served.
     public var streamedBody: [BodySegment]?
     /// A body the client streams in chunks: what has arrived so far.
@@ -62,7 +64,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, conflict, resumable, bandwidthLimit
-        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
+        case createdAt, startedAt, completedAt, version, owner, resume, sealedLogin, streamedBody, bodyStream, retryCount
         case cacheStatus, responseDisposition, checksum, digest
     }
 
@@ -91,6 +93,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         version = try c.decode(Int.self, forKey: .version)
         owner = try c.decodeIfPresent(String.self, forKey: .owner)
         resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
+        sealedLogin = try c.decodeIfPresent(String.self, forKey: .sealedLogin)
         streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
         bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
         preemptions = try c.decodeIfPresent(Int.self, forKey: .preemptions) ?? 0
@@ -160,6 +163,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         if stored {
             try c.encodeIfPresent(owner, forKey: .owner)
             try c.encodeIfPresent(resume, forKey: .resume)
+            try c.encodeIfPresent(sealedLogin, forKey: .sealedLogin)
             try c.encodeIfPresent(streamedBody, forKey: .streamedBody)
         }
     }

@@ -5,7 +5,7 @@ struct TaskEntry: Sendable {
     var task: TransferTask
     /// The request body, kept to start (or restart) the transfer.
     var requestBody: Data?
-    /// The user and password its URL carried (`URLLogin`): this task's alone, in memory only.
+    /// The user and password its URL carried (`URLLogin`): this task's alone (sealed in its row).
     var urlLogin: URLLogin?
     /// Whether the engine holds a transfer for it (running or paused).
     var inEngine = false

@@ -139,13 +139,15 @@ extension TransferService {
             }
         }
         // A user and password in the URL become the task's own login; the URL is kept without.
-        let (url, login) = URLLogin.split(info.url)
+        let (url, given) = URLLogin.split(info.url)
+        let login = given ?? prepared.resume?.login
         info.url = url
         info.mainDocumentURL = info.mainDocumentURL.map(URLLogin.strip)
         var task = TransferTask(id: id, sessionId: session.id, kind: request.kind, state: request.state,
                                 priority: request.priority, description: request.description,
                                 request: info, owner: owner, now: now)
         task.destination = prepared.destination
+        task.sealedLogin = login.flatMap { credentials.sealLogin($0, task: id, owner: owner) }
         task.conflict = prepared.conflict
         task.earliestBeginDate = request.earliestBeginDate
         task.bandwidthLimit = request.bandwidthLimit

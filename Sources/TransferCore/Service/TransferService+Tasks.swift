@@ -302,6 +302,10 @@ extension TransferService {
         releaseHold(&s, task: id)
         var task = entry.task
         task.state = .completed
+        // The URL's login was for this task's transfer only: it goes with it (resume data,
+        // made before this, carries it sealed for a continuation).
+        task.sealedLogin = nil
+        s.tasks[id]?.urlLogin = nil
         task.phase = .done
         task.error = error
         task.completedAt = Date()

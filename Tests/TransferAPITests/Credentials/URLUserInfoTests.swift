@@ -48,4 +48,29 @@ import TestSupport
             #expect(CredentialStorageTests.files(under: daemon.dataPath, containing: "p@ss").isEmpty)
         }
     }
+
+    /// A background task made suspended keeps its URL's login across a restart (sealed in its
+    /// row: the database shows no password), and the login goes when the task completes.
+    @Test func aBackgroundTaskKeepsItsURLLoginAcrossARestartSealed() async throws {
+        let suffix = UUID().uuidString.prefix(8)
+        let (user, password) = ("bg-user-\(suffix)", "bg-pass-\(suffix)")
+        let origin = try BasicProtectedOrigin.start(["/vault": .init(realm: "Vault", user: user, password: password)])
+        defer { origin.stop() }
+        let withUserinfo = origin.url("/vault").replacingOccurrences(of: "http://", with: "http://\(user):\(password)@")
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession(["kind": "background", "identifier": "login-\(suffix)"]).string("id"))
+            let created = try await daemon.createTask(in: sid, ["kind": "download", "state": "suspended", "request": ["url": withUserinfo]])
+            let id = try #require(created.int("id"))
+            daemon.stop()
+            #expect(CredentialStorageTests.files(under: daemon.dataPath, containing: password).isEmpty, "the password reached the disk")
+
+            let second = try daemon.restarted()
+            defer { second.stop() }
+            #expect(try await second.post("/v1/tasks/\(id)/resume").status == 200)
+            let done = try await second.waitForCompletion(id)
+            #expect(done.isNull("error"), "\(done)")
+            #expect(try await second.file(id).text == "hello \(user)")
+            #expect(origin.requests.last?.header("Authorization") == "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+        }
+    }
 }
