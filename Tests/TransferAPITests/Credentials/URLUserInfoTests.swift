@@ -73,4 +73,21 @@ import TestSupport
             #expect(origin.requests.last?.header("Authorization") == "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
         }
     }
+
+    /// A Location with a user and password is followed, and never shown either.
+    @Test func aRedirectsUserinfoIsNotShown() async throws {
+        let origin = try OriginServer { request in
+            request.pathWithoutQuery == "/go" ? .redirect(to: "http://loc-user:loc-secret@\(request.header("Host") ?? "")/landing") : .text("landed")
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let sid = try #require(try await daemon.createSession().string("id"))
+            let id = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/go")]).int("id"))
+            let task = try await daemon.waitForCompletion(id)
+            #expect(try await daemon.body(id).text == "landed")
+            let shown = String(decoding: try JSONSerialization.data(withJSONObject: [task, try await daemon.allEvents(sid)]), as: UTF8.self)
+                + (try await daemon.get("/v1/tasks/\(id)/metrics").text)
+            #expect(shown.contains("/landing") && !shown.contains("loc-secret"), "\(shown.prefix(600))")
+        }
+    }
 }
