@@ -219,14 +219,14 @@ import TransferCore
         }
     }
 
-    @Test func aConfiguredDownloadsRootIsUsedAndAnExistingFileIsReplaced() async throws {
+    @Test func aConfiguredDownloadsRootIsUsedAndAnExistingFileIsReplacedWhenAsked() async throws {
         let origin = try OriginServer { request in .text("version \(request.path.dropFirst())") }
         defer { origin.stop() }
         try await DaemonFixture.with(configure: { $0.service.downloadsDirectory = $0.service.dataDirectory + "/elsewhere/root" }) { daemon in
             #expect(daemon.downloadsRoot.hasSuffix("/elsewhere/root"))
             let first = try #require(try await daemon.downloadTask(["url": origin.url("/1")], destination: "notes.txt").int("id"))
             #expect(try await daemon.waitForCompletion(first).string("location") == daemon.downloadsRoot + "/notes.txt")
-            let second = try #require(try await daemon.downloadTask(["url": origin.url("/2")], destination: "notes.txt").int("id"))
+            let second = try #require(try await daemon.downloadTask(["url": origin.url("/2")], destination: "notes.txt", extra: ["conflict": "replace"]).int("id"))
             #expect(try await daemon.waitForCompletion(second).string("location") == daemon.downloadsRoot + "/notes.txt")
             #expect(try String(contentsOfFile: daemon.downloadsRoot + "/notes.txt", encoding: .utf8) == "version 2")
             #expect(!FileManager.default.fileExists(atPath: daemon.dataPath + "/downloads/notes.txt"))

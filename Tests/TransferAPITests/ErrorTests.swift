@@ -172,6 +172,8 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .task(#"{"kind": "data", "request": {"url": "http://127.0.0.1:9/"}, "destination": "a/b.bin"}"#, 422, "invalid_value", field: "destination"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "../escape.bin"}"#, 400, "invalid_destination", field: "destination"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "/etc/passwd"}"#, 400, "invalid_destination", field: "destination"),
+        .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "a.bin", "conflict": "overwrite"}"#, 400, "invalid_conflict", field: "conflict"),
+        .task(#"{"kind": "data", "request": {"url": "http://127.0.0.1:9/"}, "conflict": "replace"}"#, 422, "invalid_value", field: "conflict"),
         .task(#"{"kind": "download", "request": {"url": "http://127.0.0.1:9/"}, "destination": "a/../../b"}"#, 400, "invalid_destination", field: "destination"),
         .request(#""body": {"blob": "b1"}"#, 422, "invalid_value", field: "request.body.blob"),
         .request(#""body": {"file": "a.bin"}"#, 422, "not_implemented", field: "request.body.file"),

@@ -42,7 +42,7 @@ import TestSupport
         let second = try DownloadFile(target: target(folder, checksum: checksum), resumeAt: keptBytes)
         #expect(second.written == keptBytes)
         write(second, Self.body.subdata(in: keptBytes..<Self.body.count), chunk: 64 << 10)
-        let location = try second.finish(suggestedFilename: nil)
+        let location = try second.finish(suggestedFilename: nil).path
         #expect(second.finalDigest?[.sha512] == sha512)
         #expect(second.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
         #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.body)
@@ -68,7 +68,7 @@ import TestSupport
         let file = try DownloadFile(target: target(folder, checksum: wrong))
         write(file, Self.body.prefix(1 << 20), chunk: 512 << 10)
         do {
-            let location = try file.finish(suggestedFilename: nil)
+            let location = try file.finish(suggestedFilename: nil).path
             Issue.record("a wrong checksum moved the file to \(location)")
         } catch {
             let expected = Self.hex(Insecure.MD5.hash(data: Self.body.prefix(1 << 20)))

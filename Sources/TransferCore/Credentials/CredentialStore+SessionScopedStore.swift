@@ -4,7 +4,7 @@ internal import Logging
 extension CredentialStore: SessionScopedStore {
     func reset(session: Session, requester: String?) {
         do {
-            try removeAll(CredentialScope(session))
+            try removeAll(CredentialScope(session, requester: requester))
         } catch {
             logger.warning("reset could not delete the stored credentials", metadata: ["transfer.session.id": "\(session.id)"])
         }

@@ -6,17 +6,20 @@ internal import Synchronization
 /// one store per owner (API token) of permanent credentials, kept in the database with sealed
 /// passwords (`CredentialVault`) and in memory for use; every session keeps its own `forSession`
 /// and `none` credentials in memory; an ephemeral session keeps all of its credentials in
-/// memory, private to it. Owned by `TransferService`; read on the engine thread when a 401
+/// memory, private to it. Partitioned per tenant by `CredentialScope`: every operation and
+/// lookup names the scope of one token, and sees only that token's part (rows keyed by owner
+/// too). Owned by `TransferService`; read on the engine thread when a 401
 /// arrives, so lookups take only a short lock and never wait for the disk.
 final class CredentialStore: Sendable {
     private struct Table: Sendable {
         /// Permanent credentials by owner key ("" without tokens).
         var shared: [String: [Credential]] = [:]
-        /// Each session's own credentials (all of an ephemeral session's).
-        var sessions: [String: [Credential]] = [:]
+        /// Each session's own credentials (all of an ephemeral session's), per client of an
+        /// owner-less session.
+        var sessions: [CredentialScope.SessionKey: [Credential]] = [:]
 
         func visible(in scope: CredentialScope) -> [Credential] {
-            (scope.isPrivate ? [] : shared[scope.ownerKey] ?? []) + (sessions[scope.sessionId] ?? [])
+            (scope.isPrivate ? [] : shared[scope.ownerKey] ?? []) + (sessions[scope.sessionKey] ?? [])
         }
     }
 
@@ -25,7 +28,7 @@ final class CredentialStore: Sendable {
     /// Held across the database write; lookups take only `table`, so they never wait for it.
     private let writing = Mutex(())
     private let store: Store
-    private let vault: CredentialVault
+    let vault: CredentialVault
     let logger: Logger
 
     /// Loads the permanent credentials. Rows the key cannot open (the key file was lost or
@@ -80,11 +83,11 @@ final class CredentialStore: Sendable {
             }
             table.withLock { t in
                 if !scope.isPrivate { t.shared[scope.ownerKey]?.removeAll { $0.id == id } }
-                t.sessions[scope.sessionId]?.removeAll { $0.id == id }
+                t.sessions[scope.sessionKey]?.removeAll { $0.id == id }
                 if scope.keepsShared(credential.persistence) {
                     t.shared[scope.ownerKey, default: []].append(credential)
                 } else {
-                    t.sessions[scope.sessionId, default: []].append(credential)
+                    t.sessions[scope.sessionKey, default: []].append(credential)
                 }
             }
         }
@@ -95,7 +98,7 @@ final class CredentialStore: Sendable {
         try writing.withLock { _ in
             let (shared, own) = table.withLock { t in
                 (scope.isPrivate ? [] : (t.shared[scope.ownerKey] ?? []).filter(filter.matches).map(\.id),
-                 (t.sessions[scope.sessionId] ?? []).filter(filter.matches).map(\.id))
+                 (t.sessions[scope.sessionKey] ?? []).filter(filter.matches).map(\.id))
             }
             do {
                 try store.deleteCredentials(owner: scope.ownerKey, shared)
@@ -104,7 +107,7 @@ final class CredentialStore: Sendable {
             }
             table.withLock { t in
                 if !shared.isEmpty { t.shared[scope.ownerKey]?.removeAll { shared.contains($0.id) } }
-                t.sessions[scope.sessionId]?.removeAll { own.contains($0.id) }
+                t.sessions[scope.sessionKey]?.removeAll { own.contains($0.id) }
             }
             return shared.count + own.count
         }
@@ -129,7 +132,7 @@ final class CredentialStore: Sendable {
     /// A credential of persistence `none` answers one challenge: it is forgotten once sent.
     func used(_ credential: Credential, in scope: CredentialScope) {
         guard credential.persistence == .none else { return }
-        table.withLock { t in t.sessions[scope.sessionId]?.removeAll { $0.id == credential.id && $0.persistence == .none } }
+        table.withLock { t in t.sessions[scope.sessionKey]?.removeAll { $0.id == credential.id && $0.persistence == .none } }
     }
 
     // MARK: session operations
@@ -144,14 +147,14 @@ final class CredentialStore: Sendable {
             }
             table.withLock { t in
                 if !scope.isPrivate { t.shared[scope.ownerKey] = nil }
-                t.sessions[scope.sessionId] = nil
+                t.sessions[scope.sessionKey] = nil
             }
         }
     }
 
-    /// Drops a session's own credentials (it was invalidated).
+    /// Drops a session's own credentials, every client's (it was invalidated).
     func forget(session id: String) {
-        _ = table.withLock { $0.sessions.removeValue(forKey: id) }
+        table.withLock { t in t.sessions = t.sessions.filter { $0.key.sessionId != id } }
     }
 
     /// The authenticated data of a sealed password: its row's identity, so it opens only there.

@@ -83,7 +83,7 @@ public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
 }
 
 /// The origin a challenge came from, read from the URL that was answered with a 401.
-struct ChallengeOrigin: Sendable, Equatable {
+struct ChallengeOrigin: Codable, Sendable, Equatable {
     let host: String
     let port: Int
     let `protocol`: ProtectionSpaceProtocol

@@ -11,8 +11,11 @@ struct DownloadTarget: Sendable {
     /// Where a download without a destination lands: `<data>/files/<task id>/`, plus the
     /// response's suggested filename.
     let defaultDirectory: String
-    /// The downloads root; the final path's folder must resolve (symlinks followed) inside it.
+    /// The task's downloads root (its tenant's, `TenantDownloads`); the final path's folder
+    /// must resolve (symlinks followed) inside it.
     let root: String
+    /// What happens when the destination exists as the download finishes.
+    var conflict: DownloadConflict = .fail
     /// The digest the file must have (the task's `checksum`); checked before it is moved.
     var checksum: Checksum? = nil
 }
@@ -35,6 +38,11 @@ final class DownloadFile {
         self.target = target
         digest = DownloadDigest(checksum: target.checksum)
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
+        // A partial file with a second name was placed at its destination with link(2) and the
+        // daemon stopped before it removed this name: writing on would change the placed file.
+        // This name is let go; the download starts a new partial file.
+        var info = stat()
+        if stat(target.partialPath, &info) == 0, info.st_nlink > 1 { unlink(target.partialPath) }
         // Read-write: a resumed download's kept bytes are read back once for its digest.
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
         descriptor = open(target.partialPath, flags, 0o666)  // the umask applies, as for curl -o
@@ -80,10 +88,26 @@ final class DownloadFile {
         digest.expect(Checksum.announced(by: response, method: method))
     }
 
-    /// Closes the file and moves it to its final path; returns that path. A file whose digest
-    /// does not match its checksum (or the server's digest) is deleted instead: no wrong file is
-    /// ever moved into place.
-    func finish(suggestedFilename: String?) throws(TaskError) -> String {
+    /// How a verified file was put in place.
+    enum Placement {
+        /// At this path: the destination, a renamed one beside it, or the default location.
+        case placed(String)
+        /// The destination was taken (policy `fail`, or no free name to rename to): the file is
+        /// at the task's default location instead, so nothing downloaded is lost.
+        case keptAside(String, TaskError)
+
+        /// Where the file is now.
+        var path: String {
+            switch self {
+            case .placed(let path), .keptAside(let path, _): return path
+            }
+        }
+    }
+
+    /// Closes the file and moves it to its final path. A file whose digest does not match its
+    /// checksum (or the server's digest) is deleted instead: no wrong file is ever moved into
+    /// place. An existing destination is replaced only under the `replace` policy.
+    func finish(suggestedFilename: String?) throws(TaskError) -> Placement {
         switch digest.verify(descriptor, length: written) {
         case .success(let digest):
             finalDigest = digest
@@ -92,26 +116,56 @@ final class DownloadFile {
             throw error
         }
         close()
-        let finalPath = target.destinationPath
-            ?? target.defaultDirectory + "/" + (suggestedFilename ?? "download")
-        let folder = FileSystem.parent(of: finalPath)
-        // Checked again now, before the folders are made and after: a symlink planted after the
-        // task was created must lead neither the file nor a folder out of the downloads root.
-        let staysInside = { [target] in target.destinationPath == nil || FileSystem.isInside(folder, root: target.root) }
-        let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
+        let defaultPath = target.defaultDirectory + "/" + (suggestedFilename ?? "download")
         do {
-            guard staysInside() else { throw outside }
+            guard let destination = target.destinationPath else {
+                try place(at: defaultPath)
+                return .placed(defaultPath)
+            }
+            let folder = FileSystem.parent(of: destination)
+            // Checked again now, before the folders are made and after: a symlink planted after the
+            // task was created must lead neither the file nor a folder out of the downloads root.
+            let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
+            guard FileSystem.isInside(folder, root: target.root) else { throw outside }
             try FileSystem.makeDirectories(folder)
-            guard staysInside() else { throw outside }
-            try FileSystem.move(target.partialPath, to: finalPath)
+            guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+            if let path = try placeAtDestination(destination) { return .placed(path) }
+            try place(at: defaultPath)
+            let taken = target.conflict == .rename ? "it and \(ConflictNames.limit) renamed forms of it exist" : "it exists"
+            var error = TaskError(.cannotCreateFile, "the destination \(destination) was not replaced: \(taken) (conflict: \(target.conflict.rawValue)); the download is kept at \(defaultPath)")
+            error.reason = DownloadConflict.destinationExistsReason
+            return .keptAside(defaultPath, error)
         } catch let error as TaskError {
             discard()
             throw error
         } catch {
             discard()
-            throw TaskError(.cannotWriteToFile, "cannot move the download to \(finalPath): \(error)")
+            throw TaskError(.cannotWriteToFile, "cannot move the download into place: \(error)")
         }
-        return finalPath
+    }
+
+    /// Puts the file at `destination` as the conflict policy says; nil when it is taken (and
+    /// no renamed form is free). Never check-then-move: the no-replace placing is one atomic
+    /// step (link(2)), so of two downloads finishing to one name at once exactly one gets it.
+    private func placeAtDestination(_ destination: String) throws -> String? {
+        switch target.conflict {
+        case .replace:
+            try FileSystem.move(target.partialPath, to: destination)
+            return destination
+        case .fail:
+            return try FileSystem.placeWithoutReplacing(target.partialPath, at: destination) ? destination : nil
+        case .rename:
+            for candidate in ConflictNames(destination) where try FileSystem.placeWithoutReplacing(target.partialPath, at: candidate) {
+                return candidate
+            }
+            return nil
+        }
+    }
+
+    /// Moves the file to `path` in a folder of this task's own (the default location).
+    private func place(at path: String) throws {
+        try FileSystem.makeDirectories(FileSystem.parent(of: path))
+        try FileSystem.move(target.partialPath, to: path)
     }
 
     /// Closes and deletes the partial file.

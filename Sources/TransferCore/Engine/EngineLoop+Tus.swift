@@ -52,7 +52,7 @@ extension EngineLoop {
         case .success(let body, let response, _, _):
             run.lastResponse = (response, body)
             result = .answered(status: response.statusCode, headers: response.headers)
-        case .failure(let error), .interrupted(let error, _):
+        case .failure(let error), .interrupted(let error, _), .destinationTaken(let error, _, _, _):
             result = .failed(error)
         }
         let before = run.upload.state

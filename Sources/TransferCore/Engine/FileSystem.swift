@@ -71,4 +71,48 @@ enum FileSystem {
             throw error
         }
     }
+
+    /// Puts `source` at `destination` unless a name is there already (any file, folder or
+    /// symlink): then it returns false and `source` stays. link(2) creates the name or fails
+    /// with EEXIST in one step, so of two callers racing for one name exactly one gets it (a
+    /// check followed by rename(2) would let both "win", the second replacing the first).
+    /// Across file systems the bytes are copied to a hidden name beside the destination first.
+    static func placeWithoutReplacing(_ source: String, at destination: String) throws -> Bool {
+        if link(source, destination) == 0 {
+            unlink(source)
+            return true
+        }
+        switch errno {
+        case EEXIST:
+            return false
+        case EXDEV:
+            let temporary = parent(of: destination) + "/.transferd-\(UUID().uuidString).tmp"
+            defer { unlink(temporary) }
+            try FileManager.default.copyItem(atPath: source, toPath: temporary)
+            guard link(temporary, destination) == 0 else {
+                if errno == EEXIST { return false }
+                throw Failure(description: lastError)
+            }
+            unlink(source)
+            return true
+        case EPERM, EOPNOTSUPP, EMLINK:
+            // A file system without hard links: the name is claimed with O_EXCL (as atomic),
+            // then the file renamed over that empty claim.
+            let claim = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard claim >= 0 else {
+                if errno == EEXIST { return false }
+                throw Failure(description: lastError)
+            }
+            Glibc.close(claim)
+            do {
+                try move(source, to: destination)
+            } catch {
+                unlink(destination)
+                throw error
+            }
+            return true
+        default:
+            throw Failure(description: lastError)
+        }
+    }
 }

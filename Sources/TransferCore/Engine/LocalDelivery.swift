@@ -79,7 +79,6 @@ struct LocalDelivery {
         }
         reportProgress(true)
         guard let file else { return .verifiedBody(body, response: response, method: job.request.method, checksum: job.checksum) }
-        let location = try file.finish(suggestedFilename: response.suggestedFilename)
-        return .success(body: Data(), response: response, location: location, digest: file.finalDigest)
+        return try .finished(file, response: response)
     }
 }

@@ -94,7 +94,7 @@ struct TransactionRecorder {
         // Only an answered request surely still has its connection to ask.
         let tls = answered ? handle.tlsSession ?? tlsWhileSending : nil
         return TransactionMetrics(
-            request: .init(url: url, method: method),
+            request: .init(url: URLLogin.strip(url), method: method),  // never a Location's user and password
             response: statusCode.map { .init(statusCode: $0) },
             fetchStartDate: date(hopStart),
             domainLookupStartDate: reused ? nil : date(hopStart),

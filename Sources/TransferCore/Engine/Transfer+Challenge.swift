@@ -11,11 +11,17 @@ extension Transfer {
     /// Not for a client-streamed body (it cannot be sent twice) nor for tus steps (no credentials).
     var answersChallenges: Bool { job.credentials != nil && job.bodyStream == nil }
 
-    /// The credential this attempt sends, for the one scheme it was challenged with.
+    /// The credential this attempt sends, for the one scheme it was challenged with; else the
+    /// URL's own user and password (`URLLogin`), with Basic at once as curl sends them, when
+    /// this attempt starts at their origin.
     func configureCredential() throws {
-        guard let (space, credential) = job.challenges.answering else { return }
-        try handle.set(.httpAuthentication(space.authenticationMethod == .httpDigest ? .digest : .basic))
-        try handle.set(.credentials(user: credential.user, password: credential.password))
+        if let (space, credential) = job.challenges.answering {
+            try handle.set(.httpAuthentication(space.authenticationMethod == .httpDigest ? .digest : .basic))
+            try handle.set(.credentials(user: credential.user, password: credential.password))
+        } else if let login = job.urlLogin, let origin = login.origin, ChallengeOrigin(url: job.request.url) == origin {
+            try handle.set(.httpAuthentication(.basic))
+            try handle.set(.credentials(user: login.user, password: login.password))
+        }
     }
 
     /// Holds a 401 head; a later head means libcurl answered the held one itself.

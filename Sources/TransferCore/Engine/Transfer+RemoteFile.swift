@@ -106,7 +106,11 @@ extension Transfer {
 
     private func configureRemoteLogin(_ scheme: RemoteFileScheme) throws {
         guard let url = URL(string: job.request.url), let host = url.host, !host.isEmpty else { return }
-        if let user = url.user, !user.isEmpty { return }  // curl logs in with the URL's own user and password
+        if let login = job.urlLogin {
+            // The URL's own user and password (taken out of it when the task was made), as curl uses them.
+            try handle.set(.credentials(user: login.user, password: login.password))
+            return
+        }
         guard let credentials = job.credentials else { return }
         let space = ProtectionSpace(host: host, port: url.port ?? scheme.spaceProtocol.defaultPort, protocol: scheme.spaceProtocol,
                                     realm: nil, authenticationMethod: .default)

@@ -259,7 +259,8 @@ final class Transfer: EasyHandleDelegate {
             currentURL = target
             exchangeCookies(head, answered: from, next: target)
             try? route(to: target)
-            report(.redirect(statusCode: head.statusCode, from: from, to: target, method: currentMethod))
+            // A user and password a Location carries are never shown (`URLLogin`).
+            report(.redirect(statusCode: head.statusCode, from: URLLogin.strip(from), to: URLLogin.strip(target), method: currentMethod))
             return
         }
         // A 401 may be followed by an authentication round to the same URL.
@@ -269,7 +270,7 @@ final class Transfer: EasyHandleDelegate {
 
     /// The head of the response the task gets (not a redirect, not a challenge answered).
     func deliverFinal(_ head: ResponseHead) {
-        let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: handle.effectiveURL ?? currentURL)
+        let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: URLLogin.strip(handle.effectiveURL ?? currentURL))
         response = info
         // The response first, then how a resumed download goes on (URLSESSION.md's order:
         // response, resume offset, data), so didResumeAtOffset's totals are the last word.
@@ -522,11 +523,10 @@ final class Transfer: EasyHandleDelegate {
             file?.discard()
             return .failure(error)
         }
-        let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: handle.effectiveURL ?? currentURL)
+        let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: URLLogin.strip(handle.effectiveURL ?? currentURL))
         guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
         do {
-            let location = try file.finish(suggestedFilename: info.suggestedFilename)
-            return .success(body: Data(), response: info, location: location, digest: file.finalDigest)
+            return try .finished(file, response: info)
         } catch {
             return .failure(error)
         }

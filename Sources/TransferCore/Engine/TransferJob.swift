@@ -39,6 +39,8 @@ struct TransferJob: Sendable {
     var connectionPool: String? = nil
     /// The stored credentials that may answer a 401 (nil: none are looked up, as for tus steps).
     var credentials: SessionCredentials? = nil
+    /// The user and password the task's URL carried, sent as curl sends them (`URLLogin`).
+    var urlLogin: URLLogin? = nil
     /// How the task answered challenges so far, and the credential this attempt sends.
     var challenges = ChallengeResponder()
     /// The session's proxies and TLS settings.
@@ -97,11 +99,26 @@ enum TransferOutcome: Sendable {
     /// what the body or file hashed to (nil where nothing computed it, e.g. a tus step).
     case success(body: Data, response: ResponseInfo, location: String?, digest: TaskDigest? = nil)
     case failure(TaskError)
+    /// A download that finished but found its destination taken (`DownloadConflict.fail`):
+    /// it fails with `error`, its file kept at `location`, the task's default location.
+    case destinationTaken(TaskError, response: ResponseInfo, location: String, digest: TaskDigest?)
     /// A download that stopped part-way and can continue: its partial file is kept.
     case interrupted(TaskError, ResumeState)
 }
 
 /// Hears every transfer's updates. Called on the engine thread: must not block.
+extension TransferOutcome {
+    /// How a download ends once its file is verified and put in place (`DownloadFile.finish`).
+    static func finished(_ file: DownloadFile, response: ResponseInfo) throws(TaskError) -> TransferOutcome {
+        switch try file.finish(suggestedFilename: response.suggestedFilename) {
+        case .placed(let location):
+            return .success(body: Data(), response: response, location: location, digest: file.finalDigest)
+        case .keptAside(let location, let error):
+            return .destinationTaken(error, response: response, location: location, digest: file.finalDigest)
+        }
+    }
+}
+
 protocol TransferObserver: Sendable {
     func transfer(_ taskId: Int, _ update: TransferUpdate)
 }

@@ -51,6 +51,9 @@ public struct TaskCreate: Decodable, Sendable {
     public var state: TaskState = .running
     /// Downloads only: a path relative to the downloads root.
     public var destination: String?
+    /// Downloads only: what to do when the destination exists as the download finishes
+    /// (nil: `fail`, or what the resume data carries).
+    public var conflict: DownloadConflict?
     /// Downloads only: resume data from a cancelled or failed download, to continue it.
     public var resumeData: String?
     /// Uploads only: send the body with a resumable-upload protocol (tus), so a failure or a
@@ -77,7 +80,7 @@ public struct TaskCreate: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
-        case resumeData, destination, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
+        case resumeData, destination, conflict, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
         case responseDisposition, checksum
     }
 
@@ -93,6 +96,7 @@ public struct TaskCreate: Decodable, Sendable {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.state), message: "a new task is running or suspended")
         }
         destination = try c.decodeOmittable(String.self, forKey: .destination)
+        conflict = try c.decodeOmittable(String.self, forKey: .conflict).map { try DownloadConflict.parse($0, field: decoder.path(CodingKeys.conflict)) }
         resumeData = try c.decodeOmittable(String.self, forKey: .resumeData)
         bandwidthLimit = try c.decodeOmittable(BandwidthLimit.self, forKey: .bandwidthLimit).flatMap { $0.isUnlimited ? nil : $0 }
         if kind == .stream {
@@ -125,8 +129,8 @@ public struct TaskCreate: Decodable, Sendable {
         if checksum != nil, kind != .download, kind != .data {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.checksum), message: "is for download and data tasks only")
         }
-        if destination != nil, kind != .download {
-            throw InputError.invalidValue(field: decoder.path(CodingKeys.destination), message: "is for download tasks only")
+        for key in [CodingKeys.destination, .conflict] where c.contains(key) && kind != .download {
+            throw InputError.invalidValue(field: decoder.path(key), message: "is for download tasks only")
         }
         guard request != nil || resumeData != nil else {
             throw DecodingError.keyNotFound(CodingKeys.request, .init(codingPath: decoder.codingPath, debugDescription: "a \(kind.rawValue) task needs a request"))
@@ -150,7 +154,7 @@ public struct TaskCreate: Decodable, Sendable {
 extension TaskCreate {
     /// A stream task's `host`, `port` and `tls`; it has no `request` (nor any HTTP field).
     private static func decodeStreamEndpoint(_ c: KeyedDecodingContainer<CodingKeys>, request: RequestSpec?, decoder: any Decoder) throws -> StreamEndpoint {
-        for key in [CodingKeys.request, .resumeData, .destination, .resumable, .bandwidthLimit, .earliestBeginDate] where c.contains(key) {
+        for key in [CodingKeys.request, .resumeData, .destination, .conflict, .resumable, .bandwidthLimit, .earliestBeginDate] where c.contains(key) {
             throw InputError.invalidValue(field: decoder.path(key), message: "is not for stream tasks (they take host, port and tls)")
         }
         guard c.contains(.host) else {

@@ -27,6 +27,10 @@ struct ResumeData: Codable, Sendable, Equatable {
     /// The partial file, relative to the data folder ("partial/NAME.part").
     var partialFile: String
     var destination: String?
+    /// The download's `conflict` policy for its destination.
+    var conflict: DownloadConflict? = nil
+    /// The user and password its URL carried (the resume data is sealed, so they stay unread).
+    var login: URLLogin? = nil
     /// The download's `checksum`, so that the task continuing it checks the whole file the same way.
     var checksum: Checksum? = nil
     var createdAt: Date

@@ -24,6 +24,7 @@ struct TaskJSONWriter {
         key("cacheStatus"); string(task.cacheStatus?.rawValue)
         key("checksum"); string(task.checksum?.description)
         key("completedAt"); date(task.completedAt)
+        key("conflict"); string(task.conflict?.rawValue)
         key("createdAt"); date(task.createdAt)
         key("currentRequest"); request(task.currentRequest)
         key("description"); string(task.description)
@@ -47,6 +48,7 @@ struct TaskJSONWriter {
         if stored, let resume = task.resume { key("resume"); encoded(resume) }
         key("retryCount"); integer(task.retryCount)
         key("schedulingClass"); string(task.schedulingClass.rawValue)
+        if stored, let sealed = task.sealedLogin { key("sealedLogin"); string(sealed) }
         key("sessionId"); string(task.sessionId)
         key("startedAt"); date(task.startedAt)
         key("state"); string(task.state.rawValue)

@@ -19,6 +19,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var location: String?
     /// A download's destination as the client gave it, relative to the downloads root.
     public var destination: String?
+    /// A download with a destination: what it does when the destination exists (default `fail`).
+    public var conflict: DownloadConflict?
     public var createdAt: Date
     public var startedAt: Date?
     public var completedAt: Date?
@@ -27,6 +29,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var owner: String?
     /// Where a download continues from (its partial file's offset and validators); stored, not served.
     public var resume: ResumeState?
+    /// The user and password its URL carried (`URLLogin`), sealed; stored, not served.
+    var sealedLogin: String?
     /// What a blob, file or form body streams from; stored, not served.
     public var streamedBody: [BodySegment]?
     /// A body the client streams in chunks: what has arrived so far.
@@ -59,8 +63,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
-        case originalRequest, currentRequest, response, progress, error, location, destination, resumable, bandwidthLimit
-        case createdAt, startedAt, completedAt, version, owner, resume, streamedBody, bodyStream, retryCount
+        case originalRequest, currentRequest, response, progress, error, location, destination, conflict, resumable, bandwidthLimit
+        case createdAt, startedAt, completedAt, version, owner, resume, sealedLogin, streamedBody, bodyStream, retryCount
         case cacheStatus, responseDisposition, checksum, digest
     }
 
@@ -80,6 +84,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         error = try c.decodeIfPresent(TaskError.self, forKey: .error)
         location = try c.decodeIfPresent(String.self, forKey: .location)
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
+        conflict = try c.decodeIfPresent(DownloadConflict.self, forKey: .conflict)
         resumable = try c.decodeIfPresent(ResumableUpload.self, forKey: .resumable)
         bandwidthLimit = try c.decodeIfPresent(BandwidthLimit.self, forKey: .bandwidthLimit)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
@@ -88,6 +93,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         version = try c.decode(Int.self, forKey: .version)
         owner = try c.decodeIfPresent(String.self, forKey: .owner)
         resume = try c.decodeIfPresent(ResumeState.self, forKey: .resume)
+        sealedLogin = try c.decodeIfPresent(String.self, forKey: .sealedLogin)
         streamedBody = try c.decodeIfPresent([BodySegment].self, forKey: .streamedBody)
         bodyStream = try c.decodeIfPresent(BodyStreamState.self, forKey: .bodyStream)
         preemptions = try c.decodeIfPresent(Int.self, forKey: .preemptions) ?? 0
@@ -144,6 +150,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(error, forKey: .error)
         try c.encode(location, forKey: .location)
         try c.encode(destination, forKey: .destination)
+        try c.encode(conflict, forKey: .conflict)
         try c.encode(bodyStream, forKey: .bodyStream)
         try c.encode(resumable, forKey: .resumable)
         try c.encode(retryCount, forKey: .retryCount)
@@ -156,6 +163,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         if stored {
             try c.encodeIfPresent(owner, forKey: .owner)
             try c.encodeIfPresent(resume, forKey: .resume)
+            try c.encodeIfPresent(sealedLogin, forKey: .sealedLogin)
             try c.encodeIfPresent(streamedBody, forKey: .streamedBody)
         }
     }

@@ -38,8 +38,9 @@ public struct TaskError: Codable, Sendable, Equatable, Error {
     public var name: String
     public var message: String
     @NullEncoded public var resumeData: String?
-    /// Why, when the URLError code alone does not tell: `network_policy` for a connection the
-    /// daemon's network policy refused (`TaskError+NetworkPolicy`). Absent from the JSON otherwise.
+    /// A stable word for why, where the URLError code alone does not say: `network_policy` (a
+    /// connection the daemon's network policy refused, `NetworkPolicy+Gate`),
+    /// `destination_exists` (a download's destination was taken). Absent from the JSON otherwise.
     public var reason: String?
 
     public init(_ code: URLErrorCode, _ message: String, reason: String? = nil) {

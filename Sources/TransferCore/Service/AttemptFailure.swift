@@ -28,6 +28,8 @@ enum AttemptFailure: Equatable {
             // A data or upload task's error status is a response; a download's is a failure.
             guard location == nil, Self.isTransient(status: response.statusCode) else { return nil }
             self = .transient(error: nil, statusCode: response.statusCode, retryAfter: Self.retryAfter(response, now: now))
+        case .destinationTaken:
+            return nil  // the download succeeded; trying again would find the same file there
         case .failure(let error), .interrupted(let error, _):
             // The network policy refuses the same address every time: no retry, no wait.
             if error.isNetworkPolicyRefusal { return nil }

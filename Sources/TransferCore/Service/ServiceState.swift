@@ -5,6 +5,8 @@ struct TaskEntry: Sendable {
     var task: TransferTask
     /// The request body, kept to start (or restart) the transfer.
     var requestBody: Data?
+    /// The user and password its URL carried (`URLLogin`): this task's alone (sealed in its row).
+    var urlLogin: URLLogin?
     /// Whether the engine holds a transfer for it (running or paused).
     var inEngine = false
     /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).

@@ -42,11 +42,14 @@ extension TransferService {
         let streamed = try request.request?.body.flatMap { try streamedBody($0, owner: owner) }
         let destination = request.destination ?? resume?.destination
         if let destination {
-            _ = try RootedPath.resolve(destination, root: configuration.downloadsRoot, field: "destination", code: "invalid_destination")
+            let root = try tenantDownloadsRoot(owner)
+            _ = try RootedPath.resolve(destination, root: root, field: "destination", code: "invalid_destination")
         }
+        // Only a destination can be taken: a download's default folder is its own.
+        let conflict = destination == nil ? nil : request.conflict ?? resume?.conflict ?? .fail
         // A download continued from resume data keeps the checksum it had, unless given anew.
         let checksum = request.checksum ?? resume?.checksum
-        return PreparedTask(spec: request, resume: resume, body: body, streamed: streamed, destination: destination, checksum: checksum)
+        return PreparedTask(spec: request, resume: resume, body: body, streamed: streamed, destination: destination, conflict: conflict, checksum: checksum)
     }
 
     /// Creates prepared tasks in one hold of the lock; nothing in it fails once the session is
@@ -137,10 +140,17 @@ extension TransferService {
                 info.headers["Content-Type"] = contentType
             }
         }
+        // A user and password in the URL become the task's own login; the URL is kept without.
+        let (url, given) = URLLogin.split(info.url)
+        let login = given ?? prepared.resume?.login
+        info.url = url
+        info.mainDocumentURL = info.mainDocumentURL.map(URLLogin.strip)
         var task = TransferTask(id: id, sessionId: session.id, kind: request.kind, state: request.state,
                                 priority: request.priority, description: request.description,
                                 request: info, owner: owner, now: now)
         task.destination = prepared.destination
+        task.sealedLogin = login.flatMap { credentials.sealLogin($0, task: id, owner: owner) }
+        task.conflict = prepared.conflict
         task.earliestBeginDate = request.earliestBeginDate
         task.bandwidthLimit = request.bandwidthLimit
         task.responseDisposition = request.responseDisposition
@@ -157,7 +167,8 @@ extension TransferService {
             let kept = rename(configuration.dataDirectory + "/" + resume.partialFile, partialPath(of: id)) == 0
             task.resume = kept && resume.state.offset > 0 ? resume.state : nil
         }
-        let entry = TaskEntry(task: task, requestBody: prepared.body)
+        var entry = TaskEntry(task: task, requestBody: prepared.body)
+        entry.urlLogin = login
         s.tasks[id] = entry
         return entry
     }
@@ -170,5 +181,6 @@ private struct PreparedTask {
     let body: Data?
     let streamed: StreamedBody?
     let destination: String?
+    let conflict: DownloadConflict?
     let checksum: Checksum?
 }

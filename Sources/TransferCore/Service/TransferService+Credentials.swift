@@ -7,7 +7,7 @@ extension TransferService {
     /// Every credential the session sees, without passwords.
     public func credentials(in sessionId: String, owner: String?) throws -> [CredentialInfo] {
         let session = try state.withLock { s in try visibleSession(s, sessionId, owner) }
-        return credentials.list(CredentialScope(session)).map(\.info)
+        return credentials.list(CredentialScope(session, requester: owner)).map(\.info)
     }
 
     /// Stores one credential, replacing the session's credential of the same space and user.
@@ -20,14 +20,14 @@ extension TransferService {
             }
             return session
         }
-        try credentials.put(put.credential, CredentialScope(session))
+        try credentials.put(put.credential, CredentialScope(session, requester: owner))
         return put.credential.info
     }
 
     /// Removes the credentials the session sees that match `filter`; returns how many.
     public func deleteCredentials(matching filter: CredentialFilter, in sessionId: String, owner: String?) throws -> Int {
         let session = try state.withLock { s in try visibleSession(s, sessionId, owner) }
-        return try credentials.delete(filter, CredentialScope(session))
+        return try credentials.delete(filter, CredentialScope(session, requester: owner))
     }
 }
 

@@ -115,6 +115,14 @@ extension TransferService {
                 changed(&s, task: id, persist: false, &deliveries)
             case .completed(.failure(let error)):
                 complete(&s, task: id, error: error, body: nil, &deliveries)
+            case .completed(.destinationTaken(let error, let response, let location, let digest)):
+                // The file is whole and kept where the task's file endpoint serves it; the
+                // task fails because it is not where the client asked.
+                if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
+                s.tasks[id]?.task.digest = digest
+                s.tasks[id]?.task.location = location
+                emit(&s, session: session, task: id, .didFinishDownloadingTo, ["location": .string(location)], &deliveries)
+                complete(&s, task: id, error: error, body: nil, &deliveries)
             case .completed(.interrupted(var error, let state)):
                 // The partial file stays; the error carries resume data to continue from it.
                 error.resumeData = sealedResumeData(for: entry.task, at: state)

@@ -29,7 +29,9 @@ extension TransferService {
                 s.sessionOrder.insert(Session.sharedID, at: 0)
             }
             for (task, body) in tasks {
-                s.tasks[task.id] = TaskEntry(task: task, requestBody: task.state == .completed ? nil : body)
+                var entry = TaskEntry(task: task, requestBody: task.state == .completed ? nil : body)
+                if task.state != .completed { entry.urlLogin = credentials.openLogin(of: task) }
+                s.tasks[task.id] = entry
                 _ = s.taskChanges.note(task)  // no waiter yet
                 s.usage.note(task)
                 s.tasksBySession[task.sessionId, default: []].append(task.id)

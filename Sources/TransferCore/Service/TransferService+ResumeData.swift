@@ -6,7 +6,8 @@ extension TransferService {
         resumeSealer.seal(ResumeData(
             url: task.response?.url ?? task.currentRequest?.url ?? task.originalRequest.url,
             request: task.originalRequest, state: state, partialFile: "partial/\(task.id).part",
-            destination: task.destination, checksum: task.checksum, createdAt: Date()), owner: task.owner)
+            destination: task.destination, conflict: task.conflict, login: credentials.openLogin(of: task),
+            checksum: task.checksum, createdAt: Date()), owner: task.owner)
     }
 
     /// A download's last checkpoint, if its partial file still holds bytes. A file shorter than

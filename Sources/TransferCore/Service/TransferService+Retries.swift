@@ -70,7 +70,7 @@ extension TransferService {
         case .interrupted(_, let state):
             s.tasks[id]?.task.resume = state
             s.tasks[id]?.task.progress.bytesReceived = state.offset
-        case .failure, .success:
+        case .failure, .success, .destinationTaken:
             s.tasks[id]?.task.resume = nil
             s.tasks[id]?.task.progress.bytesReceived = 0
         }

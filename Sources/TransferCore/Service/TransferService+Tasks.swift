@@ -166,7 +166,8 @@ extension TransferService {
         guard task.kind == .download else {
             throw ServiceError.conflict(code: "not_a_download", message: "task \(id) is a \(task.kind.rawValue) task; its response is at GET /v1/tasks/\(id)/body")
         }
-        try requireSuccess(task, ready: "its file")
+        // A download whose destination was taken failed, but its file is whole: it is served.
+        try requireSuccess(task, ready: "its file", unless: task.error?.reason == DownloadConflict.destinationExistsReason && task.location != nil)
         guard let path = task.location, let size = FileSystem.size(of: path) else {
             throw ServiceError.notFound("the file of task \(id) is no longer there (moved or deleted on the host)")
         }
@@ -175,11 +176,11 @@ extension TransferService {
 
     /// Refuses a task that has not completed, or that failed (409), then waits until its
     /// completion and body are committed, so what is served is what a restart would find.
-    private func requireSuccess(_ task: TransferTask, ready what: String) throws {
+    private func requireSuccess(_ task: TransferTask, ready what: String, unless failureIsServed: Bool = false) throws {
         guard task.state == .completed else {
             throw ServiceError.conflict(code: "task_not_completed", message: "task \(task.id) is \(task.state.rawValue); \(what) is ready when it completes")
         }
-        if let error = task.error {
+        if let error = task.error, !failureIsServed {
             throw ServiceError.conflict(code: "no_body", message: "task \(task.id) failed (\(error.name)): \(error.message)")
         }
         store.flush()
@@ -267,7 +268,8 @@ extension TransferService {
         job.checksum = entry.task.checksum
         job.tus = entry.task.resumable
         // A tus upload's steps are judged by its run, not answered with credentials.
-        if job.tus == nil { job.credentials = SessionCredentials(store: credentials, scope: CredentialScope(session)) }
+        if job.tus == nil { job.credentials = SessionCredentials(store: credentials, scope: CredentialScope(session, requester: entry.task.owner)) }
+        job.urlLogin = entry.urlLogin
         job.adopt(entry.task)
         job.cookies = cookieHandling(for: entry.task.originalRequest, in: session, owner: entry.task.owner)
         job.adopt(session.configuration)
@@ -279,11 +281,13 @@ extension TransferService {
 
     /// Where a download's bytes go: its partial file, then its destination or the default folder.
     func downloadTarget(of task: TransferTask) -> DownloadTarget {
-        DownloadTarget(
+        let root = TenantDownloads.root(configuration.downloadsRoot, owner: task.owner)
+        return DownloadTarget(
             partialPath: partialPath(of: task.id),
-            destinationPath: task.destination.map { configuration.downloadsRoot + "/" + $0 },
+            destinationPath: task.destination.map { root + "/" + $0 },
             defaultDirectory: configuration.dataDirectory + "/files/\(task.id)",
-            root: configuration.downloadsRoot,
+            root: root,
+            conflict: task.conflict ?? .fail,
             checksum: task.checksum)
     }
 
@@ -298,6 +302,10 @@ extension TransferService {
         releaseHold(&s, task: id)
         var task = entry.task
         task.state = .completed
+        // The URL's login was for this task's transfer only: it goes with it (resume data,
+        // made before this, carries it sealed for a continuation).
+        task.sealedLogin = nil
+        s.tasks[id]?.urlLogin = nil
         task.phase = .done
         task.error = error
         task.completedAt = Date()

@@ -34,13 +34,13 @@ import Testing
         defer { folder.remove() }
         let password = "secret-\(UUID().uuidString)"
         let (store, credentials) = try Self.open(folder)
-        let a = CredentialScope(Self.session("a")), b = CredentialScope(Self.session("b"))
+        let a = CredentialScope(Self.session("a"), requester: nil), b = CredentialScope(Self.session("b"), requester: nil)
         try credentials.put(Self.credential("perm-user", password: password, persistence: .permanent), a)
         try credentials.put(Self.credential("session-user", password: password + "-s", persistence: .forSession), a)
         #expect(credentials.list(b).map(\.user) == ["perm-user"], "another default session sees the shared store only")
         #expect(Set(credentials.list(a).map(\.user)) == ["perm-user", "session-user"])
         // Another owner (API token) has a shared store of its own.
-        #expect(credentials.list(CredentialScope(Self.session("c", owner: "token-2"))).isEmpty)
+        #expect(credentials.list(CredentialScope(Self.session("c", owner: "token-2"), requester: nil)).isEmpty)
         store.close()
 
         #expect(!Self.files(in: folder, containing: "perm-user").isEmpty, "the control: the row is on disk")
@@ -56,16 +56,44 @@ import Testing
         #expect(found.first?.password == password)
     }
 
+    /// The `shared` session has no owner: each token that uses it has its own part, its
+    /// permanent rows (owner column) and its session credentials alike (issue 16, item 2).
+    @Test func anOwnerlessSessionKeepsEachRequestersCredentialsApart() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let (store, credentials) = try Self.open(folder)
+        let shared = Self.session("shared")
+        let a = CredentialScope(shared, requester: "token-a"), b = CredentialScope(shared, requester: "token-b")
+        try credentials.put(Self.credential("a-perm", password: "pa", persistence: .permanent), a)
+        try credentials.put(Self.credential("a-session", password: "ps", persistence: .forSession), a)
+        let space = ProtectionSpace(host: "example.org", port: 80, protocol: .http, realm: "R", authenticationMethod: .httpBasic)
+        #expect(credentials.list(b).isEmpty)
+        #expect(credentials.candidates(for: space, in: b).isEmpty, "b's challenge was answered with a's credential")
+        #expect(try credentials.delete(CredentialFilter(), b) == 0)
+        try credentials.removeAll(b)
+        #expect(credentials.list(CredentialScope(shared, requester: nil)).isEmpty, "the no-token owner saw a's")
+        // A's own session of a token is that token's: the same store as its `shared` part.
+        #expect(credentials.list(CredentialScope(Self.session("mine", owner: "token-a"), requester: "token-b")).map(\.user) == ["a-perm"])
+        #expect(Set(credentials.list(a).map(\.user)) == ["a-perm", "a-session"])
+        #expect(try store.loadCredentialRows().map(\.ownerKey) == ["token-a"])
+        store.close()
+
+        let (again, reopened) = try Self.open(folder)
+        defer { again.close() }
+        #expect(reopened.candidates(for: space, in: a).map(\.user) == ["a-perm"])
+        #expect(reopened.candidates(for: space, in: b).isEmpty)
+    }
+
     @Test func aRowTheKeyCannotOpenIsDroppedNotServedAndNotFatal() throws {
         let folder = try TempDirectory()
         defer { folder.remove() }
         let (store, credentials) = try Self.open(folder)
-        try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a")))
+        try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a"), requester: nil))
         store.close()
         try FileManager.default.removeItem(atPath: folder.path + "/credentials.key")
         let (again, reopened) = try Self.open(folder)
         defer { again.close() }
-        #expect(reopened.list(CredentialScope(Self.session("a"))).isEmpty)
+        #expect(reopened.list(CredentialScope(Self.session("a"), requester: nil)).isEmpty)
         #expect(try again.loadCredentialRows().isEmpty)
     }
 
@@ -74,11 +102,11 @@ import Testing
         defer { folder.remove() }
         let (store, credentials) = try Self.open(folder)
         let ephemeral = Self.session("e", kind: .ephemeral)
-        try credentials.put(Self.credential("eph-user", password: "eph-pass", persistence: .permanent), CredentialScope(ephemeral))
-        #expect(credentials.list(CredentialScope(ephemeral)).map(\.user) == ["eph-user"])
-        #expect(credentials.list(CredentialScope(Self.session("d"))).isEmpty)
+        try credentials.put(Self.credential("eph-user", password: "eph-pass", persistence: .permanent), CredentialScope(ephemeral, requester: nil))
+        #expect(credentials.list(CredentialScope(ephemeral, requester: nil)).map(\.user) == ["eph-user"])
+        #expect(credentials.list(CredentialScope(Self.session("d"), requester: nil)).isEmpty)
         credentials.discard(session: ephemeral)
-        #expect(credentials.list(CredentialScope(ephemeral)).isEmpty)
+        #expect(credentials.list(CredentialScope(ephemeral, requester: nil)).isEmpty)
         store.close()
         #expect(Self.files(in: folder, containing: "eph-user").isEmpty)
     }
@@ -88,7 +116,7 @@ import Testing
         defer { folder.remove() }
         let (store, credentials) = try Self.open(folder)
         defer { store.close() }
-        let scope = CredentialScope(Self.session("a"))
+        let scope = CredentialScope(Self.session("a"), requester: nil)
         try credentials.put(Self.credential("u", password: "1", persistence: .permanent), scope)
         try credentials.put(Self.credential("u", password: "2", persistence: .forSession), scope)
         #expect(credentials.list(scope).map(\.persistence) == [.forSession])
@@ -109,7 +137,7 @@ import Testing
         defer { folder.remove() }
         let (store, credentials) = try Self.open(folder)
         defer { store.close() }
-        let scope = CredentialScope(Self.session("a"))
+        let scope = CredentialScope(Self.session("a"), requester: nil)
         try credentials.put(Self.credential("any-realm", password: "1", realm: nil, persistence: .none), scope)
         try credentials.put(Self.credential("permanent", password: "2", persistence: .permanent), scope)
         try credentials.put(Self.credential("once", password: "3", persistence: .none), scope)
@@ -131,7 +159,7 @@ import Testing
         // A file a previous version left readable by all is tightened at open.
         FileManager.default.createFile(atPath: folder.path + "/transferd.sqlite3", contents: nil, attributes: [.posixPermissions: 0o644])
         let (store, credentials) = try Self.open(folder)
-        try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a")))
+        try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a"), requester: nil))
         for name in ["transferd.sqlite3", "transferd.sqlite3-wal", "transferd.sqlite3-shm", "credentials.key"] {
             let mode = try FileManager.default.attributesOfItem(atPath: folder.path + "/" + name)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(name) is \(String(mode ?? 0, radix: 8))")
