@@ -11,6 +11,7 @@ import secrets
 
 import pytest
 
+from conftest import required_environment
 from daemon import Daemon
 
 A, B, ADMIN = (secrets.token_hex(16) for _ in range(3))
@@ -36,7 +37,9 @@ def run(daemon: Daemon, session: str, task: dict) -> dict:
 
 @pytest.fixture
 def tenants(start_daemon):
-    daemon = start_daemon(arguments=["--token", f"alpha:{A}", "--token", f"beta:{B}", "--token", f"root:{ADMIN}:admin"])
+    # One transfer at a time, so a tenant's second task waits in the queue.
+    daemon = start_daemon(arguments=["--token", f"alpha:{A}", "--token", f"beta:{B}", "--token", f"root:{ADMIN}:admin",
+                                     "--max-transfers", "1"])
     return as_(daemon, A), as_(daemon, B), as_(daemon, ADMIN)
 
 
@@ -84,12 +87,23 @@ def test_shared_stores_of_the_shared_session_are_per_tenant(tenants, nginx_url):
     a.json("PUT", "/v1/sessions/shared/cookies", {"cookies": [{"name": "who", "value": "alpha", "domain": "127.0.0.1"}]})
     assert b.json("GET", "/v1/sessions/shared/cookies")["cookies"] == []
     assert [c["value"] for c in a.json("GET", "/v1/sessions/shared/cookies")["cookies"]] == ["alpha"]
+    b.json("POST", "/v1/sessions/shared/reset")
+    assert [c["value"] for c in a.json("GET", "/v1/sessions/shared/cookies")["cookies"]] == ["alpha"], "B's reset emptied A's jar"
     # Credentials: A's permanent credential is not listed, used or deletable by B.
     space = {"host": "127.0.0.1", "port": 1, "protocol": "http", "realm": "r", "authenticationMethod": "HTTPBasic"}
     a.json("PUT", "/v1/sessions/shared/credentials", {"protectionSpace": space, "user": "alpha", "password": "secret-a", "persistence": "permanent"})
     assert b.json("GET", "/v1/sessions/shared/credentials")["items"] == []
-    b.request("DELETE", "/v1/sessions/shared/credentials", {"protectionSpace": space, "user": "alpha"})
+    b.request("DELETE", "/v1/sessions/shared/credentials?user=alpha")
     assert [c["user"] for c in a.json("GET", "/v1/sessions/shared/credentials")["items"]] == ["alpha"]
+    # ...nor answers B's challenge: httpbin's Basic realm, A's credential stored for it.
+    httpbin = required_environment("TRANSFERD_TEST_HTTPBIN")
+    host, port = httpbin.removeprefix("http://").split(":")
+    a.json("PUT", "/v1/sessions/shared/credentials", {
+        "protectionSpace": {"host": host, "port": int(port), "protocol": "http", "realm": "Fake Realm", "authenticationMethod": "HTTPBasic"},
+        "user": "alpha", "password": "secret-a", "persistence": "permanent"})
+    protected = {"kind": "data", "request": {"url": httpbin + "/basic-auth/alpha/secret-a"}}
+    assert run(a, "shared", protected)["response"]["statusCode"] == 200
+    assert run(b, "shared", protected)["response"]["statusCode"] == 401
     # URL cache: B's request is not answered with A's stored response.
     url = nginx_url + "/files/hello.txt?tenants"
     policy = {"url": url, "cachePolicy": "returnCacheDataElseLoad"}
@@ -130,3 +144,20 @@ def test_daemon_wide_controls_need_the_admin(tenants):
     admin.json("PATCH", "/v1/limits", {"downloadBytesPerSecond": None})
     # Everyone may read the limits in force.
     assert "downloadBytesPerSecond" in a.json("GET", "/v1/limits")
+    # Daemon-wide figures and the whole cache are the admin's.
+    for method, path in [("GET", "/v1/stats"), ("GET", "/metrics"), ("DELETE", "/v1/cache")]:
+        status, _, payload = a.request(method, path)
+        assert status == 403 and b"forbidden" in payload, (method, path, status, payload)
+        status, _, payload = admin.request(method, path)
+        assert status in (200, 204), (method, path, status, payload)
+
+
+def test_queue_and_quota_show_only_the_tenants_own(tenants, nginx_url):
+    a, b, _ = tenants
+    slow = {"kind": "download", "request": {"url": nginx_url + "/slow/16MiB.bin"}}
+    for _ in range(3):
+        a.json("POST", "/v1/sessions/shared/tasks", slow)
+    assert b.json("GET", "/v1/quota")["tasks"] == 0
+    assert a.json("GET", "/v1/quota")["tasks"] == 3
+    assert a.json("GET", "/v1/queue")["total"] == 2
+    assert b.json("GET", "/v1/queue")["total"] == 0
