@@ -25,7 +25,12 @@
 # Needs root (debootstrap, chroot, unshare). Peers used when set: TRANSFERD_TEST_NGINX(_ROOT),
 # TRANSFERD_TEST_TLS_VALID, TRANSFERD_TEST_TLS_UNTRUSTED, TRANSFERD_TEST_TLS_CA (scripts/test.sh).
 # Environment: TRANSFERD_CONTAINER_MIRROR, TRANSFERD_CONTAINER_SECURITY_MIRROR override the mirrors.
+# With --build-only it stops after step 2: scripts/test.sh runs that at low priority while the
+# Swift tests wait on the network, so the check itself later finds the build done.
 set -euo pipefail
+
+BUILD_ONLY=0
+[ "${1:-}" = "--build-only" ] && BUILD_ONLY=1
 
 SCRIPT_NAME="container-check.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -67,11 +72,17 @@ fail() {
 }
 
 # ---- processes this script starts, ended by PID on every exit path ----
-DAEMON_NS_PID=""   # the unshare process; --kill-child ends the daemon with it
+DAEMON_NS_PID=""   # the unshare process in front of the daemon
+DAEMON_PID=""      # the daemon, PID 1 of its namespace (it outlives a killed unshare: its uid change clears --kill-child's death signal)
 SERVER_PID=""      # python3 http.server, when no nginx peer is given
 
 cleanup() {
     local status=$?
+    # The daemon is PID 1 of its namespace: killing it ends the namespace. Killing only the
+    # unshare process in front of it would leave it running (seen after a failed check).
+    if [ -n "${DAEMON_PID:-}" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+        kill -KILL "$DAEMON_PID" 2>/dev/null || true
+    fi
     if [ -n "$DAEMON_NS_PID" ] && kill -0 "$DAEMON_NS_PID" 2>/dev/null; then
         kill -KILL "$DAEMON_NS_PID" 2>/dev/null || true
         wait "$DAEMON_NS_PID" 2>/dev/null || true
@@ -210,6 +221,10 @@ for product in "${BUILD_PRODUCTS[@]}"; do
     log "built $product: $(du -h "$BIN_DIR/$product" | cut -f1)"
 done
 end_step
+if [ "$BUILD_ONLY" = 1 ]; then
+    log "--build-only: the products are built"
+    exit 0
+fi
 
 # ---- the stage's state while its steps are replayed ----
 STAGE_ENV=()
@@ -438,7 +453,8 @@ begin_step "start ${ENTRYPOINT[*]} as $STAGE_USER, PID 1 of its namespace, on 12
 touch "$WORK/started-marker"
 sleep 1 # a file the daemon writes is then strictly newer than the marker, whatever the clock's grain
 root_command "$ROOT" "$RUN_UID:$RUN_GID" "$RUN_GROUPS" "$STAGE_WORKDIR" "${RUN_ENV[@]}" -- "${ENTRYPOINT[@]}"
-"${ROOT_COMMAND[@]}" >"$DAEMON_LOG" 2>&1 &
+# 9>&-: the check's lock stays with the check, never with a daemon that could outlive it.
+"${ROOT_COMMAND[@]}" >"$DAEMON_LOG" 2>&1 9>&- &
 DAEMON_NS_PID=$!
 DAEMON_PID=""
 for _ in $(seq 1 100); do
@@ -490,14 +506,18 @@ SESSION_ID="$(json_field id <<<"$session")"
 [ -n "$SESSION_ID" ] || fail "creating a session failed: $session"
 task="$(download "$SESSION_ID" "$SOURCE_URL" container-check/1MiB.bin)"
 [ -z "$(json_field error <<<"$task")" ] || fail "the HTTP download failed: $task"
-downloaded="$ROOT${RUN_HOME%/}/downloads/container-check/1MiB.bin"
+# With a token, destinations are under the token's own root (downloads/<owner>/): the task's
+# location says where, as a path inside the container.
+location="$(json_field location <<<"$task")"
+case "$location" in "${RUN_HOME%/}/downloads/"*/container-check/1MiB.bin) ;; *) fail "the download landed at '$location', not under the token's downloads root" ;; esac
+downloaded="$ROOT$location"
 case "$(stat -c %u "$downloaded" 2>/dev/null)" in "$RUN_UID") ;; *) fail "$downloaded is missing or not owned by uid $RUN_UID" ;; esac
 [ "$(sha256sum <"$downloaded")" = "$(sha256sum <"$SOURCE_FILE")" ] || fail "the downloaded file differs from $SOURCE_FILE"
-log "HTTP download: $SOURCE_URL -> /data/downloads/container-check/1MiB.bin, $(stat -c %s "$downloaded") bytes, sha256 matches"
+log "HTTP download: $SOURCE_URL -> $location, $(stat -c %s "$downloaded") bytes, sha256 matches"
 if [ "$TLS" -eq 1 ]; then
     task="$(download "$SESSION_ID" "$TRANSFERD_TEST_TLS_VALID/files/hello.txt" container-check/hello.txt)"
     [ -z "$(json_field error <<<"$task")" ] || fail "the HTTPS download with the added CA failed: $task"
-    cmp -s "$ROOT/data/downloads/container-check/hello.txt" "$TRANSFERD_TEST_NGINX_ROOT/hello.txt" || fail "the HTTPS download differs"
+    cmp -s "$ROOT$(json_field location <<<"$task")" "$TRANSFERD_TEST_NGINX_ROOT/hello.txt" || fail "the HTTPS download differs"
     log "HTTPS download: $TRANSFERD_TEST_TLS_VALID/files/hello.txt verified with the CA bundle of ca-certificates"
     if [ -n "${TRANSFERD_TEST_TLS_UNTRUSTED:-}" ]; then
         task="$(download "$SESSION_ID" "$TRANSFERD_TEST_TLS_UNTRUSTED/files/hello.txt" container-check/untrusted.txt)"

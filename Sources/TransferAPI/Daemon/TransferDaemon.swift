@@ -33,7 +33,8 @@ public final class TransferDaemon: Sendable {
             maxTransfers: configuration.service.maxConcurrentTransfers)
         var serviceConfiguration = configuration.service
         serviceConfiguration.maxConcurrentTransfers = budget.transfers
-        if budget.transfers < configuration.service.maxConcurrentTransfers || budget.apiConnections < configuration.maxConnections {
+        // Worth an operator's attention when it bites: transfers lowered, or the API's cap halved.
+        if budget.transfers < configuration.service.maxConcurrentTransfers || budget.apiConnections < configuration.maxConnections / 2 {
             logger.warning("descriptor limit lowers the daemon's caps", metadata: [
                 "fd.limit": "\(budget.limit)", "http.max_connections": "\(budget.apiConnections)",
                 "http.max_connections_per_client": "\(budget.perClient)", "transfers.max": "\(budget.transfers)",
