@@ -44,9 +44,11 @@ public struct PeerAddress: Sendable, Equatable {
 /// `connectionRefusal` for the error). A refused attempt gets no socket: curl tries the host's
 /// next address, if any, and otherwise fails with CURLE_COULDNT_CONNECT.
 ///
-/// A handle whose current request goes through a proxy (`EasyOption.proxy` not "") is not
-/// checked: curl then connects only to the proxy, which the operator configured, and the proxy
-/// reaches the origin (the policy cannot see where).
+/// A connection to a proxy is judged like any other: a session's proxy is set by whoever made
+/// the session (a tenant), so an exemption would let a tenant reach a denied address by naming it
+/// as its proxy, or by a no-proxy entry that sends the request direct. An operator who runs a
+/// proxy in a denied range allows its address (`--allow-networks`); what the proxy then reaches
+/// is the proxy's policy.
 public struct ConnectionGate: Sendable {
     let decide: @Sendable (PeerAddress) -> String?
 
@@ -65,7 +67,7 @@ extension EasyHandle {
     /// Runs in the open-socket callback: the gate's verdict on `address`, recorded when it
     /// refuses. True when curl may open the socket.
     func mayConnect(to address: UnsafePointer<curl_sockaddr>) -> Bool {
-        guard let gate = connectionGate, !usesProxy else { return true }
+        guard let gate = connectionGate else { return true }
         guard let peer = PeerAddress(address) else {
             connectionRefusal = ConnectionRefusal(peer: PeerAddress(bytes: [], port: 0), rule: "not an IP address")
             return false

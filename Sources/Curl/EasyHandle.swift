@@ -27,9 +27,6 @@ public final class EasyHandle {
     var takenOverSocket: Int32 = -1
     /// Decides every connection this handle makes (`EasyOption.connectionGate`); nil: any.
     private(set) var connectionGate: ConnectionGate?
-    /// Whether the current request goes through a proxy (`EasyOption.proxy` not ""): its
-    /// connections are then to the proxy, which the gate does not judge.
-    private(set) var usesProxy = false
     /// The last connection the gate refused, if any: a transfer that then failed to connect
     /// failed because of it.
     public internal(set) var connectionRefusal: ConnectionRefusal?
@@ -123,7 +120,6 @@ public final class EasyHandle {
         case .httpAuthentication(let scheme): try setLong(CURLOPT_HTTPAUTH, scheme.bitmask)
         case .proxy(let proxy):
             try setString(CURLOPT_PROXY, proxy)
-            usesProxy = !proxy.isEmpty
         case .noProxy(let hosts): try setString(CURLOPT_NOPROXY, hosts)
         case .proxyUsername(let name): try setString(CURLOPT_PROXYUSERNAME, name)
         case .proxyPassword(let password): try setString(CURLOPT_PROXYPASSWORD, password)

@@ -165,13 +165,20 @@ import TransferCore
         }
     }
 
-    @Test func aConfiguredProxyIsTheOperatorsChoiceAndNotChecked() async throws {
-        // An HTTP proxy on the denied address answers itself (absolute-form requests): the
-        // connection to a configured proxy is not put to the policy.
+    @Test func aSessionsProxyIsJudgedLikeAnyConnectionAndAllowedByTheOperator() async throws {
+        // An HTTP proxy on the denied address answers itself (absolute-form requests). A session's
+        // proxy is the tenant's choice, so naming a denied address as the proxy reaches nothing...
         let proxy = try OriginServer(address: "127.0.0.2") { _ in .text("from the proxy") }
         defer { proxy.stop() }
+        let proxied: [String: Any] = ["connectionProxyDictionary": ["HTTPEnable": 1, "HTTPProxy": "127.0.0.2", "HTTPPort": proxy.port]]
         try await DaemonFixture.with(configure: Self.denying("127.0.0.2/32")) { daemon in
-            let session = try await daemon.session(configuration: ["connectionProxyDictionary": ["HTTPEnable": 1, "HTTPProxy": "127.0.0.2", "HTTPPort": proxy.port]])
+            let session = try await daemon.session(configuration: proxied)
+            expectRefused(try await run(daemon, "http://origin.invalid/page", in: session), "127.0.0.2", rule: "--deny-networks 127.0.0.2/32")
+            #expect(proxy.connectionCount == 0)
+        }
+        // ...while a proxy the operator allows is used.
+        try await DaemonFixture.with(configure: Self.denying("127.0.0.0/8", allowing: "127.0.0.2/32")) { daemon in
+            let session = try await daemon.session(configuration: proxied)
             let task = try await run(daemon, "http://origin.invalid/page", in: session)
             #expect(task.isNull("error"), "\(task)")
             #expect(try await daemon.body(try #require(task.int("id"))).text == "from the proxy")

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The Curl layer's connection gate on real libcurl transfers (`EasyHandle.perform`): it sees
 /// the address curl is about to connect to, whatever spelled it; a refusal makes no connection
-/// and is recorded; a proxy's connection is not put to it; an FTP data connection is.
+/// and is recorded; a proxy's connection is put to it as any other; an FTP data connection too.
 @Suite struct ConnectionGateTests {
     /// A gate that records every address it is asked about and refuses those `refuses` picks.
     final class Recorder: Sendable {
@@ -63,23 +63,28 @@ import TestSupport
         #expect(origin.connectionCount == 0)
     }
 
-    @Test func aConnectionToAProxyIsNotPutToTheGate() throws {
+    @Test func aConnectionToAProxyIsPutToTheGateToo() throws {
         // The "proxy" answers absolute-form requests itself.
         let proxy = try OriginServer { _ in .text("from the proxy") }
         defer { proxy.stop() }
-        let recorder = Recorder { _, _ in true }
+        // Allowed: the gate saw the proxy's address, not the origin's (never resolved).
+        let allowing = Recorder { _, _ in false }
         let handle = try EasyHandle()
         try handle.set(.url("http://origin.invalid/x"))
         try handle.set(.proxy("http://127.0.0.1:\(proxy.port)"))
-        try handle.set(.connectionGate(recorder.gate))
+        try handle.set(.connectionGate(allowing.gate))
         #expect(handle.perform() == .ok)
-        #expect(recorder.addresses.isEmpty && proxy.requests.map(\.path) == ["http://origin.invalid/x"])
+        #expect(allowing.addresses == [PeerAddress(bytes: [127, 0, 0, 1], port: proxy.port)])
+        #expect(proxy.requests.map(\.path) == ["http://origin.invalid/x"])
 
-        // Without the proxy the same gate judges (and refuses) the connection.
-        try handle.set(.proxy(""))
-        try handle.set(.url(proxy.url("/direct")))
-        #expect(handle.perform() == .couldntConnect)
-        #expect(recorder.addresses.count == 1 && proxy.requests.count == 1)
+        // Refused: a proxy is no way around the gate (a new handle: no connection to reuse).
+        let refusing = Recorder { _, _ in true }
+        let other = try EasyHandle()
+        try other.set(.url("http://origin.invalid/y"))
+        try other.set(.proxy("http://127.0.0.1:\(proxy.port)"))
+        try other.set(.connectionGate(refusing.gate))
+        #expect(other.perform() == .couldntConnect)
+        #expect(refusing.addresses.count == 1 && proxy.requests.count == 1)
     }
 
     @Test func anFTPDataConnectionIsPutToTheGateToo() throws {
