@@ -7,10 +7,18 @@ extension EngineLoop {
     func addToMulti(_ transfer: Transfer) throws {
         if let key = transfer.job.connectionPool {
             // Out of memory: fail the transfer rather than let it into another session's pool.
-            guard let pool = connectionPools.ownPool(for: key) else { throw CurlCode.outOfMemory }
+            guard let pool = connectionPools.ownPool(for: key, now: Self.now()) else { throw CurlCode.outOfMemory }
             try transfer.handle.set(.share(pool))
         }
         try multi.add(transfer.handle)
         connectionPools.closeUnused()
+    }
+
+    /// Closes the pools of sessions that stopped transferring (`ConnectionPools.retireIdle`),
+    /// at most once a second.
+    func retireIdlePools(now: Double) {
+        guard now >= nextPoolSweep else { return }
+        nextPoolSweep = now + 1
+        connectionPools.retireIdle(now: now)
     }
 }

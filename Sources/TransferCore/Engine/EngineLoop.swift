@@ -19,6 +19,8 @@ final class EngineLoop {
     let governor = BandwidthGovernor()
     /// Sessions' own connection pools after a reset or flush.
     let connectionPools = ConnectionPools()
+    /// When idle connection pools are next looked for (`retireIdlePools`).
+    var nextPoolSweep = 0.0
     /// Stream tasks' connections (`EngineLoop+Streams`).
     let streams = StreamTable()
 
@@ -53,6 +55,7 @@ final class EngineLoop {
                 stepEnded(taskId, transfer.outcome(code))
             }
             let pending = sweep(now: Self.now())
+            retireIdlePools(now: Self.now())
             // While coalesced counts wait to be reported, wake soon enough to report them; a tus
             // upload waiting out a backoff wakes the loop when it is over; a throttled transfer
             // when its tokens are back.
@@ -255,6 +258,7 @@ final class EngineLoop {
         governor.forget(taskId, &transfer.throttle)
         reportMetrics(taskId, transfer)
         multi.remove(transfer.handle)
+        if let pool = transfer.job.connectionPool { connectionPools.used(pool, now: Self.now()) }
         return transfer
     }
 
