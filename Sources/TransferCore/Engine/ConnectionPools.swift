@@ -55,6 +55,7 @@ final class ConnectionPools {
         do {
             let fresh = try ShareHandle()
             if let old = current.updateValue(fresh, forKey: key) { retired.append(old) }
+            // Never used: closed at the next sweep, as any pool idle for long enough.
             lastUse[key] = lastUse[key] ?? 0
         } catch {
             // Out of memory: keep the old pool rather than fail the session's next transfers.

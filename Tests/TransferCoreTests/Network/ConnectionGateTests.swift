@@ -67,23 +67,23 @@ import TestSupport
         // The "proxy" answers absolute-form requests itself.
         let proxy = try OriginServer { _ in .text("from the proxy") }
         defer { proxy.stop() }
+        /// A new handle each time (no connection to reuse) fetching `path` through the proxy.
+        func proxied(_ path: String, _ recorder: Recorder) throws -> EasyHandle {
+            let handle = try EasyHandle()
+            try handle.set(.url("http://origin.invalid" + path))
+            try handle.set(.proxy("http://127.0.0.1:\(proxy.port)"))
+            try handle.set(.connectionGate(recorder.gate))
+            return handle
+        }
         // Allowed: the gate saw the proxy's address, not the origin's (never resolved).
         let allowing = Recorder { _, _ in false }
-        let handle = try EasyHandle()
-        try handle.set(.url("http://origin.invalid/x"))
-        try handle.set(.proxy("http://127.0.0.1:\(proxy.port)"))
-        try handle.set(.connectionGate(allowing.gate))
-        #expect(handle.perform() == .ok)
+        #expect(try proxied("/x", allowing).perform() == .ok)
         #expect(allowing.addresses == [PeerAddress(bytes: [127, 0, 0, 1], port: proxy.port)])
         #expect(proxy.requests.map(\.path) == ["http://origin.invalid/x"])
 
-        // Refused: a proxy is no way around the gate (a new handle: no connection to reuse).
+        // Refused: a proxy is no way around the gate.
         let refusing = Recorder { _, _ in true }
-        let other = try EasyHandle()
-        try other.set(.url("http://origin.invalid/y"))
-        try other.set(.proxy("http://127.0.0.1:\(proxy.port)"))
-        try other.set(.connectionGate(refusing.gate))
-        #expect(other.perform() == .couldntConnect)
+        #expect(try proxied("/y", refusing).perform() == .couldntConnect)
         #expect(refusing.addresses.count == 1 && proxy.requests.count == 1)
     }
 
