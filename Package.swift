@@ -48,18 +48,48 @@ let package = Package(
         // Any JSON value: one type for the daemon and the command-line client.
         .target(name: "JSONModel", swiftSettings: strict),
 
-        // The domain: sessions, tasks, scheduler, curl engine, store.
+        // The domain, in four layers whose dependencies point one way (ARCHITECTURE.md):
+        // values <- store, engine <- service. The compiler rejects every upward reference.
+        // Values, JSON and validation: tasks, sessions, cookies, credentials, errors; the few
+        // POSIX file helpers validation needs. No threads, no database, no network.
         .target(
-            name: "TransferCore",
+            name: "TransferModel",
+            dependencies: ["JSONModel"],
+            swiftSettings: strict
+        ),
+        // Durable state: the task store (SQLite, WAL) and the blob files.
+        .target(
+            name: "TransferStore",
             dependencies: [
-                "Curl", "SQLite", "Zlib", "JSONModel",
+                "TransferModel", "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of blobs, computed while they stream to disk (BlobWriter).
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // libcurl transfers on the engine thread: commands in (EngineCommand), updates out
+        // (TransferUpdate). Knows nothing of the store or the service.
+        .target(
+            name: "TransferEngine",
+            dependencies: [
+                "TransferModel", "Curl", "Zlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Sessions, the scheduler, tasks' lives, long-polls, caches, cookies, credentials,
+        // webhooks and metrics, over the store and the engine.
+        .target(
+            name: "TransferService",
+            dependencies: [
+                "TransferModel", "TransferStore", "TransferEngine", "Curl", "JSONModel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Heaps: the scheduler's queues (O(log n) admission with 100,000 tasks queued)
                 // and timed holds (retry backoff, waiting for connectivity, earliestBeginDate).
                 .product(name: "HeapModule", package: "swift-collections"),
-                // The domain's instruments (TransferCore/Metrics).
+                // The domain's instruments (TransferService/Metrics).
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
@@ -68,7 +98,7 @@ let package = Package(
         .target(
             name: "TransferAPI",
             dependencies: [
-                "TransferCore", "HTTPServer",
+                "TransferModel", "TransferStore", "TransferService", "HTTPServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // HTTP request latency by route, and rendering GET /metrics.
@@ -90,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "transferd",
             dependencies: [
-                "TransferAPI", "TransferCore",
+                "TransferAPI", "TransferModel", "TransferService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -99,7 +129,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The command-line client: speaks only the public HTTP API (through the Curl layer, no
-        // Foundation networking), never TransferCore or TransferAPI.
+        // Foundation networking), never the Transfer* domain targets or TransferAPI.
         .executableTarget(
             name: "transferctl",
             dependencies: ["Curl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -115,8 +145,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransferCoreTests", dependencies: ["TransferCore", "JSONModel", "SQLite", "Curl", "Zlib", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TransferCoreTests", dependencies: ["TransferModel", "TransferStore", "TransferEngine", "TransferService", "JSONModel", "SQLite", "Curl", "Zlib", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
-        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferCore", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

@@ -1,6 +1,7 @@
 internal import FoundationEssentials
 public import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferStore
 
 /// An error as a client sees it: an HTTP status and the body
 /// `{"error": {"code": "...", "message": "...", "field": "..."}}` (API.md). Every failure a

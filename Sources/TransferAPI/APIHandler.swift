@@ -1,6 +1,7 @@
 public import HTTPServer
 public import Logging
-public import TransferCore
+public import TransferStore
+public import TransferService
 
 /// The HTTP server's handler for the whole API: authentication before the body is read, then
 /// routing to plain functions from `APIRequest` to `RouteResult`. `route` is what tests call

@@ -1,6 +1,6 @@
 internal import FoundationEssentials
 public import HTTPServer
-internal import TransferCore
+internal import TransferModel
 
 /// A request as route handlers see it: the HTTP request, its path parameters, and the identity
 /// of the client (the token fingerprint that owns what it creates, its role and name).

@@ -2,7 +2,8 @@ internal import Dispatch
 internal import FoundationEssentials
 internal import HTTPServer
 internal import Logging
-internal import TransferCore
+internal import TransferStore
+internal import TransferService
 
 /// /v1/blobs: upload bodies sent ahead of their tasks. The body of `POST /v1/blobs` is streamed
 /// to disk by `BlobUploadSink` (see `APIHandler.bodySink(for:)`) and arrives here as an open

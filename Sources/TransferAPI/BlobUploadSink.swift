@@ -1,5 +1,5 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferStore
 
 /// Streams the body of `POST /v1/blobs` into a `BlobWriter`, so a blob of any size costs no
 /// more memory than one chunk. Made by `APIHandler.bodySink(for:)` for one request and used

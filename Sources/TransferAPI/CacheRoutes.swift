@@ -1,5 +1,5 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferService
 
 /// /v1/sessions/{sid}/cache: the URL cache a session uses, the asking token's part of it;
 /// /v1/cache: the whole shared URL cache, every tenant's part (an admin's operation).

@@ -1,5 +1,6 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// /v1/sessions/{sid}/cookies: the cookies a session sees. For a default or background session
 /// that is the jar every such session of the client shares (HTTPCookieStorage.shared); for an

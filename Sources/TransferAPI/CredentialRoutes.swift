@@ -1,5 +1,6 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// /v1/sessions/{sid}/credentials: the session's view of URLCredentialStorage. Passwords are
 /// write-only: PUT takes one, nothing ever returns one.

@@ -1,6 +1,6 @@
 internal import HTTPServer
 internal import Synchronization
-internal import TransferCore
+internal import TransferModel
 
 /// The JSON response of each task's latest progress snapshot, so that when a change wakes a
 /// thousand long-polls on one task the snapshot is encoded once, not a thousand times.

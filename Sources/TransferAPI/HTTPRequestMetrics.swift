@@ -1,6 +1,6 @@
 internal import Prometheus
 internal import Synchronization
-internal import TransferCore
+internal import TransferService
 
 /// `transferd_http_request_duration_seconds`: how long requests took from handling to answer,
 /// by method, route pattern and status. Labels are bounded: the route is the pattern

@@ -1,5 +1,6 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// /v1/limits: the daemon-wide download and upload rate limits and the background share. Every
 /// token may read them (they bound its own transfers); only an admin may change them.

@@ -1,6 +1,6 @@
 internal import FoundationEssentials
 internal import HTTPServer
-internal import TransferCore
+internal import TransferService
 
 /// `GET /metrics`: the daemon's figures in Prometheus' text format. Outside /v1 but, like
 /// `/v1/stats`, behind the bearer token when tokens are set (`APIHandler.needsAuthentication`)

@@ -1,5 +1,5 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferService
 
 /// Health, readiness and the contract, outside /v1 and without authentication (probes carry no token).
 enum OperationsRoutes {

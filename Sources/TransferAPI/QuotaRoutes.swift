@@ -1,5 +1,5 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferService
 
 /// `GET /v1/quota`: what the asking token holds against its quotas (unfinished tasks, bytes in
 /// the data folder) and the quotas themselves; every token sees only its own.

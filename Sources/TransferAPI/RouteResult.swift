@@ -1,6 +1,6 @@
 internal import FoundationEssentials
 public import HTTPServer
-internal import TransferCore
+internal import TransferModel
 
 /// What a route handler gives back: a response now, or a long-poll that answers later through
 /// the function it is handed (called exactly once, from any thread).

@@ -1,5 +1,5 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferService
 
 /// The scheduler made visible: the queue in admission order (each token's own tasks; its total
 /// and positions count every tenant's only for an admin), and counts and rates per class over

@@ -1,6 +1,7 @@
 internal import FoundationEssentials
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// What a client does to a session beside its tasks: URLSession's reset and flush, acknowledging
 /// the event feed, and letting go of a background session's attachment.

@@ -1,5 +1,6 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// /v1/sessions and what hangs off a session.
 enum SessionRoutes {

@@ -1,6 +1,7 @@
 internal import FoundationEssentials
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// /v1/tasks/{tid}/{write,read,close-write,close-read,start-tls}: a stream task's bytes and
 /// sides. Each answers once the engine has carried it out (a held request, no thread): a write

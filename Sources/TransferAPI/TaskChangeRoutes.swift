@@ -1,5 +1,5 @@
 internal import HTTPServer
-internal import TransferCore
+internal import TransferService
 
 /// `GET /v1/tasks`: the change feed of every task the token may see, as one long-poll (what the
 /// dashboard follows, instead of one progress long-poll per task).

@@ -1,6 +1,7 @@
 internal import FoundationEssentials
 internal import HTTPServer
-internal import TransferCore
+internal import TransferModel
+internal import TransferService
 
 /// /v1/tasks/{tid} and its actions.
 enum TaskRoutes {

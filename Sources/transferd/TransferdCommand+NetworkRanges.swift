@@ -1,5 +1,5 @@
 import ArgumentParser
-import TransferCore
+internal import TransferModel
 
 extension TransferdCommand {
     /// `--deny-networks` / `--allow-networks`: each flag value a comma-separated list of CIDR

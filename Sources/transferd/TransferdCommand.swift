@@ -3,7 +3,8 @@ import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import TransferAPI
-import TransferCore
+internal import TransferModel
+internal import TransferService
 import UnixSignals
 
 /// `transferd`: parses flags (each also read from a TRANSFERD_* environment variable), builds

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Bearer tokens: refused without one, and each token sees only what it created.
 @Suite struct AuthTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Background sessions as URLSession's: acknowledging the feed, the replay and didFinishEvents
 /// after a reattach, and at most one live attachment (backgroundSessionInUseByAnotherProcess).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// POST /v1/sessions/{sid}/tasks:batch: all or nothing, in order, one transaction.
 @Suite struct BatchCreateTests {

@@ -4,7 +4,7 @@ import HTTPServer
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// /v1/blobs end to end: bodies streamed to disk with their SHA-256, limits, owners, deletion,
 /// restarts, and memory that stays flat for a 1 GiB upload.

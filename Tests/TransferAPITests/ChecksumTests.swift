@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Checksums (issue 15): a download or data task names the digest its bytes must have
 /// (`"checksum": "sha-256=<hex>"`, aria2's spelling), a server's Repr-Digest / Content-Digest /

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Many clients at once: the "done means".
 @Suite struct ConcurrencyTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// Data tasks end to end against the in-process origin: what the origin receives, what the task
 /// reports, what the body endpoint returns, and the task's state machine.

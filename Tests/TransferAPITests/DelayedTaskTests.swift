@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// earliestBeginDate: a task waits (phase `waiting`, nothing sent) until its date, then reports
 /// willBeginDelayedRequest and runs; a suspend and resume, or a restart, keep it waiting.

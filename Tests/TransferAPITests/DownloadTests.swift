@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// Download tasks end to end: the body streams to a partial file under the data folder and is
 /// moved into place only on success (a destination under the downloads root, or

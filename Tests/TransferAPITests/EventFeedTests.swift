@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// The session event feed: order per task, the `next` cursor, and long-polls on it.
 @Suite struct EventFeedTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// GET/PATCH /v1/limits and a task's `bandwidthLimit` over real HTTP: shapes, merge rules and
 /// validation (the rates themselves are measured in TransferCoreTests' BandwidthLimitTests).

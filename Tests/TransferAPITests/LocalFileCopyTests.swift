@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// A file: URL is copied on a worker thread, not the engine thread: a large local file holds up
 /// no HTTP transfer, and the copy still obeys suspend, resume and cancel.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// data: and file: URL tasks end to end: the same events and response fields as HTTP, bodies
 /// and downloads byte-identical; file: off by default and confined to `--file-url-roots`, so a

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// A thousand clients long-polling one task: held without threads, all answered quickly when
 /// the task changes. Runs alone in the process (exclusive), so the thread count is the daemon's.

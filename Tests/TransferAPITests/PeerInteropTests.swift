@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// Interoperability with real servers: httpbin (under gunicorn) and nginx, started by
 /// scripts/test.sh. A missing peer fails the test with a message saying how to run it.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// GET /v1/tasks/{tid}/progress?after=V&wait=S: at once when newer, held until a change, timed
 /// out with the same version, and the wait capped.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// The scheduler made visible: `GET /v1/queue` lists queued tasks in admission order with class,
 /// priority and what each waits for; `GET /v1/stats` counts and rates per class.

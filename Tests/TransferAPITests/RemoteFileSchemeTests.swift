@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// ftp:, ftps: and sftp: tasks end to end against real servers on 127.0.0.1 (pyftpdlib for plain
 /// FTP, FTPS with AUTH TLS and implicit FTPS; asyncssh for SFTP; `scripts/lib/peers-ftp.sh`):

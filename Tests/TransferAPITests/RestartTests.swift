@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Stop the daemon, start a new one on the same data folder: everything stored is still there.
 @Suite struct RestartTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Retries and waiting for connectivity as a client sees them over HTTP: the task's
 /// `retryCount`, and the `willRetry` and `taskIsWaitingForConnectivity` events with their fields.

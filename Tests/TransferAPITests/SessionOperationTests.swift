@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// URLSession's reset and flush: the session's later requests go out on new connections (the
 /// origin counts them), other sessions keep theirs, and the routes check what they are given.

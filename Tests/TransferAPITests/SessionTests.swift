@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Sessions: creation with defaults, background reattach, reading and listing, invalidation.
 @Suite struct SessionTests {

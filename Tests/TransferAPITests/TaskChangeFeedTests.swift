@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// GET /v1/tasks?after=V&wait=S: every task a token may see that changed after a daemon-wide
 /// counter, as one long-poll (the dashboard's feed): the whole list from 0, held until a visible

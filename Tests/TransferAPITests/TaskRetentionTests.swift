@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Completed tasks are deleted by `DELETE /v1/tasks/{tid}` or when their retention time has
 /// passed: record, response body and the files they left in the data folder go, a file moved to

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Resumable uploads with tus 1.0.0 (`"resumable": "tus"`) against the in-process `TusServer`:
 /// creation with POST, the body with PATCH, and after a cut or a stall a HEAD for the server's

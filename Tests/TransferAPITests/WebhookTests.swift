@@ -4,7 +4,8 @@ import Synchronization
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
+import TransferService
 
 /// Webhooks: every event (or a digest) POSTed to the session's URL, signed with HMAC-SHA256,
 /// in order, retried with backoff, never in the way of a transfer, resumed after a restart. The

@@ -3,7 +3,8 @@ import Logging
 import SQLite
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferStore
 
 /// `BlobStore` and `BlobWriter` on a fresh folder: files and rows appear together or not at all.
 @Suite struct BlobStoreTests {

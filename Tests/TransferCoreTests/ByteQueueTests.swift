@@ -1,5 +1,5 @@
 import Testing
-@testable import TransferCore
+@testable import TransferEngine
 
 /// A stream task's buffers: bytes come out in the order they went in, across chunk borders,
 /// and the front chunk a send retries keeps its bytes until they are dropped.

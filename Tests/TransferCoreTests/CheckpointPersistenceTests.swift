@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// A download's checkpoint (partial file synced, then offset reported by the engine) reaches the
 /// store at once, not with the store's next progress checkpoint: with both on 1 s timers the

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// `ContentDisposition`: RFC 6266 filenames, with RFC 8187 `filename*` taking precedence, and
 /// the `attachment` value `GET /v1/tasks/{tid}/file` sends.

@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// Each task's packets carry its service type's DSCP on the wire: tcpdump on loopback watches
 /// what our sockets send to an in-process origin, over IPv4 and IPv6, one origin (port) per

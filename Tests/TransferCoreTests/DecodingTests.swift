@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// Strict decoding of client input: unknown keys are errors with their dotted path, values out
 /// of range are `InputError.invalidValue`, and absent keys take Apple's defaults.

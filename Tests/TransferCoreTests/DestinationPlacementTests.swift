@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// Putting a finished download at its destination without replacing what is there (issue 16,
 /// item 3): one atomic step, so threads racing for one name never both get it, and the names

@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 import Testing
 import TestSupport
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// The digest of a partial file (`DownloadFile` + `DownloadDigest`), without the engine: bytes
 /// hashed as written, a resumed file's kept prefix read back once (spread over later writes), a

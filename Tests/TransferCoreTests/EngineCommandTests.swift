@@ -1,6 +1,7 @@
 import Curl
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// The engine commands of issue 4 reach a transfer: an `EngineLoop` driven on the test's thread
 /// (no curl_multi_perform, so nothing connects). The stream weight is only proven accepted by

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 internal import JSONModel
 
 /// `EventLog`: a session's newest events in memory, paged by sequence number.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferService
 
 /// `Holds` on its own: due order, release, replacement, and its heap kept small.
 @Suite struct HoldsTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// `ResponseDisposition` without I/O: first matching rule wins, every condition of a rule must
 /// hold, unknown lengths never satisfy minLength, media ranges ignore case and parameters; the

@@ -1,5 +1,6 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// `ResponseHeadParser` fed header lines as libcurl's header callback delivers them (CRLF removed).
 @Suite struct ResponseHeadParserTests {

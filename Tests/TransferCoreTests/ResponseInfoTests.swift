@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// `ResponseInfo`: the HTTPURLResponse properties derived from the headers and URL.
 @Suite struct ResponseInfoTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
+@testable import TransferService
 
 /// `Backoff`, `RetryAfter`, `AttemptFailure` and `RetryPolicy` on their own: no I/O, fixed clocks.
 @Suite struct RetryPolicyTests {

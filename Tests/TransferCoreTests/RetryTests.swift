@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 internal import JSONModel
 
 /// Background sessions retry transient failures with backoff and Retry-After, within the

@@ -1,5 +1,6 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 
 /// `Scheduler`: admission by caps (global, per host, per session), class, priority and arrival;
 /// preemption of background transfers; discretionary tasks.

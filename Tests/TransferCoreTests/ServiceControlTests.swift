@@ -1,7 +1,9 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferService
 
 /// Suspend, resume and cancel of running transfers, and what survives a restart of the service.
 @Suite struct ServiceControlTests {

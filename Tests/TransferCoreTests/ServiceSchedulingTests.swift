@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// Admission through the service: the per-host connection cap as the origin sees it, and priority.
 @Suite struct ServiceSchedulingTests {

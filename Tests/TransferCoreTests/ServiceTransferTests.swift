@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 internal import JSONModel
 
 /// `TransferService` end to end against an in-process `OriginServer`: what a task ends with.

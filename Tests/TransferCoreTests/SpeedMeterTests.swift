@@ -1,5 +1,5 @@
 import Testing
-@testable import TransferCore
+@testable import TransferEngine
 
 /// `SpeedMeter`: bytes per second over a sliding window.
 @Suite struct SpeedMeterTests {

@@ -4,7 +4,9 @@ import SQLite
 import Synchronization
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferService
 
 /// The store's writer when commits fail, without a filesystem trick: `PRAGMA max_page_count`
 /// caps the database at its current size, and SQLite then refuses a write that needs a new page

@@ -2,7 +2,8 @@ import Foundation
 import SQLite
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferStore
 internal import JSONModel
 
 /// `Store` on a fresh temporary folder per test: migrations, WAL, versioned writes, events, bodies.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 
 /// `TaskChangeLog` as a value: stamps in change order, each task once at its latest change,
 /// stale entries compacted away without changing answers, removals kept up to a bound, and

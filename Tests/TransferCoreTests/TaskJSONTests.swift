@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// `TaskJSONWriter` writes the very bytes JSONCoding.encoder writes for a task, served and
 /// stored, over tasks in every shape the service makes (and awkward strings, numbers, dates).

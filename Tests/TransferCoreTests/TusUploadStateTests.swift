@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// The tus client protocol as a value (`TusUpload`): answers in, next steps out, no I/O.
 @Suite struct TusUploadStateTests {

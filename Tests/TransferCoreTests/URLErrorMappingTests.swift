@@ -1,6 +1,7 @@
 import Curl
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// The one table from libcurl result codes to URLError codes.
 @Suite struct URLErrorMappingTests {

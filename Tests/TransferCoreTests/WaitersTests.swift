@@ -1,5 +1,5 @@
 import Testing
-@testable import TransferCore
+@testable import TransferService
 
 /// `Waiters`: held long-polls, each answered exactly once.
 @Suite struct WaitersTests {

@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 
 /// waitsForConnectivity: a task whose host cannot be reached waits (phase `waiting`, one
 /// taskIsWaitingForConnectivity event) and tries again until it connects or the resource

@@ -1,4 +1,5 @@
-public import TransferCore
+public import TransferModel
+public import TransferService
 
 /// Everything the daemon is started with (flags and environment, resolved by the executable).
 public struct DaemonConfiguration: Sendable {

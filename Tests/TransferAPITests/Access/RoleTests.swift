@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Roles (issue 16, item 4): a tenant token cannot change or read what every tenant shares
 /// (403 `forbidden`, nothing changed); an admin token can; without tokens everything stays open.

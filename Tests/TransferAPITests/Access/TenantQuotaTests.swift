@@ -3,7 +3,7 @@ import HTTPServer
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// Per-tenant quotas (issue 16, "The API server under abuse"): unfinished tasks (429
 /// `quota_exceeded`), bytes held in the data folder (507 `quota_exceeded`), the largest blob

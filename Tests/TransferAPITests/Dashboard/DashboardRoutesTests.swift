@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// GET / and /dashboard/{name}: the embedded page and its files, public, with their media types,
 /// a strong ETag that revalidates, and the headers a page holding a token needs.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// A data task's declared `responseDisposition` (URLSession's didReceiveResponse answer): allow,
 /// cancel, or becomeDownload by length, media type or status, judged at the final response; a

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// A Content-Encoding may not inflate a body without bound (a 1 MiB gzip answer once became a
 /// 1 GiB file, reported as a success): past 200 times its encoded size, and 32 MiB, the task

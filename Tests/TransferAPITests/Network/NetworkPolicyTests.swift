@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// The network policy on loopback only (issue 16, "Reaching inside"): a daemon started with
 /// `--deny-networks 127.0.0.2/32` and an origin bound to 127.0.0.2 (Linux routes all of

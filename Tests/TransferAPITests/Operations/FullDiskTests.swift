@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// The data folder on a disk that fills up (a small tmpfs the test mounts): a 2xx for a write
 /// means it is committed. A write the store cannot commit is answered 507

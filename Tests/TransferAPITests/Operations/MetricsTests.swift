@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// `GET /metrics`: Prometheus' text format, behind the token, and figures that move as tasks
 /// queue, run, complete and move bytes; labels are bounded (route patterns, never raw paths).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import TransferAPI
-import TransferCore
+import TransferService
 import HTTPServer
 
 /// `GET /readyz`: 200 only while the daemon accepts work, its store is open and its engine thread

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferService
 
 /// One daemon for one test: a temp data folder, a `TransferDaemon` on 127.0.0.1 port 0, and a
 /// keep-alive client, with JSON helpers for the API. Created only through ``with(_:exclusive:_:)``,

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
 
 /// Where the URL cache keeps what it stores: capacities with LRU eviction in memory and on disk,
 /// body files under <data>/cache for default sessions (kept across a restart), memory only for

@@ -1,7 +1,9 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
+@testable import TransferService
 
 /// Measures a running task's rate from its reported progress (coalesced every 0.1 s, so a
 /// window of a few seconds is accurate to a few percent), and checks it against a limit.

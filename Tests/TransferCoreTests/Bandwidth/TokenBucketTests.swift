@@ -1,5 +1,6 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// The token bucket and the priority/service-type mappings, without I/O (a fake clock).
 struct TokenBucketTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// `CookieJar`: RFC 6265 5.3 storage and 5.4 retrieval, with the system's public suffix list.
 @Suite struct CookieJarTests {

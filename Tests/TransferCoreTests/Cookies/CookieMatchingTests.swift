@@ -1,5 +1,5 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// RFC 6265 5.1.3 and 5.1.4: domain-match, default-path and path-match.
 @Suite struct CookieMatchingTests {

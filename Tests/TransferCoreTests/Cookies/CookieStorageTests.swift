@@ -1,7 +1,9 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferService
 
 /// `CookieStorage` over a real `Store` in a temp folder: which jar a session uses, what is
 /// written, and what a reopened store gives back.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// The public suffix list as Debian's `publicsuffix` package installs it (scripts/test.sh
 /// installs it), and its rules on a small list of our own.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// RFC 6265 5.2 and 5.1.1: Set-Cookie lines and cookie dates, parsed leniently as browsers do.
 @Suite struct SetCookieParsingTests {

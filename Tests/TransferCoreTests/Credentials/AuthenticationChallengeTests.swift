@@ -1,5 +1,5 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// The WWW-Authenticate parser against RFC 9110 11.6.1's grammar and the forms servers send.
 @Suite struct AuthenticationChallengeTests {

@@ -1,5 +1,6 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// How a task answers 401s: realm choice, scheme preference, one try per credential.
 @Suite struct ChallengeResponderTests {

@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferService
 
 /// The credential store on a real SQLite file: what each kind of session sees, what reaches the
 /// disk (permanent credentials only, passwords sealed), and what a reopened store finds.

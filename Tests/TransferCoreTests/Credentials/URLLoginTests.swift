@@ -1,5 +1,5 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// Taking the user and password out of a request URL (issue 16, item 8): only the authority's
 /// userinfo, percent-decoded, and the URL left otherwise as it was.

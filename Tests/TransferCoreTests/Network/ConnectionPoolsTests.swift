@@ -1,6 +1,6 @@
 import Curl
 import Testing
-@testable import TransferCore
+@testable import TransferEngine
 
 /// A session's connection pool is closed once no transfer used it for two minutes (its idle
 /// connections would otherwise keep their descriptors until the session ends), unless a

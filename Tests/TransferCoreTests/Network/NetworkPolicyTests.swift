@@ -1,5 +1,6 @@
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// The network policy as a value (issue 16, "Reaching inside"): CIDR ranges of both families,
 /// IPv4-mapped IPv6 addresses judged as the IPv4 address they reach, allow winning over deny

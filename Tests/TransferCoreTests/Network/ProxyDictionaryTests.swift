@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// connectionProxyDictionary as a client writes it: Apple's keys, validated one by one, 422
 /// naming the key on anything wrong, and passwords that are stored but never served.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import Curl
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferEngine
 
 /// Which proxy a request takes (`ProxyDictionary.route`): the scheme's own, else SOCKS, and
 /// none for exceptions and (when asked) simple host names.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// tlsCABundle and tlsPinnedPublicKeys are checked when the session is created.
 @Suite struct TLSTrustInputTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferEngine
 
 /// `DataURL`: RFC 2397 parsing as URLSession answers it (media type and charset defaults,
 /// percent-encoded and base64 data, malformed URLs).

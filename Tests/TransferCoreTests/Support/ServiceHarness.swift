@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 
 /// A `TransferService` on its own temporary data folder, started, with helpers that wait through
 /// the service's long-poll API (never by sleeping and looking again).

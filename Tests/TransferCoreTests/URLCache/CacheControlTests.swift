@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
 
 /// Cache-Control parsing (RFC 9111 section 5.2) as the cache reads requests and responses.
 @Suite struct CacheControlTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 
 /// Every URLRequest.CachePolicy against a fresh, a stale and a missing stored response.
 @Suite struct CacheDecisionTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferModel
+@testable import TransferService
 
 /// Freshness lifetime, age and storability (RFC 9111 sections 3 and 4.2), with a fixed clock.
 @Suite struct CacheFreshnessTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TransferCore
+@testable import TransferService
 
 /// The two LRU tiers of `CacheIndex`, without I/O.
 @Suite struct CacheIndexTests {

@@ -1,0 +1,94 @@
+internal import Glibc
+internal import TransferModel
+
+/// The digest of a download's partial file, kept as its bytes are written, and the checksums it
+/// must match. Owned by its `DownloadFile` (one thread).
+///
+/// A resumed download (resume data, a checkpoint after a restart or kill -9, a retry) starts with
+/// bytes it did not see: swift-crypto has no way to save and restore a hash's state, so the kept
+/// prefix is read back from the file once, which also makes the digest cover exactly the bytes on
+/// disk whatever happened to them. That read is spread over the writes that follow (at most
+/// `catchUpBudget` bytes per write, so one callback never stalls the engine thread for long on a
+/// big file), and finished when the download ends. While it catches up, new bytes are hashed from
+/// the file too; once caught up, hashing goes back to the bytes in memory.
+struct DownloadDigest {
+    /// Bytes read back from the file per write while catching up (a few ms of SHA-256).
+    static let catchUpBudget = 4 * 1024 * 1024
+
+    /// The task's own checksum (nil: none asked for).
+    let checksum: Checksum?
+    /// The server's digest of the whole representation, from the final response head.
+    private(set) var announced: AnnouncedChecksum?
+    private var accumulator: DigestAccumulator
+    /// The file's bytes before this offset are in `accumulator`.
+    private(set) var hashed = 0
+    /// Reading the file back failed: no digest can be given.
+    private var unreadable = false
+
+    init(checksum: Checksum?) {
+        self.checksum = checksum
+        accumulator = DigestAccumulator([checksum?.algorithm].compactMap { $0 })
+    }
+
+    /// The final response's digest header, if any, is to be checked too; a new algorithm starts
+    /// the hashing over (before any body byte, so nothing is read twice).
+    mutating func expect(_ announced: AnnouncedChecksum?) {
+        self.announced = announced
+        guard let algorithm = announced?.checksum.algorithm, !accumulator.algorithms.contains(algorithm) else { return }
+        accumulator = DigestAccumulator([checksum?.algorithm, algorithm].compactMap { $0 })
+        hashed = 0
+    }
+
+    /// The file was cut to `length` bytes.
+    mutating func truncated(to length: Int) {
+        guard length < hashed else { return }
+        accumulator = DigestAccumulator(accumulator.algorithms)
+        hashed = 0
+    }
+
+    /// `buffer` was just written at `offset` of `descriptor`'s file.
+    mutating func wrote(_ buffer: UnsafeRawBufferPointer, at offset: Int, descriptor: Int32) {
+        if hashed == offset {
+            accumulator.update(buffer)
+            hashed += buffer.count
+        } else {
+            catchUp(descriptor, to: offset + buffer.count, budget: Self.catchUpBudget)
+        }
+    }
+
+    /// Reads the file back from `hashed` towards `end`, at most `budget` bytes.
+    mutating func catchUp(_ descriptor: Int32, to end: Int, budget: Int = .max) {
+        guard !unreadable, hashed < end else { return }
+        let stop = min(end, hashed + budget)
+        let chunk = 1024 * 1024
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        while hashed < stop {
+            let count = pread(descriptor, buffer.baseAddress, min(chunk, stop - hashed), off_t(hashed))
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                unreadable = true
+                return
+            }
+            accumulator.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            hashed += count
+        }
+    }
+
+    /// The digest of the file's `length` bytes (read back where needed), or the error the
+    /// download fails with: a checksum that does not match, or a file that could not be read.
+    mutating func verify(_ descriptor: Int32, length: Int) -> Result<TaskDigest?, TaskError> {
+        if hashed > length { truncated(to: length) }
+        catchUp(descriptor, to: length)
+        guard !unreadable, hashed == length else {
+            guard checksum == nil, announced == nil else {
+                return .failure(TaskError(.cannotWriteToFile, "cannot read the download's partial file back to verify its checksum: \(FileSystem.lastError)"))
+            }
+            return .success(nil)  // nothing to verify: the task just reports no digest
+        }
+        let digest = accumulator.digest()
+        if let checksum, let error = digest.mismatch(checksum, source: "the task's checksum") { return .failure(error) }
+        if let announced, let error = digest.mismatch(announced.checksum, source: "the server's \(announced.header)") { return .failure(error) }
+        return .success(digest)
+    }
+}

@@ -1,0 +1,184 @@
+internal import FoundationEssentials
+internal import Glibc
+internal import TransferModel
+
+/// Where a download's bytes go: a partial file under the data folder while it runs, moved to
+/// its final path only once the transfer succeeded, so no partial file ever appears there.
+struct DownloadTarget: Sendable {
+    /// `<data>/partial/<task id>.part`.
+    let partialPath: String
+    /// The client's destination, already resolved under the downloads root; nil for the default.
+    let destinationPath: String?
+    /// Where a download without a destination lands: `<data>/files/<task id>/`, plus the
+    /// response's suggested filename.
+    let defaultDirectory: String
+    /// The task's downloads root (its tenant's, `TenantDownloads`); the final path's folder
+    /// must resolve (symlinks followed) inside it.
+    let root: String
+    /// What happens when the destination exists as the download finishes.
+    var conflict: DownloadConflict = .fail
+    /// The digest the file must have (the task's `checksum`); checked before it is moved.
+    var checksum: Checksum? = nil
+}
+
+/// The open partial file of one running download. One thread only (not Sendable): the engine
+/// thread, or a file: URL copy's worker. Plain POSIX writes, which land in the page cache at
+/// memory speed, so they do not hold up other transfers.
+final class DownloadFile {
+    private var descriptor: Int32
+    let target: DownloadTarget
+    private(set) var written = 0
+    /// The digest of the bytes written, and what it must match (`DownloadDigest`).
+    private var digest: DownloadDigest
+    /// The file's digest, once `finish` verified it.
+    private(set) var finalDigest: TaskDigest?
+
+    /// Opens the partial file: empty, or kept up to `resumeAt` bytes. A file shorter than that
+    /// (data lost since the offset was recorded) is detected: `written` says what is really there.
+    init(target: DownloadTarget, resumeAt offset: Int = 0) throws(TaskError) {
+        self.target = target
+        digest = DownloadDigest(checksum: target.checksum)
+        try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
+        // A partial file with a second name was placed at its destination with link(2) and the
+        // daemon stopped before it removed this name: writing on would change the placed file.
+        // This name is let go; the download starts a new partial file.
+        var info = stat()
+        if stat(target.partialPath, &info) == 0, info.st_nlink > 1 { unlink(target.partialPath) }
+        // Read-write: a resumed download's kept bytes are read back once for its digest.
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
+        descriptor = open(target.partialPath, flags, 0o666)  // the umask applies, as for curl -o
+        guard descriptor >= 0 else {
+            throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
+        }
+        if offset > 0 {
+            truncate(to: min(offset, FileSystem.size(of: target.partialPath) ?? 0))
+        }
+    }
+
+    /// A second descriptor of the file, for an fdatasync off the engine thread (-1 on failure).
+    func duplicateDescriptor() -> Int32 { dup(descriptor) }
+
+    /// Cuts the file to `length` bytes and writes on from there.
+    func truncate(to length: Int) {
+        ftruncate(descriptor, off_t(length))
+        lseek(descriptor, off_t(length), SEEK_SET)
+        written = length
+        digest.truncated(to: length)
+    }
+
+    /// Appends bytes; false when the disk refused them (full, I/O error).
+    func write(_ bytes: RawSpan) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let result = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += result
+            }
+            digest.wrote(buffer, at: written, descriptor: descriptor)
+            written += buffer.count
+            return true
+        }
+    }
+
+    /// The final response's head: a digest header in it is checked too (`Checksum.announced`).
+    func expectDigest(announcedBy response: ResponseInfo, method: String) {
+        digest.expect(Checksum.announced(by: response, method: method))
+    }
+
+    /// How a verified file was put in place.
+    enum Placement {
+        /// At this path: the destination, a renamed one beside it, or the default location.
+        case placed(String)
+        /// The destination was taken (policy `fail`, or no free name to rename to): the file is
+        /// at the task's default location instead, so nothing downloaded is lost.
+        case keptAside(String, TaskError)
+
+        /// Where the file is now.
+        var path: String {
+            switch self {
+            case .placed(let path), .keptAside(let path, _): return path
+            }
+        }
+    }
+
+    /// Closes the file and moves it to its final path. A file whose digest does not match its
+    /// checksum (or the server's digest) is deleted instead: no wrong file is ever moved into
+    /// place. An existing destination is replaced only under the `replace` policy.
+    func finish(suggestedFilename: String?) throws(TaskError) -> Placement {
+        switch digest.verify(descriptor, length: written) {
+        case .success(let digest):
+            finalDigest = digest
+        case .failure(let error):
+            discard()
+            throw error
+        }
+        close()
+        let defaultPath = target.defaultDirectory + "/" + (suggestedFilename ?? "download")
+        do {
+            guard let destination = target.destinationPath else {
+                try place(at: defaultPath)
+                return .placed(defaultPath)
+            }
+            let folder = FileSystem.parent(of: destination)
+            // Checked again now, before the folders are made and after: a symlink planted after the
+            // task was created must lead neither the file nor a folder out of the downloads root.
+            let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
+            guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+            try FileSystem.makeDirectories(folder)
+            guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+            if let path = try placeAtDestination(destination) { return .placed(path) }
+            try place(at: defaultPath)
+            let taken = target.conflict == .rename ? "it and \(ConflictNames.limit) renamed forms of it exist" : "it exists"
+            var error = TaskError(.cannotCreateFile, "the destination \(destination) was not replaced: \(taken) (conflict: \(target.conflict.rawValue)); the download is kept at \(defaultPath)")
+            error.reason = DownloadConflict.destinationExistsReason
+            return .keptAside(defaultPath, error)
+        } catch let error as TaskError {
+            discard()
+            throw error
+        } catch {
+            discard()
+            throw TaskError(.cannotWriteToFile, "cannot move the download into place: \(error)")
+        }
+    }
+
+    /// Puts the file at `destination` as the conflict policy says; nil when it is taken (and
+    /// no renamed form is free). Never check-then-move: the no-replace placing is one atomic
+    /// step (link(2)), so of two downloads finishing to one name at once exactly one gets it.
+    private func placeAtDestination(_ destination: String) throws -> String? {
+        switch target.conflict {
+        case .replace:
+            try FileSystem.move(target.partialPath, to: destination)
+            return destination
+        case .fail:
+            return try FileSystem.placeWithoutReplacing(target.partialPath, at: destination) ? destination : nil
+        case .rename:
+            for candidate in ConflictNames(destination) where try FileSystem.placeWithoutReplacing(target.partialPath, at: candidate) {
+                return candidate
+            }
+            return nil
+        }
+    }
+
+    /// Moves the file to `path` in a folder of this task's own (the default location).
+    private func place(at path: String) throws {
+        try FileSystem.makeDirectories(FileSystem.parent(of: path))
+        try FileSystem.move(target.partialPath, to: path)
+    }
+
+    /// Closes and deletes the partial file.
+    func discard() {
+        close()
+        unlink(target.partialPath)
+    }
+
+    private func close() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,153 @@
+internal import FoundationEssentials
+internal import TransferModel
+
+/// Everything the engine needs to run one task's transfer, decided by the service beforehand.
+struct TransferJob: Sendable {
+    let taskId: Int
+    var request: RequestInfo
+    var body: Data?
+    /// A body streamed from these segments instead (a blob, a file, a form).
+    var streamedBody: [BodySegment]? = nil
+    /// A body the client streams in chunks, read from its spool file as they arrive.
+    var bodyStream: BodyStreamSnapshot? = nil
+    /// Seconds left of timeoutIntervalForResource.
+    let resourceTimeout: Double
+    /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.
+    let maxBodySize: Int
+    /// How far a Content-Encoding may inflate the body (`ServiceConfiguration.decodedSizeLimit`).
+    var decodedSizeLimit = DecodedSizeLimit()
+    let startPaused: Bool
+    /// Set for download tasks: the body goes to this file, never into memory.
+    var download: DownloadTarget? = nil
+    /// Set to continue a download from its partial file with a ranged request.
+    var resume: ResumeState? = nil
+    /// Whether a download's progress is checkpointed (synced and recorded); not for ephemeral sessions.
+    var checkpoints = true
+    /// Where a streamed body starts sending: a tus PATCH continues at the server's offset.
+    var streamedBodyOffset = 0
+    /// Whether curl may send a streamed body again (a 307/308, or a retry after a reused
+    /// connection died before answering).
+    var bodyRewinds = true
+    /// Set for a tus upload: `request` is its creation request, this is where it stands.
+    var tus: ResumableUpload? = nil
+    /// URLSessionTask.priority (0 to 1): the HTTP/2 stream weight.
+    var priority = TaskPriority.default.value
+    /// The task's own rate limit (nil: only the daemon-wide limits apply).
+    var bandwidthLimit: BandwidthLimit? = nil
+    /// Its session's cookie jar and policy; nil when cookies are off for it.
+    var cookies: TransferCookies? = nil
+    /// Whose connection pool it uses (`Session.connectionPool`, `ConnectionPools`).
+    var connectionPool: String? = nil
+    /// The stored credentials that may answer a 401 (nil: none are looked up, as for tus steps).
+    var credentials: SessionCredentials? = nil
+    /// The user and password the task's URL carried, sent as curl sends them (`URLLogin`).
+    var urlLogin: URLLogin? = nil
+    /// How the task answered challenges so far, and the credential this attempt sends.
+    var challenges = ChallengeResponder()
+    /// The session's proxies and TLS settings.
+    var network = TransferNetwork()
+    /// The folders `file:` URLs may read (resolved when the task starts); empty: file: is off.
+    var fileURLRoots: [String] = []
+    /// The known_hosts file sftp: host keys are checked against (`ServiceConfiguration.sshKnownHostsFile`).
+    var sshKnownHostsFile = "/nonexistent/.ssh/known_hosts"
+    /// A data task's declared answer to its final response (nil: allow).
+    var responseDisposition: ResponseDisposition? = nil
+    /// Where a data task's body goes if its disposition makes it a download (set only then).
+    var conversionTarget: DownloadTarget? = nil
+    /// The digest a data task's body must have (a download's is in its `DownloadTarget`).
+    var checksum: Checksum? = nil
+}
+
+/// What a transfer reports, in order, on the engine thread.
+enum TransferUpdate: Sendable {
+    /// The engine took the job and is connecting.
+    case connecting
+    case redirect(statusCode: Int, from: String, to: String, method: String)
+    /// A 401 challenged the request (didReceiveChallenge); reported before its response, if any.
+    case challenge(ChallengeReport)
+    case response(ResponseInfo)
+    /// The data task's disposition made it a download (right after its response): from here on
+    /// its bytes go to a partial file and it reports as a download.
+    case becameDownload
+    /// Coalesced: bytes since the last report, totals, and the current speed.
+    case received(bytes: Int, total: Int, expected: Int?, bytesPerSecond: Double)
+    case sent(bytes: Int, total: Int, expected: Int?)
+    /// A resumed download continues at `offset` (0 when the server sent the whole resource).
+    case resumed(offset: Int, expectedTotal: Int?)
+    /// A download's bytes up to `state.offset` are on disk (fdatasync done): a restart may resume there.
+    case checkpoint(ResumeState)
+    /// A client-streamed body has sent every byte it has (`sent` in all): it waits for a chunk.
+    case needsBody(sent: Int)
+    /// A suspended download let its connection go (suspended past its idle timeout): it is no
+    /// longer in the engine; resuming starts it again from `state` (from zero when nil).
+    case detached(ResumeState?)
+    /// A tus upload's server-side state changed (upload created, offset confirmed): persist it.
+    case uploadState(ResumableUpload)
+    /// A tus upload continues at the server's `offset` after a HEAD (a failure or a restart).
+    case uploadResumed(offset: Int, expectedTotal: Int, uploadURL: String)
+    /// A tus upload's step failed with `error`; it asks the server where it stands and goes on.
+    case uploadRetrying(attempt: Int, error: TaskError)
+    /// The requests a transfer made, measured (reported as it ends, before any completion).
+    case transactions([TransactionMetrics])
+    /// A stream task's connection changed (`StreamConnection`).
+    case stream(StreamUpdate)
+    case completed(TransferOutcome)
+}
+
+/// How a transfer ended.
+enum TransferOutcome: Sendable {
+    /// `body` is empty for downloads, whose bytes are in the file at `location`. `digest` is
+    /// what the body or file hashed to (nil where nothing computed it, e.g. a tus step).
+    case success(body: Data, response: ResponseInfo, location: String?, digest: TaskDigest? = nil)
+    case failure(TaskError)
+    /// A download that finished but found its destination taken (`DownloadConflict.fail`):
+    /// it fails with `error`, its file kept at `location`, the task's default location.
+    case destinationTaken(TaskError, response: ResponseInfo, location: String, digest: TaskDigest?)
+    /// A download that stopped part-way and can continue: its partial file is kept.
+    case interrupted(TaskError, ResumeState)
+}
+
+/// Hears every transfer's updates. Called on the engine thread: must not block.
+extension TransferOutcome {
+    /// How a download ends once its file is verified and put in place (`DownloadFile.finish`).
+    static func finished(_ file: DownloadFile, response: ResponseInfo) throws(TaskError) -> TransferOutcome {
+        switch try file.finish(suggestedFilename: response.suggestedFilename) {
+        case .placed(let location):
+            return .success(body: Data(), response: response, location: location, digest: file.finalDigest)
+        case .keptAside(let location, let error):
+            return .destinationTaken(error, response: response, location: location, digest: file.finalDigest)
+        }
+    }
+}
+
+protocol TransferObserver: Sendable {
+    func transfer(_ taskId: Int, _ update: TransferUpdate)
+}
+
+/// Commands other threads post to the engine thread.
+enum EngineCommand: Sendable {
+    case start(TransferJob)
+    case pause(taskId: Int)
+    case resume(taskId: Int)
+    /// With `keepPartial`, a download keeps its partial file and reports resume data.
+    case cancel(taskId: Int, keepPartial: Bool)
+    /// The scheduler gave the slot of this (background download) transfer to a higher class: it
+    /// lets its connection go as a long-suspended download does (reported as `detached`).
+    case preempt(taskId: Int)
+    /// A client-streamed body grew to `available` bytes (and may have ended).
+    case bodyAvailable(taskId: Int, available: Int, ended: Bool)
+    /// The task's priority changed: re-sets its HTTP/2 stream weight.
+    case setPriority(taskId: Int, priority: Double)
+    /// The task's own rate limit changed (nil: none).
+    case setBandwidthLimit(taskId: Int, BandwidthLimit?)
+    /// The daemon-wide rate limits changed.
+    case setLimits(BandwidthLimits)
+    /// The session's future requests use new connections (reset, flush): a new, empty pool.
+    case renewConnections(pool: String)
+    /// The session was invalidated: its own pool (if any) closes once its transfers end.
+    case forgetConnections(pool: String)
+    /// Opens a stream task's connection (`StreamConnection`).
+    case openStream(StreamJob)
+    /// A client's read, write, close or start-tls on a stream task.
+    case stream(StreamCommand)
+}

@@ -1,0 +1,79 @@
+internal import Curl
+internal import TransferModel
+
+/// The session settings that decide how a transfer reaches its server: proxies, TLS and the
+/// HTTP versions it may speak. Taken
+/// from the session's configuration when the task starts (`TransferJob.adopt(_:)`); applied by
+/// `Transfer+Network.swift`.
+struct TransferNetwork: Sendable {
+    var proxies: ProxyDictionary?
+    var tlsMinimum: TLSVersion = .TLSv12
+    var tlsMaximum: TLSVersion = .TLSv13
+    /// PEM certificates that replace the system trust store; nil: the system's.
+    var caBundle: String?
+    /// "sha256//BASE64" pins; empty: no pinning.
+    var pinnedPublicKeys: [String] = []
+    var httpVersion: HTTPVersionPreference = .auto
+    /// ftp:// upgrades to TLS with AUTH TLS or fails (the session's `ftpRequiresTLS`).
+    var ftpRequiresTLS = false
+}
+
+extension TransferNetwork {
+    /// The session's TLS versions and trust (CA bundle, pinned keys) on `handle`: every
+    /// connection that may speak TLS, transfers and stream tasks alike.
+    func applyTLS(to handle: EasyHandle) throws {
+        try handle.set(.tlsVersions(minimum: tlsMinimum.curl, maximum: tlsMaximum.curl))
+        if let caBundle {
+            // The bundle replaces the system store: the blob replaces the CA file, and the CA
+            // folder (which OpenSSL would still search) is cleared.
+            try handle.set(.caBundle(Array(caBundle.utf8)))
+            try handle.set(.caPath(nil))
+        }
+        if !pinnedPublicKeys.isEmpty {
+            try handle.set(.pinnedPublicKeys(pinnedPublicKeys.joined(separator: ";")))
+        }
+    }
+}
+
+extension TransferJob {
+    /// Takes the session's proxy and TLS settings.
+    mutating func adopt(_ configuration: SessionConfiguration) {
+        network = TransferNetwork(
+            proxies: configuration.connectionProxyDictionary,
+            tlsMinimum: configuration.tlsMinimumSupportedProtocolVersion,
+            tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
+            caBundle: configuration.tlsCABundle,
+            pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
+            httpVersion: configuration.httpVersion,
+            ftpRequiresTLS: configuration.ftpRequiresTLS)
+    }
+}
+
+extension HTTPVersionPreference {
+    var curl: HTTPVersion {
+        switch self {
+        case .auto: .http2OverTLS
+        case .http1_1: .http1_1
+        case .h2: .http2
+        case .h2PriorKnowledge: .http2PriorKnowledge
+        }
+    }
+}
+
+extension TLSVersion {
+    var curl: TLSProtocolVersion {
+        switch self {
+        case .TLSv10: .tls1_0
+        case .TLSv11: .tls1_1
+        case .TLSv12: .tls1_2
+        case .TLSv13: .tls1_3
+        }
+    }
+}
+
+/// Where a transfer stands with its proxy: the route of the current request of its redirect
+/// chain, and whether the proxy already challenged the credentials curl then sent.
+struct ProxyState {
+    var route: ProxyRoute?
+    var challenged = false
+}

@@ -1,0 +1,118 @@
+internal import FoundationEssentials
+internal import Glibc
+
+/// The few file operations downloads need, as POSIX calls with errors that say what failed.
+package enum FileSystem {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    package static var lastError: String { String(cString: strerror(errno)) }
+
+    /// The size of a regular file, or nil when there is none.
+    static func size(of path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// `path` made absolute against the working directory, with empty, `.` and `..` components
+    /// removed lexically (symlinks are kept as named).
+    static func absolute(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var components: [Substring] = []
+        for component in full.split(separator: "/") where component != "." {
+            if component == ".." { _ = components.popLast() } else { components.append(component) }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func makeDirectories(_ path: String) throws(TaskError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw TaskError(.cannotCreateFile, "cannot create the folder \(path): \(error)")
+        }
+    }
+
+    /// The path with every symlink resolved, or nil when it does not exist.
+    static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
+    }
+
+    /// Whether `path` resolves (symlinks followed) to `root` or below it. A path that does not
+    /// exist yet is judged by its deepest existing ancestor, which is where mkdir would start.
+    static func isInside(_ path: String, root: String) -> Bool {
+        var existing = path
+        while resolved(existing) == nil, existing != "/", existing != "." { existing = parent(of: existing) }
+        guard let resolvedPath = resolved(existing), let resolvedRoot = resolved(root) else { return false }
+        return resolvedPath == resolvedRoot || resolvedPath.hasPrefix(resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/")
+    }
+
+    /// Atomically renames; across file systems, copies to a hidden temporary name beside the
+    /// final one and renames that, so the final name never shows partial content.
+    static func move(_ source: String, to destination: String) throws {
+        if rename(source, destination) == 0 { return }
+        guard errno == EXDEV else { throw Failure(description: lastError) }
+        let temporary = parent(of: destination) + "/.transferd-\(UUID().uuidString).tmp"
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: temporary)
+            guard rename(temporary, destination) == 0 else { throw Failure(description: lastError) }
+            unlink(source)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Puts `source` at `destination` unless a name is there already (any file, folder or
+    /// symlink): then it returns false and `source` stays. link(2) creates the name or fails
+    /// with EEXIST in one step, so of two callers racing for one name exactly one gets it (a
+    /// check followed by rename(2) would let both "win", the second replacing the first).
+    /// Across file systems the bytes are copied to a hidden name beside the destination first.
+    static func placeWithoutReplacing(_ source: String, at destination: String) throws -> Bool {
+        if link(source, destination) == 0 {
+            unlink(source)
+            return true
+        }
+        switch errno {
+        case EEXIST:
+            return false
+        case EXDEV:
+            let temporary = parent(of: destination) + "/.transferd-\(UUID().uuidString).tmp"
+            defer { unlink(temporary) }
+            try FileManager.default.copyItem(atPath: source, toPath: temporary)
+            guard link(temporary, destination) == 0 else {
+                if errno == EEXIST { return false }
+                throw Failure(description: lastError)
+            }
+            unlink(source)
+            return true
+        case EPERM, EOPNOTSUPP, EMLINK:
+            // A file system without hard links: the name is claimed with O_EXCL (as atomic),
+            // then the file renamed over that empty claim.
+            let claim = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard claim >= 0 else {
+                if errno == EEXIST { return false }
+                throw Failure(description: lastError)
+            }
+            Glibc.close(claim)
+            do {
+                try move(source, to: destination)
+            } catch {
+                unlink(destination)
+                throw error
+            }
+            return true
+        default:
+            throw Failure(description: lastError)
+        }
+    }
+}

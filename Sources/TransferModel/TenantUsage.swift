@@ -1,0 +1,47 @@
+/// What each tenant holds, for its quotas (`TenantQuotas`): how many of its tasks are unfinished
+/// and how many bytes its tasks keep (what they received: a download's file, a kept response
+/// body; a stream task's bytes pass through and are not kept). Blobs are counted by `BlobStore`.
+///
+/// Held in `ServiceState` under the service's lock and updated where every task change and
+/// removal passes (`noteTaskChange`, `noteTaskRemoval`) and at load, so it is right after a
+/// restart and costs O(1) a change, never a walk of the data folder. Keyed by owner (the token's
+/// fingerprint; "" for the anonymous user without tokens).
+package struct TenantUsage: Sendable {
+    private struct Counted: Sendable {
+        var unfinished: Bool
+        var bytes: Int
+    }
+
+    private var unfinished: [String: Int] = [:]
+    private var bytes: [String: Int] = [:]
+    /// What each live task was last counted as.
+    private var counted: [Int: Counted] = [:]
+
+    package static func key(_ owner: String?) -> String { owner ?? "" }
+
+    /// Counts a new or changed task (replacing what it was counted as before).
+    mutating func note(_ task: TransferTask) {
+        let now = Counted(unfinished: task.state != .completed, bytes: task.kind == .stream ? 0 : max(0, task.progress.bytesReceived))
+        let before = counted.updateValue(now, forKey: task.id)
+        add(task.owner, now, sign: 1)
+        if let before { add(task.owner, before, sign: -1) }
+    }
+
+    /// Stops counting a deleted task.
+    mutating func remove(_ task: TransferTask) {
+        guard let before = counted.removeValue(forKey: task.id) else { return }
+        add(task.owner, before, sign: -1)
+    }
+
+    func unfinishedTasks(of owner: String?) -> Int { unfinished[Self.key(owner)] ?? 0 }
+
+    func heldBytes(of owner: String?) -> Int { bytes[Self.key(owner)] ?? 0 }
+
+    private mutating func add(_ owner: String?, _ value: Counted, sign: Int) {
+        let key = Self.key(owner)
+        if value.unfinished { unfinished[key, default: 0] += sign }
+        if value.bytes != 0 { bytes[key, default: 0] += sign * value.bytes }
+        if unfinished[key] == 0 { unfinished[key] = nil }
+        if bytes[key] == 0 { bytes[key] = nil }
+    }
+}

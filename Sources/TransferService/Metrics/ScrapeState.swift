@@ -1,0 +1,68 @@
+internal import Prometheus
+internal import TransferModel
+
+/// The scrape-time instruments of `TransferMetrics` and what the last scrape set them to. Owned
+/// by `TransferMetrics` under its scrape lock.
+struct ScrapeState: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    /// Every `transferd_tasks` series set so far: one no task has now goes back to 0 rather than
+    /// keeping its last count.
+    private var taskGauges: [MetricsSnapshot.TaskLabels: Gauge] = [:]
+    private let queueDepth: [SchedulingClass: Gauge]
+    private let running: [SchedulingClass: Gauge]
+    private let received: [SchedulingClass: Counter]
+    private let sent: [SchedulingClass: Counter]
+    private let heldLongPolls: Gauge
+    /// The byte totals already added to the counters (counters only go up, so each scrape adds
+    /// what the service counted since the previous one).
+    private var counted: [SchedulingClass: ClassRates.Totals] = [:]
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        // One series per scheduling class, made once: the class is the only label.
+        func perClass<Metric>(_ make: (MetricNameDescriptor, [(String, String)]) -> Metric,
+                              _ name: String, unit: String = "", help: String) -> [SchedulingClass: Metric] {
+            let descriptor = MetricNameDescriptor(namespace: "transferd", metricName: name, unitName: unit, helpText: help)
+            return Dictionary(uniqueKeysWithValues: SchedulingClass.allCases.map { ($0, make(descriptor, [("class", $0.rawValue)])) })
+        }
+        queueDepth = perClass(registry.makeGauge, "queue_depth",
+                              help: "Tasks waiting in the scheduler's queue, by scheduling class.")
+        running = perClass(registry.makeGauge, "transfers_running",
+                           help: "Transfers the scheduler admitted and that hold a slot, by scheduling class.")
+        received = perClass(registry.makeCounter, "received_bytes", unit: "total",
+                            help: "Bytes received by transfers since the daemon started, by scheduling class.")
+        sent = perClass(registry.makeCounter, "sent_bytes", unit: "total",
+                        help: "Bytes sent by transfers since the daemon started, by scheduling class.")
+        heldLongPolls = registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "long_polls_held", unitName: "",
+                helpText: "Long-polls (task progress, session events, the task change feed) held open right now."))
+    }
+
+    mutating func apply(_ snapshot: MetricsSnapshot) {
+        for (labels, gauge) in taskGauges where snapshot.tasks[labels] == nil { gauge.set(Int64(0)) }
+        for (labels, count) in snapshot.tasks {
+            gauge(for: labels).set(Int64(count))
+        }
+        for schedulingClass in SchedulingClass.allCases {
+            queueDepth[schedulingClass]?.set(Int64(snapshot.queuedByClass[schedulingClass] ?? 0))
+            running[schedulingClass]?.set(Int64(snapshot.runningByClass[schedulingClass] ?? 0))
+            let now = snapshot.bytesByClass[schedulingClass] ?? ClassRates.Totals()
+            let before = counted[schedulingClass] ?? ClassRates.Totals()
+            if now.received > before.received { received[schedulingClass]?.increment(by: Int64(now.received - before.received)) }
+            if now.sent > before.sent { sent[schedulingClass]?.increment(by: Int64(now.sent - before.sent)) }
+            counted[schedulingClass] = ClassRates.Totals(received: max(now.received, before.received), sent: max(now.sent, before.sent))
+        }
+        heldLongPolls.set(Int64(snapshot.heldLongPolls))
+    }
+
+    private mutating func gauge(for labels: MetricsSnapshot.TaskLabels) -> Gauge {
+        if let gauge = taskGauges[labels] { return gauge }
+        let gauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "tasks", unitName: "",
+                helpText: "Tasks the daemon holds, by state, phase, kind and scheduling class."),
+            labels: [("state", labels.state.rawValue), ("phase", labels.phase.rawValue),
+                     ("kind", labels.kind.rawValue), ("class", labels.schedulingClass.rawValue)])
+        taskGauges[labels] = gauge
+        return gauge
+    }
+}

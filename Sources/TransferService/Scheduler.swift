@@ -1,0 +1,363 @@
+internal import FoundationEssentials
+internal import HeapModule
+internal import TransferModel
+
+/// Admission of queued tasks to the engine (README, "Scheduling").
+///
+/// Caps: a global cap on running transfers, an optional cap per session, and a cap per host
+/// (httpMaximumConnectionsPerHost of the task's session). Order: class first (interactive,
+/// streaming, default, background), then higher priority, then arrival; discretionary tasks only
+/// when nothing else waits and their window is open. When the global cap is full, a queued task of
+/// an earlier class than background takes the slot of a running preemptible background transfer.
+///
+/// Every operation is O(log n) in the number of queued tasks: the queue is a heap with lazy
+/// deletion (a removed or re-prioritised task leaves a stale key behind, skipped when it surfaces),
+/// and a task whose host or session is full waits in that host's or session's own heap, one of
+/// which goes back to the main heap each time a slot there frees. A value type with no I/O.
+struct Scheduler: Sendable {
+    /// What the scheduler needs to know of a task to queue it.
+    struct Ticket: Sendable, Equatable {
+        var taskId: Int
+        var schedulingClass: SchedulingClass = .default
+        var priority: Double = 0.5
+        var host: String
+        var hostLimit: Int = 6
+        var session: String = ""
+        var sessionLimit: Int? = nil
+        /// From an isDiscretionary session: runs only when nothing else waits.
+        var discretionary = false
+        /// Can give its slot back without losing bytes (a background download).
+        var preemptible = false
+    }
+
+    /// What `admit` decided, in order.
+    enum Decision: Sendable, Equatable {
+        case start(Int)
+        /// Stop this running transfer and queue it again; its slot went to a higher class.
+        case preempt(Int)
+    }
+
+    /// A queued task as listed (`GET /v1/queue`).
+    struct QueuedTask: Sendable, Equatable {
+        let taskId: Int
+        let schedulingClass: SchedulingClass
+        let priority: Double
+        let discretionary: Bool
+        /// Why it is not running yet.
+        let blockedBy: Blocker
+        /// Its place in admission order: sort by this.
+        let key: Key
+    }
+
+    enum Blocker: String, Sendable {
+        case globalCap, hostCap, sessionCap, discretionary
+    }
+
+    /// The heap's sort key: smaller is admitted first.
+    struct Key: Comparable, Sendable {
+        let discretionary: Bool
+        let rank: Int
+        let priority: Double
+        let order: Int
+        let taskId: Int
+
+        static func < (a: Key, b: Key) -> Bool {
+            if a.discretionary != b.discretionary { return !a.discretionary }
+            if a.rank != b.rank { return a.rank < b.rank }
+            if a.priority != b.priority { return a.priority > b.priority }
+            return a.order < b.order
+        }
+
+        static func == (a: Key, b: Key) -> Bool { a.taskId == b.taskId && a.order == b.order && a.priority == b.priority }
+    }
+
+    private struct Queued: Sendable {
+        var ticket: Ticket
+        var key: Key
+        var host: Int
+    }
+
+    private struct Running: Sendable {
+        var ticket: Ticket
+        var host: Int
+        let started: Int
+    }
+
+    var maxConcurrent: Int
+    /// Whether discretionary tasks may start now (their time window is open); the service sets it.
+    var discretionaryWindowOpen = true
+
+    private var heap = Heap<Key>()
+    private var parkedByHost: [Int: Heap<Key>] = [:]
+    private var parkedBySession: [String: Heap<Key>] = [:]
+    /// Hosts and sessions that may have room for tasks parked on them (a slot freed, or a task
+    /// bound for them left the queue): `admit` moves that many parked tasks back first.
+    private var hostsToRefill: Set<Int> = []
+    private var sessionsToRefill: Set<String> = []
+    private var hostLimits: [Int: Int] = [:]
+    private var sessionLimits: [String: Int] = [:]
+    private var queued: [Int: Queued] = [:]
+    private var running: [Int: Running] = [:]
+    private var perHost: [Int: Int] = [:]
+    private var perSession: [String: Int] = [:]
+    /// Host keys interned to small integers: 100,000 queued tasks to one origin share one string.
+    private var hostIds: [String: Int] = [:]
+    private var hostNames: [Int: String] = [:]
+    private var nextHostId = 0
+    /// Queued and running tasks per host and per session: what a host or session keeps in here
+    /// (its id, limit, parked heap) goes when its last task leaves, so a daemon that has seen a
+    /// million origins does not keep a million entries.
+    private var hostUsers: [Int: Int] = [:]
+    private var sessionUsers: [String: Int] = [:]
+    private var order = 0
+    private var startOrder = 0
+    private(set) var queuedByClass: [SchedulingClass: Int] = [:]
+    private(set) var runningByClass: [SchedulingClass: Int] = [:]
+    private var queuedNotDiscretionary = 0
+
+    init(maxConcurrent: Int) { self.maxConcurrent = max(1, maxConcurrent) }
+
+    /// The key transfers share a connection limit under: session and origin.
+    static func hostKey(sessionId: String, url: String) -> String {
+        let origin = RequestURL.origin(of: url) ?? url
+        return sessionId + " " + origin
+    }
+
+    var queuedCount: Int { queued.count }
+    var runningCount: Int { running.count }
+    func isQueued(_ taskId: Int) -> Bool { queued[taskId] != nil }
+    func isRunning(_ taskId: Int) -> Bool { running[taskId] != nil }
+
+    mutating func enqueue(_ ticket: Ticket) {
+        guard running[ticket.taskId] == nil, queued[ticket.taskId] == nil else { return }
+        order += 1
+        var ticket = ticket
+        ticket.hostLimit = max(1, ticket.hostLimit)
+        let host = internHost(ticket.host)
+        hostLimits[host] = ticket.hostLimit
+        if let limit = ticket.sessionLimit { sessionLimits[ticket.session] = limit }
+        hostUsers[host, default: 0] += 1
+        sessionUsers[ticket.session, default: 0] += 1
+        let key = Key(discretionary: ticket.discretionary, rank: ticket.schedulingClass.rank, priority: ticket.priority, order: order, taskId: ticket.taskId)
+        queued[ticket.taskId] = Queued(ticket: ticket, key: key, host: host)
+        queuedByClass[ticket.schedulingClass, default: 0] += 1
+        if !ticket.discretionary { queuedNotDiscretionary += 1 }
+        heap.insert(key)
+    }
+
+    /// Takes a task out, whether queued or running (its slot is freed).
+    mutating func remove(taskId: Int) {
+        if let entry = running.removeValue(forKey: taskId) {
+            runningByClass[entry.ticket.schedulingClass, default: 1] -= 1
+            release(host: entry.host, session: entry.ticket.session)
+            forget(host: entry.host, session: entry.ticket.session)
+        }
+        if let entry = queued.removeValue(forKey: taskId) {
+            queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
+            if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
+            // It may have been the one sent back to take a free slot: another must take its place.
+            markForRefill(host: entry.host, session: entry.ticket.session)
+            forget(host: entry.host, session: entry.ticket.session)
+        }
+    }
+
+    /// One task of `host` and `session` left; with the last one, what is kept for them goes.
+    private mutating func forget(host: Int, session: String) {
+        hostUsers[host, default: 1] -= 1
+        if hostUsers[host] == 0 {
+            hostUsers[host] = nil
+            if let name = hostNames.removeValue(forKey: host) { hostIds[name] = nil }
+            hostLimits[host] = nil
+            parkedByHost[host] = nil
+            hostsToRefill.remove(host)
+        }
+        sessionUsers[session, default: 1] -= 1
+        if sessionUsers[session] == 0 {
+            sessionUsers[session] = nil
+            sessionLimits[session] = nil
+            parkedBySession[session] = nil
+            sessionsToRefill.remove(session)
+        }
+    }
+
+    /// How many hosts and sessions the scheduler keeps anything for (tests: nothing leaks).
+    var bookkeeping: (hosts: Int, sessions: Int) {
+        (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count,
+         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count)
+    }
+
+    /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
+    /// when a preemption victim is chosen).
+    mutating func reprioritise(taskId: Int, priority: Double) {
+        if var entry = running[taskId] {
+            entry.ticket.priority = priority
+            running[taskId] = entry
+            return
+        }
+        guard var entry = queued[taskId], entry.ticket.priority != priority else { return }
+        // The old key stays in its heap, stale; the new one goes to the main heap (its caps are
+        // checked again there). The arrival order is kept: back at the old priority, a task
+        // takes its old place.
+        entry.ticket.priority = priority
+        entry.key = Key(discretionary: entry.key.discretionary, rank: entry.key.rank, priority: priority, order: entry.key.order, taskId: taskId)
+        queued[taskId] = entry
+        heap.insert(entry.key)
+    }
+
+    /// Admits as many queued tasks as the caps allow, in admission order, preempting background
+    /// transfers for earlier classes when the global cap is full.
+    mutating func admit() -> [Decision] {
+        refill()
+        var decisions: [Decision] = []
+        while let key = heap.min {
+            guard let entry = queued[key.taskId], entry.key == key else {
+                heap.removeMin()  // stale: removed or re-prioritised
+                continue
+            }
+            if entry.ticket.discretionary && !discretionaryMayStart { break }  // all after it are too
+            if perHost[entry.host, default: 0] >= entry.ticket.hostLimit {
+                heap.removeMin()
+                parkedByHost[entry.host, default: Heap()].insert(key)
+                continue
+            }
+            if let limit = entry.ticket.sessionLimit, perSession[entry.ticket.session, default: 0] >= limit {
+                heap.removeMin()
+                parkedBySession[entry.ticket.session, default: Heap()].insert(key)
+                continue
+            }
+            heap.removeMin()
+            if running.count >= maxConcurrent {
+                // Only for a task that can start once it has the slot (its host and session have room).
+                guard let victim = preemptionVictim(for: entry.ticket) else {
+                    heap.insert(key)
+                    break
+                }
+                remove(taskId: victim)
+                decisions.append(.preempt(victim))
+            }
+            start(entry)
+            decisions.append(.start(entry.ticket.taskId))
+        }
+        return decisions
+    }
+
+    /// Queued tasks in the order they would be admitted if every cap had room, with the reason
+    /// each waits. O(n log n): for listing, not for admission.
+    func queue(limit: Int = .max) -> [QueuedTask] {
+        Array(queueSnapshot().sorted { $0.key < $1.key }.prefix(limit))
+    }
+
+    /// The queued tasks unsorted (O(n)), so the caller can sort them outside its lock.
+    func queueSnapshot() -> [QueuedTask] {
+        queued.values.map { entry in
+            QueuedTask(taskId: entry.ticket.taskId, schedulingClass: entry.ticket.schedulingClass,
+                       priority: entry.ticket.priority, discretionary: entry.ticket.discretionary,
+                       blockedBy: blocker(of: entry), key: entry.key)
+        }
+    }
+
+    // MARK: internals
+
+    private var discretionaryMayStart: Bool { discretionaryWindowOpen && queuedNotDiscretionary == 0 }
+
+    private mutating func internHost(_ host: String) -> Int {
+        if let id = hostIds[host] { return id }
+        let id = nextHostId
+        nextHostId += 1
+        hostIds[host] = id
+        hostNames[id] = host
+        return id
+    }
+
+    private mutating func start(_ entry: Queued) {
+        let id = entry.ticket.taskId
+        queued[id] = nil
+        queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
+        if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
+        startOrder += 1
+        running[id] = Running(ticket: entry.ticket, host: entry.host, started: startOrder)
+        runningByClass[entry.ticket.schedulingClass, default: 0] += 1
+        perHost[entry.host, default: 0] += 1
+        perSession[entry.ticket.session, default: 0] += 1
+    }
+
+    /// Frees a running task's host and session slots.
+    private mutating func release(host: Int, session: String) {
+        perHost[host, default: 1] -= 1
+        if perHost[host] == 0 { perHost[host] = nil }
+        perSession[session, default: 1] -= 1
+        if perSession[session] == 0 { perSession[session] = nil }
+        markForRefill(host: host, session: session)
+    }
+
+    private mutating func markForRefill(host: Int, session: String) {
+        if parkedByHost[host] != nil { hostsToRefill.insert(host) }
+        if parkedBySession[session] != nil { sessionsToRefill.insert(session) }
+    }
+
+    /// Moves as many parked tasks back to the main heap as their host or session has free slots,
+    /// best first. Some may be moved in vain (a task already in the main heap takes the slot);
+    /// they are parked again when they surface. O(slots × log n).
+    private mutating func refill() {
+        for host in hostsToRefill {
+            let free = (hostLimits[host] ?? 1) - perHost[host, default: 0]
+            guard free > 0, var waiting = parkedByHost.removeValue(forKey: host) else { continue }
+            for _ in 0..<free {
+                guard let key = popLive(&waiting) else { break }
+                heap.insert(key)
+            }
+            if !waiting.isEmpty { parkedByHost[host] = waiting }
+        }
+        hostsToRefill.removeAll(keepingCapacity: true)
+        for session in sessionsToRefill {
+            let free = (sessionLimits[session] ?? .max) - perSession[session, default: 0]
+            guard free > 0, var waiting = parkedBySession.removeValue(forKey: session) else { continue }
+            for _ in 0..<min(free, 1 << 16) {
+                guard let key = popLive(&waiting) else { break }
+                heap.insert(key)
+            }
+            if !waiting.isEmpty { parkedBySession[session] = waiting }
+        }
+        sessionsToRefill.removeAll(keepingCapacity: true)
+    }
+
+    /// The best key in `waiting` that is still current, dropping stale ones on the way.
+    private func popLive(_ waiting: inout Heap<Key>) -> Key? {
+        while let next = waiting.popMin() {
+            if let entry = queued[next.taskId], entry.key == next { return next }
+        }
+        return nil
+    }
+
+    /// The running transfer a queued task may take the slot of: a preemptible background one,
+    /// for a task of an earlier class; the lowest priority, then the most recently started
+    /// (it has the least to lose). Discretionary tasks never preempt.
+    private func preemptionVictim(for ticket: Ticket) -> Int? {
+        guard ticket.schedulingClass < .background, !ticket.discretionary else { return nil }
+        var best: Running?
+        for entry in running.values where entry.ticket.preemptible && entry.ticket.schedulingClass == .background {
+            guard let current = best else { best = entry; continue }
+            if entry.ticket.priority < current.ticket.priority
+                || (entry.ticket.priority == current.ticket.priority && entry.started > current.started) {
+                best = entry
+            }
+        }
+        return best?.ticket.taskId
+    }
+
+    private func blocker(of entry: Queued) -> Blocker {
+        if entry.ticket.discretionary && !discretionaryMayStart { return .discretionary }
+        if perHost[entry.host, default: 0] >= entry.ticket.hostLimit { return .hostCap }
+        if let limit = entry.ticket.sessionLimit, perSession[entry.ticket.session, default: 0] >= limit { return .sessionCap }
+        return .globalCap
+    }
+}
+
+extension RequestURL {
+    /// "scheme://host:port" with the scheme's default port filled in.
+    static func origin(of text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host):\(port)"
+    }
+}

@@ -1,0 +1,73 @@
+internal import FoundationEssentials
+internal import TransferModel
+
+/// A task as the service holds it: the served record plus what only the service needs.
+struct TaskEntry: Sendable {
+    var task: TransferTask
+    /// The request body, kept to start (or restart) the transfer.
+    var requestBody: Data?
+    /// The user and password its URL carried (`URLLogin`): this task's alone (sealed in its row).
+    var urlLogin: URLLogin?
+    /// Whether the engine holds a transfer for it (running or paused).
+    var inEngine = false
+    /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
+    var cancelKeepsPartial = false
+    /// A completed data task's response body, for sessions whose bodies are not stored
+    /// (ephemeral); others read it from the store.
+    var responseBody: Data?
+    /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
+    var connectivityTries: Int?
+    /// What the URL cache is doing for the task's current attempt (`TransferService+URLCache`).
+    var cache: CacheTaskContext?
+    /// When the task last entered the scheduler's queue, until it starts (`transferd_admission_wait_seconds`).
+    var queuedAt: ContinuousClock.Instant?
+    /// The requests the task made so far, as the engine reported them (its metrics at completion).
+    var transactions: [TransactionMetrics] = []
+    /// A completed task's metrics, for sessions whose records are not stored (ephemeral);
+    /// others read them from the store.
+    var metrics: TaskMetrics?
+}
+
+/// Everything `TransferService` guards with its one lock.
+struct ServiceState: Sendable {
+    var sessions: [String: Session] = [:]
+    /// Session ids in creation order (the list order and its cursor).
+    var sessionOrder: [String] = []
+    var tasks: [Int: TaskEntry] = [:]
+    /// Task ids per session, ascending.
+    var tasksBySession: [String: [Int]] = [:]
+    var events: [String: EventLog] = [:]
+    var scheduler: Scheduler
+    /// Bytes moved per scheduling class, for the rates `GET /v1/stats` serves.
+    var rates = ClassRates()
+    /// Running tasks kept out of the scheduler until a date (`TransferService+Holds`).
+    var holds = Holds()
+    var waiters = Waiters()
+    /// The change feed of every task and its long-polls (`GET /v1/tasks?after=`).
+    var taskChanges = TaskChangeLog()
+    /// Each tenant's unfinished tasks and bytes held, for its quotas.
+    var usage = TenantUsage()
+    /// Tasks whose progress changed since the last checkpoint.
+    var dirty: Set<Int> = []
+    /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).
+    var appendingChunks: Set<Int> = []
+    var nextTaskId = 1
+    /// The daemon-wide rate limits in effect (TransferService+Limits).
+    var bandwidthLimits = BandwidthLimits()
+    var nextEventSeq = 1
+    var accepting = true
+    /// Background sessions' live attachments, by session id (`TransferService+Attachments`).
+    var attachments: [String: Attachment] = [:]
+
+    /// Long-polls held open: progress and event waiters, and the task change feed's.
+    var heldLongPolls: Int { waiters.count + taskChanges.waiterCount }
+}
+
+/// Work decided under the lock and carried out after releasing it (long-poll answers call into
+/// the HTTP server, which must never happen with the service locked).
+struct Deliveries: Sendable {
+    private var actions: [@Sendable () -> Void] = []
+    mutating func add(_ action: @escaping @Sendable () -> Void) { actions.append(action) }
+    mutating func add(_ other: Deliveries) { actions += other.actions }
+    func run() { for action in actions { action() } }
+}

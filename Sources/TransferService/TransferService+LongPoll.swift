@@ -1,0 +1,94 @@
+internal import Synchronization
+internal import Dispatch
+internal import TransferModel
+
+extension TransferService {
+    /// Answers with the task's progress at once when its version is past `after`, otherwise holds
+    /// until it is or `wait` seconds pass (then answers with the unchanged state). `answer` is
+    /// called exactly once, from any thread; nothing blocks while waiting.
+    public func progress(task id: Int, after: Int, wait: Double, owner: String?, answer: @escaping @Sendable (ProgressSnapshot) -> Void) throws {
+        let wait = min(max(0, wait), configuration.maxLongPollWait)
+        let immediate = try state.withLock { s throws -> ProgressSnapshot? in
+            let entry = try visibleTask(s, id, owner)
+            if entry.task.version > after || wait == 0 || !s.accepting { return ProgressSnapshot(entry.task) }
+            let waiter = s.waiters.add(task: id, after: after, callback: answer)
+            expire(waiter, after: wait)
+            return nil
+        }
+        if let immediate {
+            if immediate.state == .completed { store.flush() }  // a completion is reported once durable
+            answer(immediate)
+        }
+    }
+
+    /// Answers with the session's events after `after` at once when there are any, otherwise
+    /// holds until one arrives or `wait` seconds pass. Events of tasks the client may not see
+    /// (other tokens' tasks in the shared session) are skipped, and do not end the wait.
+    public func events(session id: String, after: Int, limit: Int, wait: Double, owner: String?, answer: @escaping @Sendable (EventPage) -> Void) throws {
+        let wait = min(max(0, wait), configuration.maxLongPollWait)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+        let (immediate, recorded) = try state.withLock { s throws -> (EventPage?, Bool) in
+            _ = try visibleSession(s, id, owner)
+            let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner)
+            if !page.events.isEmpty || wait == 0 || !s.accepting { return (page, isRecorded(s, session: id)) }
+            // Woken by a new event (or the deadline, or shutdown): read again from the cursor with
+            // the time left, which answers at once unless every new event is invisible to this client.
+            let waiter = s.waiters.add(session: id, after: page.next, limit: limit) { [weak self] woken in
+                guard let self else { return answer(woken) }
+                let left = deadline - ContinuousClock.now
+                let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                do {
+                    try events(session: id, after: page.next, limit: limit, wait: seconds, owner: owner, answer: answer)
+                } catch {
+                    answer(EventPage(events: [], next: page.next))
+                }
+            }
+            expire(waiter, after: wait)
+            return (nil, false)
+        }
+        guard let immediate else { return }
+        // An event is served only once it is committed, never from memory ahead of the disk: a
+        // client must not see (and acknowledge past) an event a kill -9 then takes back.
+        // Asynchronous, so a delivery on the engine thread never waits for the disk.
+        if recorded { store.afterCommit { answer(immediate) } } else { answer(immediate) }
+    }
+
+    /// Up to `limit` events after `after` that `owner` may see; `next` is the last one answered,
+    /// or past the invisible ones read, or `after`.
+    private func visibleEvents(_ s: ServiceState, session: String, after: Int, limit: Int, owner: String?) -> EventPage {
+        guard let log = s.events[session] else { return EventPage(events: [], next: after) }
+        var events: [TaskEvent] = []
+        var next = after
+        for event in log.page(after: after, limit: log.events.count) {
+            if let task = event.taskId, s.tasks[task]?.task.isVisible(to: owner) == false {
+                next = event.seq
+                continue
+            }
+            guard events.count < limit else { break }
+            events.append(event)
+            next = event.seq
+        }
+        return EventPage(events: events, next: next)
+    }
+
+    /// At the deadline, answers the waiter with the current state if nothing answered it first.
+    private func expire(_ waiter: Int, after seconds: Double) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+            guard let self else { return }
+            let delivery: (@Sendable () -> Void)? = state.withLock { s in
+                switch s.waiters.take(id: waiter) {
+                case .progress(let task, let w)?:
+                    guard let entry = s.tasks[task] else { return nil }
+                    let snapshot = ProgressSnapshot(entry.task)
+                    return { w.callback(snapshot) }
+                case .events(let session, let w)?:
+                    let page = EventPage(events: s.events[session]?.page(after: w.after, limit: w.limit) ?? [], next: 0).withNext(after: w.after)
+                    return { w.callback(page) }
+                case nil:
+                    return nil
+                }
+            }
+            delivery?()
+        }
+    }
+}

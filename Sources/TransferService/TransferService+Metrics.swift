@@ -1,0 +1,43 @@
+internal import Prometheus
+internal import Synchronization
+internal import TransferModel
+
+extension TransferService {
+    /// `GET /metrics`: every instrument of this daemon in Prometheus' text format, with the
+    /// state figures read now.
+    public func renderMetrics() -> [UInt8] {
+        metrics.render(metricsSnapshot())
+    }
+
+    /// Task counts, queue depth, byte totals and held long-polls, in one lock acquisition.
+    func metricsSnapshot() -> MetricsSnapshot {
+        state.withLock { s in
+            var snapshot = MetricsSnapshot()
+            for entry in s.tasks.values {
+                let task = entry.task
+                snapshot.tasks[MetricsSnapshot.TaskLabels(
+                    state: task.state, phase: task.phase, kind: task.kind, schedulingClass: task.schedulingClass), default: 0] += 1
+            }
+            snapshot.queuedByClass = s.scheduler.queuedByClass
+            snapshot.runningByClass = s.scheduler.runningByClass
+            snapshot.bytesByClass = s.rates.totals
+            snapshot.heldLongPolls = s.heldLongPolls
+            return snapshot
+        }
+    }
+
+    /// Counts a completed task by its outcome (under the lock, from `complete`).
+    func countCompletion(_ task: TransferTask) {
+        let result = switch task.error?.code {
+        case nil: "succeeded"
+        case URLErrorCode.cancelled.rawValue: "cancelled"
+        default: "failed"
+        }
+        metrics.completed(kind: task.kind, task.schedulingClass, result: result)
+        if task.error?.isNetworkPolicyRefusal == true {
+            // A redirect hop was refused when the task had moved on from its first URL.
+            let redirected = task.currentRequest.map { $0.url != task.originalRequest.url } ?? false
+            metrics.networkPolicyRefused(task.kind == .stream ? .stream : redirected ? .redirect : .task)
+        }
+    }
+}

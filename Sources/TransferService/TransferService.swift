@@ -1,0 +1,251 @@
+internal import FoundationEssentials
+internal import Dispatch
+public import Logging
+internal import Synchronization
+internal import JSONModel
+internal import TransferModel
+internal import TransferStore
+internal import TransferEngine
+
+/// The heart of transferd: sessions and tasks in memory (authoritative while running), written
+/// through to the `Store`, run by the `CurlEngine`, and watched through long-polls.
+///
+/// Concurrency: one lock guards `ServiceState`. HTTP handler threads and the engine thread take it
+/// briefly; under it they change state, queue store writes and engine commands (both non-blocking,
+/// and queued under the lock so their order is the order of the changes); long-poll answers are
+/// collected as `Deliveries` and run after the lock is released.
+public final class TransferService: Sendable {
+    let state: Mutex<ServiceState>
+    public let store: Store
+    /// Upload bodies sent ahead of their tasks (`POST /v1/blobs`), under `<dataDirectory>/blobs`.
+    public let blobs: BlobStore
+    /// The cookie jars of every session (`CookieStorage`).
+    let cookieStorage: CookieStorage
+    let engine: CurlEngine
+    let configuration: ServiceConfiguration
+    let logger: Logger
+    let resumeSealer: ResumeDataSealer
+    /// URLCredentialStorage: the shared store of default sessions and every session's own.
+    let credentials: CredentialStore
+    /// URLCache.shared and ephemeral sessions' private caches (`TransferService+URLCache`).
+    public let urlCaches: URLCaches
+    private let checkpointTimer = HandOffTimer()
+    private let retentionTimer = HandOffTimer()
+    /// The one timer behind every hold (`TransferService+Holds`).
+    let holdTimer = HoldTimer()
+    /// Posts events to sessions' webhooks, on its own thread (`WebhookDeliverer`).
+    let webhooks: WebhookDeliverer
+    /// This daemon's Prometheus registry and instruments (`GET /metrics`).
+    public let metrics: TransferMetrics
+
+    /// Opens the store, loads what it holds and settles what a previous run left unfinished.
+    public init(
+        configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service"),
+        metrics: TransferMetrics = TransferMetrics()
+    ) throws {
+        // A download's `location` is an absolute path, so relative folders (`./data`) are made absolute.
+        var configuration = configuration
+        configuration.dataDirectory = FileSystem.absolute(configuration.dataDirectory)
+        configuration.downloadsDirectory = configuration.downloadsDirectory.map(FileSystem.absolute)
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = metrics
+        store = try Store(dataDirectory: configuration.dataDirectory, instruments: metrics, logger: logger)
+        try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
+        resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
+        credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
+        // The network policy: every connection made for a tenant, by the engine or the webhook
+        // thread, is checked on its resolved address (`NetworkPolicy+Gate`).
+        engine = try CurlEngine(connectionGate: configuration.networkPolicy.connectionGate)
+        state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
+        state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
+        engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
+        blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
+        cookieStorage = try CookieStorage(store: store, logger: logger)
+        webhooks = try WebhookDeliverer(connectionGate: configuration.networkPolicy.connectionGate)
+        urlCaches = try URLCaches(configuration: configuration, store: store, logger: logger)
+        try load()
+        try loadWebhooks()
+    }
+
+    /// Starts the engine thread and the progress checkpoints; queued tasks begin.
+    public func start() {
+        engine.start(observer: EngineObserver(service: self))
+        webhooks.start(service: self, policy: configuration.webhookPolicy)
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.checkpoint"))
+        timer.schedule(deadline: .now() + configuration.checkpointInterval, repeating: configuration.checkpointInterval)
+        timer.setEventHandler { [weak self] in self?.checkpoint() }
+        timer.resume()
+        checkpointTimer.set(timer)
+        if let interval = retentionSweepInterval {
+            let sweep = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.retention"))
+            sweep.schedule(deadline: .now() + interval, repeating: interval)
+            sweep.setEventHandler { [weak self] in self?.expireTasks(now: Date()) }
+            sweep.resume()
+            retentionTimer.set(sweep)
+        }
+        holdTimer.start { [weak self] in self?.releaseDueHolds() }
+        let deliveries = state.withLock { s in
+            var deliveries = Deliveries()
+            admit(&s, &deliveries)
+            return deliveries
+        }
+        deliveries.run()
+    }
+
+    /// First half of a clean stop: refuses new work and answers every held long-poll with the
+    /// current state. Transfers go on until `stop()`. Idempotent.
+    public func beginShutdown() {
+        let waiting = state.withLock { s in
+            s.accepting = false
+            return s.waiters.takeAll()
+        }
+        answer(waiting)
+        wakeAllTaskChangeWaiters()
+    }
+
+    /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
+    /// progress and closes the database. Idempotent.
+    public func stop() {
+        beginShutdown()
+        checkpointTimer.cancel()
+        retentionTimer.cancel()
+        holdTimer.cancel()
+        if !engine.stop(timeout: 3) {
+            logger.warning("engine thread did not stop in time")
+        }
+        webhooks.stop(timeout: 3)
+        checkpoint()
+        urlCaches.flush()  // body files and their rows, before the database closes
+        store.close()
+    }
+
+    /// Whether the service takes requests: not stopping, the store open, the engine thread running.
+    public var isReady: Bool { readiness == .ready }
+
+    /// How many long-polls are held right now.
+    public var heldLongPolls: Int { state.withLock { $0.heldLongPolls } }
+
+    /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
+    func checkpoint() {
+        if configuration.discretionaryWindow != nil {
+            // The window opens with no event to wake the scheduler: look once a checkpoint.
+            let deliveries = state.withLock { s in
+                var deliveries = Deliveries()
+                admit(&s, &deliveries)
+                return deliveries
+            }
+            deliveries.run()
+        }
+        let now = EngineLoop.now()
+        state.withLock { s in
+            s.rates.sample(at: now)
+            guard !s.dirty.isEmpty else { return }
+            let operations = s.dirty.compactMap { id in
+                s.tasks[id].flatMap { isRecorded(s, session: $0.task.sessionId) ? StoreOperation.saveTask($0.task, requestBody: $0.requestBody) : nil }
+            }
+            s.dirty.removeAll()
+            store.enqueue(operations)
+        }
+    }
+
+    // MARK: helpers used under the lock
+
+    /// Bumps a task's version after a change, persists it (now, or at the next checkpoint for
+    /// mere progress) and answers the long-polls waiting for it.
+    func changed(_ s: inout ServiceState, task id: Int, persist: Bool, _ deliveries: inout Deliveries) {
+        guard var entry = s.tasks[id] else { return }
+        entry.task.version += 1
+        s.tasks[id] = entry
+        if persist {
+            s.dirty.remove(id)
+            record(s, session: entry.task.sessionId, .saveTask(entry.task, requestBody: entry.requestBody))
+        } else {
+            s.dirty.insert(id)
+        }
+        noteTaskChange(&s, task: entry.task, &deliveries)
+        let snapshot = ProgressSnapshot(entry.task)
+        for waiter in s.waiters.takeProgress(task: id, below: entry.task.version) {
+            deliveries.add { waiter.callback(snapshot) }
+        }
+    }
+
+    /// Appends a delegate event to the session's feed, persists it, and answers its long-polls.
+    func emit(_ s: inout ServiceState, session: String, task: Int?, _ type: EventType, _ fields: [String: JSONValue], _ deliveries: inout Deliveries) {
+        let event = TaskEvent(seq: s.nextEventSeq, sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
+        s.nextEventSeq += 1
+        var log = s.events[session] ?? EventLog(capacity: configuration.eventRetention)
+        let trimmed = log.append(event)
+        s.events[session] = log
+        record(s, session: session, .appendEvent(event))
+        if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
+        if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
+        for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
+            let page = EventPage(events: log.page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)
+            deliveries.add { waiter.callback(page) }
+        }
+    }
+
+    func saveSession(_ s: inout ServiceState, _ session: Session) {
+        var session = session
+        session.version += 1
+        session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
+        s.sessions[session.id] = session
+        record(s, session: session.id, .saveSession(session))
+    }
+
+    /// Whether a session's state reaches the store: an ephemeral session's never does (its
+    /// sessions, tasks, events and bodies live in memory, as URLSession's ephemeral
+    /// configuration keeps nothing on disk), so it is gone after a restart.
+    func isRecorded(_ s: ServiceState, session id: String) -> Bool {
+        s.sessions[id]?.kind != .ephemeral
+    }
+
+    /// Queues a store write for a session that is recorded.
+    func record(_ s: ServiceState, session id: String, _ operation: StoreOperation) {
+        if isRecorded(s, session: id) { store.enqueue(operation) }
+    }
+
+    private func answer(_ waiting: (progress: [Int: [Waiters.ProgressWaiter]], events: [String: [Waiters.EventsWaiter]])) {
+        let (progress, events) = state.withLock { s in
+            (waiting.progress.compactMap { id, list in s.tasks[id].map { (ProgressSnapshot($0.task), list) } },
+             waiting.events.flatMap { session, list in
+                 list.map { w in (EventPage(events: s.events[session]?.page(after: w.after, limit: w.limit) ?? [], next: 0).withNext(after: w.after), w) }
+             })
+        }
+        for (snapshot, list) in progress { for waiter in list { waiter.callback(snapshot) } }
+        for (page, waiter) in events { waiter.callback(page) }
+    }
+}
+
+extension EventPage {
+    /// Sets `next` to the last event's seq, or keeps the client's cursor when there is none.
+    func withNext(after: Int) -> EventPage {
+        EventPage(events: events, next: events.last?.seq ?? after)
+    }
+}
+
+/// Forwards engine updates to the service. A separate small type so the engine thread holds the
+/// service only while it runs (the service stops the engine before it goes away).
+struct EngineObserver: TransferObserver {
+    let service: TransferService
+    func transfer(_ taskId: Int, _ update: TransferUpdate) { service.handle(taskId, update) }
+}
+
+/// The checkpoint timer, set at start and cancelled at stop.
+///
+/// `@unchecked Sendable`: the timer is only touched under `lock`, and DispatchSource's
+/// `cancel` is documented thread-safe.
+final class HandOffTimer: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var timer: (any DispatchSourceTimer)?
+
+    func set(_ timer: any DispatchSourceTimer) { lock.withLock { _ in self.timer = timer } }
+
+    func cancel() {
+        lock.withLock { _ in
+            timer?.cancel()
+            timer = nil
+        }
+    }
+}

@@ -1,0 +1,51 @@
+internal import FoundationEssentials
+internal import SQLite
+internal import TransferModel
+
+/// One change to the `cookies` table (migration 4), queued by `CookieStorage` as
+/// `StoreOperation.cookies`. `owner` is the jar's owner ('' for none).
+enum CookieRowChange: Sendable {
+    case save(owner: String, Cookie)
+    case delete(owner: String, Cookie.Key)
+    case deleteAll(owner: String)
+}
+
+/// The persistent cookie jars: written through the queued writer (the engine thread never
+/// waits on the disk), read once at start.
+extension Store {
+    func apply(_ changes: [CookieRowChange], _ tx: Database.Transaction) throws {
+        for change in changes {
+            switch change {
+            case .save(let owner, let cookie):
+                try tx.run("""
+                    INSERT OR REPLACE INTO cookies(owner, name, domain, path, value, host_only, expires, secure, http_only, same_site, created_at)
+                    VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, owner, cookie.name, cookie.domain, cookie.path, cookie.value, cookie.isHostOnly,
+                    cookie.expiresDate?.timeIntervalSince1970 ?? 0, cookie.isSecure, cookie.isHTTPOnly,
+                    cookie.sameSitePolicy?.rawValue, cookie.createdAt.timeIntervalSince1970)
+            case .delete(let owner, let key):
+                try tx.run("DELETE FROM cookies WHERE owner = ? AND name = ? AND domain = ? AND path = ?", owner, key.name, key.domain, key.path)
+            case .deleteAll(let owner):
+                try tx.run("DELETE FROM cookies WHERE owner = ?", owner)
+            }
+        }
+    }
+
+    /// Every stored cookie that has not expired at `now`, by owner; the expired rows are deleted.
+    func loadCookies(now: Date) throws -> [String: [Cookie]] {
+        try database.run("DELETE FROM cookies WHERE expires <= ?", now.timeIntervalSince1970)
+        var jars: [String: [Cookie]] = [:]
+        for row in try database.run("""
+            SELECT owner, name, domain, path, value, host_only, expires, secure, http_only, same_site, created_at FROM cookies
+            """) {
+            let cookie = Cookie(
+                name: row.string(1) ?? "", value: row.string(4) ?? "", domain: row.string(2) ?? "", path: row.string(3) ?? "/",
+                isHostOnly: row.int(5) != 0, expiresDate: Date(timeIntervalSince1970: row.double(6) ?? 0),
+                isSecure: row.int(7) != 0, isHTTPOnly: row.int(8) != 0,
+                sameSitePolicy: row.string(9).flatMap(SameSitePolicy.init(rawValue:)),
+                createdAt: Date(timeIntervalSince1970: row.double(10) ?? 0))
+            jars[row.string(0) ?? "", default: []].append(cookie)
+        }
+        return jars
+    }
+}

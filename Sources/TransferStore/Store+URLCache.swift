@@ -1,0 +1,49 @@
+internal import FoundationEssentials
+internal import SQLite
+internal import TransferModel
+
+/// The `url_cache` table (migration 7), the persistent URL cache's index. Written at once, not
+/// through the queued writer, by the cache's own queue (never the engine thread or under the
+/// service lock): its rows must follow the cache's file work in order (a row after its file is
+/// written, a file deleted after its row). The connection's lock orders these statements with the
+/// writer's transactions.
+extension Store {
+    struct URLCacheRow: Sendable {
+        let key: String
+        let file: String
+        let size: Int
+        let response: CachedResponse
+        let lastUsed: Double
+    }
+
+    func saveURLCacheRow(_ row: URLCacheRow) throws {
+        let response = String(decoding: try JSONCoding.encoder.encode(row.response), as: UTF8.self)
+        try database.run("""
+            INSERT INTO url_cache(key, file, size, response, last_used) VALUES(?, ?, ?, ?, ?)
+            ON CONFLICT(key) DO UPDATE SET file = excluded.file, size = excluded.size, response = excluded.response, last_used = excluded.last_used
+            """, row.key, row.file, row.size, response, row.lastUsed)
+    }
+
+    /// A 304 changed the stored head; the file stays.
+    func updateURLCacheResponse(file: String, _ response: CachedResponse, lastUsed: Double) throws {
+        let json = String(decoding: try JSONCoding.encoder.encode(response), as: UTF8.self)
+        try database.run("UPDATE url_cache SET response = ?, last_used = ? WHERE file = ?", json, lastUsed, file)
+    }
+
+    func touchURLCacheRow(file: String, lastUsed: Double) throws {
+        try database.run("UPDATE url_cache SET last_used = ? WHERE file = ?", lastUsed, file)
+    }
+
+    func deleteURLCacheRow(file: String) throws {
+        try database.run("DELETE FROM url_cache WHERE file = ?", file)
+    }
+
+    /// Every row, least recently used first; rows that no longer decode are dropped.
+    func loadURLCacheRows() throws -> [URLCacheRow] {
+        try database.run("SELECT key, file, size, response, last_used FROM url_cache ORDER BY last_used").compactMap { row in
+            guard let key = row.string(0), let file = row.string(1), let size = row.int(2), let json = row.data(3),
+                  let response = try? JSONCoding.decoder.decode(CachedResponse.self, from: json) else { return nil }
+            return URLCacheRow(key: key, file: file, size: size, response: response, lastUsed: row.double(4) ?? 0)
+        }
+    }
+}

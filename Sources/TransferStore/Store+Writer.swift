@@ -1,0 +1,207 @@
+internal import Dispatch
+internal import Logging
+internal import SQLite
+internal import Synchronization
+
+/// The queued writer. Many writes share one transaction (group commit), so the engine thread
+/// never waits on the disk and a burst of API requests costs one commit.
+///
+/// The rule it keeps: what the API answers with a 2xx is committed. A transaction that fails
+/// keeps its writes pending, in order, and they are tried again on the next drain (a write never
+/// replaces a newer row, `StoreOperation`), so state no client waits on (progress, events,
+/// engine outcomes) is not lost while the disk is full; a creation whose write is still pending
+/// when its request settles is withdrawn and refused (`settle`). Failures are logged once per
+/// burst, counted, and make `GET /readyz` fail until a commit succeeds again; a retry runs every
+/// `retryInterval` meanwhile, so recovery needs no client request.
+extension Store {
+    /// How long after a failed commit the writer tries again on its own.
+    static let retryInterval: DispatchTimeInterval = .seconds(1)
+
+    /// Queues a write; returns its sequence number (see `settle`). Never waits.
+    @discardableResult
+    func enqueue(_ operation: StoreOperation) -> Int {
+        let seq = writes.withLock { $0.append(operation) }
+        wakeWriter()
+        return seq
+    }
+
+    /// Queues writes that commit in the same transaction (one drain takes all that is queued);
+    /// returns the last one's sequence number.
+    @discardableResult
+    func enqueue(_ operations: [StoreOperation]) -> Int? {
+        guard !operations.isEmpty else { return nil }
+        let seq = writes.withLock { w in operations.map { w.append($0) }.last }
+        wakeWriter()
+        return seq
+    }
+
+    /// A drain for what was just queued. While commits fail the retry timer drains instead
+    /// (and an API write's own `commit()`): a drain per progress checkpoint would redo the whole
+    /// failing batch each time. The recovering drain wakes the writer again (`noteCommit`).
+    private func wakeWriter() {
+        guard health.withLock({ $0.failure == nil }) else { return }
+        writer.async { [self] in drain() }
+    }
+
+    /// Waits until the writer has tried every write queued before the call. Never throws: for
+    /// readers that only want to see what is committed, and background work.
+    public func flush() {
+        writer.sync { drain() }
+    }
+
+    /// Waits like `flush()`, then throws when a write queued before the call is still not
+    /// committed: the API answers a write with a 2xx only after this returns.
+    public func commit() throws(StoreFailure) {
+        let through = writes.withLock { $0.lastSeq }
+        let failure = writer.sync { () -> StoreFailure? in
+            drain()
+            return writes.withLock { $0.containsAny(through: through) } ? currentFailure : nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// For a creation: drains, then calls `body` on the writer with nil when write `seq` is
+    /// committed, or with the failure when it is not (still pending, or rejected). Nothing else
+    /// commits while `body` runs, so a refused creation can withdraw its writes (`withdraw`) and
+    /// undo its change in memory without a commit slipping in between.
+    func settle<T>(_ seq: Int?, _ body: (StoreFailure?) -> T) -> T {
+        writer.sync {
+            drain()
+            guard let seq else { return body(nil) }
+            let refused = writes.withLock { $0.contains(seq) || $0.takeRejection(seq) }
+            return body(refused ? currentFailure : nil)
+        }
+    }
+
+    /// Drops or trims pending writes (`PendingWrites.withdraw`). Only inside `settle`'s body.
+    func withdraw(_ transform: (StoreOperation) -> StoreOperation?) {
+        dispatchPrecondition(condition: .onQueue(writer))
+        writes.withLock { $0.withdraw(transform) }
+    }
+
+    /// Runs `action` (off the writer) once the writer has tried every write queued before the call.
+    func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        writer.async { [self] in
+            drain()
+            DispatchQueue.global().async(execute: action)
+        }
+    }
+
+    /// Why commits fail now, nil while they succeed.
+    public var failure: StoreFailure? { health.withLock { $0.failure } }
+
+    private var currentFailure: StoreFailure {
+        failure ?? StoreFailure(kind: .unavailable, reason: isOpen ? "the write was not committed" : "the store is closed")
+    }
+
+    /// Commits everything pending in one transaction. Runs only on `writer`. With nothing
+    /// pending while commits fail, it writes a probe row instead, so readiness comes back once
+    /// the disk takes writes again.
+    private func drain() {
+        guard isOpen else { return }
+        let batch = writes.withLock { $0.takeAll() }
+        guard !batch.isEmpty else {
+            if failure != nil { probe() }
+            return
+        }
+        let started = ContinuousClock.now
+        defer { instruments?.storeCommitTook(ContinuousClock.now - started) }
+        do {
+            try database.transaction { tx in
+                for write in batch { try apply(write.operation, tx) }
+            }
+            noteCommit()
+        } catch let error where StoreFailure.isRejection(error) {
+            commitOneByOne(batch)
+        } catch {
+            writes.withLock { $0.putBack(batch) }
+            noteFailure(StoreFailure(error))
+        }
+    }
+
+    /// A batch failed on a row the database refuses whatever the disk does (a bug): each write
+    /// is committed alone, so that row cannot keep the others out. The refused one is dropped
+    /// (logged and counted); at the first failure of another kind the rest stays pending.
+    private func commitOneByOne(_ batch: [PendingWrites.Write]) {
+        for (index, write) in batch.enumerated() {
+            do {
+                try database.transaction { tx in try apply(write.operation, tx) }
+            } catch let error where StoreFailure.isRejection(error) {
+                writes.withLock { $0.reject(write.seq) }
+                instruments?.storeCommitFailed(reason: "rejected")
+                logger.error("store write rejected and dropped", metadata: [
+                    "store.operation": "\(write.operation.name)", "store.error": "\(error)",
+                ])
+            } catch {
+                writes.withLock { $0.putBack(batch[index...]) }
+                noteFailure(StoreFailure(error))
+                return
+            }
+        }
+        noteCommit()
+    }
+
+    /// A tiny write that proves the disk takes commits again.
+    private func probe() {
+        do {
+            try database.transaction { tx in
+                _ = try tx.run("""
+                    INSERT INTO counters(name, value) VALUES('store_probe', 1)
+                    ON CONFLICT(name) DO UPDATE SET value = value + 1
+                    """)
+            }
+            noteCommit()
+        } catch {
+            noteFailure(StoreFailure(error))
+        }
+    }
+
+    /// A write made at once on the caller's thread, not queued: blob and credential rows, whose
+    /// API answer must wait for them anyway (commit before publish). Its failure is logged,
+    /// counted and fails readiness like the writer's; its success ends a burst.
+    @discardableResult
+    func writeNow<T>(_ body: () throws -> T) throws -> T {
+        do {
+            let value = try body()
+            noteCommit()
+            return value
+        } catch let error where !StoreFailure.isRejection(error) {
+            noteFailure(StoreFailure(error))
+            throw error
+        }
+    }
+
+    private func noteCommit() {
+        guard case .recovered(let attempts, let duration) = health.withLock({ $0.committed(at: .now) }) else { return }
+        // Writes queued while it failed did not wake the writer (`wakeWriter`).
+        if writes.withLock({ !$0.items.isEmpty }) { writer.async { [self] in drain() } }
+        logger.notice("store commits again", metadata: [
+            "store.failed_attempts": "\(attempts)", "store.failing_seconds": "\(duration.components.seconds)",
+        ])
+    }
+
+    private func noteFailure(_ failure: StoreFailure) {
+        let report = health.withLock { $0.failed(failure, at: .now) }
+        instruments?.storeCommitFailed(reason: failure.kind.rawValue)
+        switch report {
+        case .began(let failure), .changed(let failure):
+            // Once per burst: every later attempt is only counted, until a commit succeeds.
+            logger.error("store cannot commit; writes are refused and /readyz fails until a commit succeeds", metadata: [
+                "store.failure": "\(failure.kind.rawValue)", "store.error": "\(failure.reason)",
+                "store.pending": "\(writes.withLock { $0.items.count })",
+            ])
+        case .none, .recovered:
+            break
+        }
+        scheduleRetry()
+    }
+
+    /// One retry at a time, `retryInterval` after a failure.
+    private func scheduleRetry() {
+        guard retryScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        writer.asyncAfter(deadline: .now() + Self.retryInterval) { [self] in
+            retryScheduled.store(false, ordering: .relaxed)
+            drain()
+        }
+    }
+}

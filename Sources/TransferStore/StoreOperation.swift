@@ -1,0 +1,36 @@
+public import FoundationEssentials
+internal import TransferModel
+
+/// One durable change, queued to the store's writer. Rows carry their version, and the writer
+/// never replaces a row with an older version, so the order in which two threads queue their
+/// snapshots cannot make the database go back in time.
+enum StoreOperation: Sendable {
+    case saveSession(Session)
+    case saveTask(TransferTask, requestBody: Data?)
+    /// New tasks created together (a batch): one operation, so they commit all or none.
+    case saveTasks([TaskRow])
+    case saveBody(taskId: Int, body: Data)
+    /// A completed task's metrics (`TaskMetrics`), kept until the task is deleted.
+    case saveMetrics(taskId: Int, metrics: TaskMetrics)
+    case appendEvent(TaskEvent)
+    /// Keep only the newest `keep` events of a session.
+    case pruneEvents(sessionId: String, keep: Int)
+    /// Delete a session's events up to and including `seq` (the client acknowledged them).
+    case deleteEvents(sessionId: String, through: Int)
+    /// Keep a session's webhook secret (apart from its served record, which must never hold it).
+    case saveWebhookSecret(sessionId: String, secret: String)
+    /// Removes a task and its response body; its id stays taken.
+    case deleteTask(id: Int)
+    /// Records that `id` was given (to a task that is not stored), so it is never given again.
+    case reserveTaskId(Int)
+    /// Changes to the persistent cookie jars (`Store+Cookies`).
+    case cookies([CookieRowChange])
+}
+
+extension StoreOperation {
+    /// A task and its request body, as `saveTasks` writes them.
+    struct TaskRow: Sendable {
+        let task: TransferTask
+        let requestBody: Data?
+    }
+}
