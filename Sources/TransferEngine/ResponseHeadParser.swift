@@ -1,14 +1,16 @@
-/// One complete response head: a status line and its header fields, in order.
-struct ResponseHead: Equatable {
-    var statusCode: Int
-    var fields: [(name: String, value: String)]
+internal import TransferModel
 
-    static func == (a: ResponseHead, b: ResponseHead) -> Bool {
+/// One complete response head: a status line and its header fields, in order.
+package struct ResponseHead: Equatable {
+    package var statusCode: Int
+    package var fields: [(name: String, value: String)]
+
+    package static func == (a: ResponseHead, b: ResponseHead) -> Bool {
         a.statusCode == b.statusCode && a.fields.elementsEqual(b.fields) { $0 == $1 }
     }
 
     /// Fields by name; repeated fields joined with ", " (RFC 9110 5.3).
-    var joined: [String: String] {
+    package var joined: [String: String] {
         var result: [String: String] = [:]
         var canonical: [String: String] = [:]  // lowercased -> first spelling seen
         for (name, value) in fields {
@@ -19,7 +21,7 @@ struct ResponseHead: Equatable {
         return result
     }
 
-    func value(_ name: String) -> String? {
+    package func value(_ name: String) -> String? {
         fields.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 }

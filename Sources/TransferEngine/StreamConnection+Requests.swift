@@ -1,3 +1,5 @@
+internal import TransferModel
+
 /// A read waiting for bytes: answered once `min` bytes are there, the stream ends, or at its
 /// deadline with what arrived (maybe nothing).
 struct PendingRead {

@@ -35,11 +35,11 @@ struct TransferJob: Sendable {
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
     var bandwidthLimit: BandwidthLimit? = nil
     /// Its session's cookie jar and policy; nil when cookies are off for it.
-    var cookies: TransferCookies? = nil
+    var cookies: (any CookieHandling)? = nil
     /// Whose connection pool it uses (`Session.connectionPool`, `ConnectionPools`).
     var connectionPool: String? = nil
     /// The stored credentials that may answer a 401 (nil: none are looked up, as for tus steps).
-    var credentials: SessionCredentials? = nil
+    var credentials: (any CredentialSource)? = nil
     /// The user and password the task's URL carried, sent as curl sends them (`URLLogin`).
     var urlLogin: URLLogin? = nil
     /// How the task answered challenges so far, and the credential this attempt sends.

@@ -6,7 +6,7 @@ public enum BodySegment: Codable, Sendable, Equatable {
     case bytes(Data)
     case file(path: String, size: Int)
 
-    var size: Int {
+    package var size: Int {
         switch self {
         case .bytes(let data): return data.count
         case .file(_, let size): return size

@@ -1,10 +1,10 @@
 internal import FoundationEssentials
 
 /// A digest the server sent for the whole representation, and the header it came in.
-struct AnnouncedChecksum: Sendable, Equatable {
-    let checksum: Checksum
+package struct AnnouncedChecksum: Sendable, Equatable {
+    package let checksum: Checksum
     /// `Repr-Digest`, `Content-Digest` or `Digest`, for the error message.
-    let header: String
+    package let header: String
 }
 
 extension Checksum {
@@ -19,7 +19,7 @@ extension Checksum {
     /// encoded bytes (RFC 9530 3.1, representation data includes its content coding), while
     /// libcurl hands us the decoded ones (`acceptEncoding("")`). Nor for HEAD (no body), nor for
     /// any other status. Unknown algorithms and malformed values are ignored.
-    static func announced(by response: ResponseInfo, method: String) -> AnnouncedChecksum? {
+    package static func announced(by response: ResponseInfo, method: String) -> AnnouncedChecksum? {
         guard method.uppercased() != "HEAD", response.statusCode == 200 || response.statusCode == 206 else { return nil }
         let headers = response.headers
         if let coding = ResponseInfo.value(of: "Content-Encoding", in: headers)?.trimmed(), !coding.isEmpty,
@@ -76,7 +76,7 @@ extension Checksum {
 }
 
 /// Lowercase hex of bytes.
-func hexString(_ bytes: some Sequence<UInt8>) -> String {
+package func hexString(_ bytes: some Sequence<UInt8>) -> String {
     let digits = Array("0123456789abcdef".utf8)
     var text: [UInt8] = []
     for byte in bytes {

@@ -2,10 +2,10 @@ internal import Glibc
 
 /// An IPv4 or IPv6 address as its bytes (4 or 16), parsed with inet_pton; brackets around an
 /// IPv6 literal (as in a URL's host) are accepted.
-struct IPAddress: Equatable, Sendable, CustomStringConvertible {
+package struct IPAddress: Equatable, Sendable, CustomStringConvertible {
     let bytes: [UInt8]
 
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var literal = Substring(text)
         if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
         var v4 = [UInt8](repeating: 0, count: 4)
@@ -19,7 +19,7 @@ struct IPAddress: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    package init(bytes: [UInt8]) { self.bytes = bytes }
 
     /// An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2) as the IPv4 address its
     /// packets go to; any other address as it is.
@@ -52,7 +52,7 @@ struct IPAddress: Equatable, Sendable, CustomStringConvertible {
 
 extension IPAddress {
     /// As inet_ntop writes it: "10.0.0.0", "fc00::", "::ffff:10.1.2.3".
-    var description: String {
+    package var description: String {
         guard bytes.count == 4 || bytes.count == 16 else { return "?" }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(bytes.count == 4 ? AF_INET : AF_INET6, bytes, &text, socklen_t(text.count)) != nil else { return "?" }

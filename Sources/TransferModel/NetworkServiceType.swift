@@ -42,7 +42,7 @@ public enum TLSVersion: String, Codable, Sendable, CaseIterable {
     case TLSv10, TLSv11, TLSv12, TLSv13
 
     /// The version TLS writes on the wire as `number` (0x0301 is TLS 1.0 ... 0x0304 TLS 1.3).
-    init?(wireNumber number: Int) {
+    package init?(wireNumber number: Int) {
         switch number {
         case 0x0301: self = .TLSv10
         case 0x0302: self = .TLSv11

@@ -55,7 +55,7 @@ public struct ResponseDisposition: Codable, Sendable, Equatable {
     }
 
     /// How a task its disposition cancels ends (URLSession: NSURLErrorCancelled).
-    static let cancelled = TaskError(.cancelled, "cancelled: the task's responseDisposition answered this response with cancel")
+    package static let cancelled = TaskError(.cancelled, "cancelled: the task's responseDisposition answered this response with cancel")
 
     /// The action for a response: the first matching rule's, else the default.
     public func action(statusCode: Int, mimeType: String?, expectedLength: Int?) -> Action {

@@ -14,6 +14,14 @@ public struct ResumeState: Codable, Sendable, Equatable {
         if let etag, !etag.hasPrefix("W/") { return etag }
         return lastModified
     }
+
+    /// The memberwise initializer, for the layers above.
+    package init(offset: Int, etag: String? = nil, lastModified: String? = nil, expectedLength: Int? = nil) {
+        self.offset = offset
+        self.etag = etag
+        self.lastModified = lastModified
+        self.expectedLength = expectedLength
+    }
 }
 
 /// The contents of resume data (cancel(byProducingResumeData:)): opaque to clients, signed by

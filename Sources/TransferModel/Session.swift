@@ -17,7 +17,7 @@ public struct Session: Codable, Sendable, Equatable {
     /// The name of the libcurl connection pool the session's transfers use, one per session as
     /// URLSession keeps: no TLS, proxy or authentication state crosses sessions. The `shared`
     /// session is one per tenant (token owner), so it has a pool per tenant (issue 16, item 7).
-    static func connectionPool(session id: String, owner: String?) -> String {
+    package static func connectionPool(session id: String, owner: String?) -> String {
         id == sharedID ? id + "/" + (owner ?? "") : id
     }
 

@@ -20,7 +20,7 @@ public struct StreamEndpoint: Sendable, Equatable {
 
     /// The URL curl connects with: http for a plain connection, https for TLS (curl speaks no
     /// HTTP on it: the handle only connects).
-    func curlURL(tls: Bool) -> String { "\(tls ? "https" : "http")://\(urlHost):\(port)/" }
+    package func curlURL(tls: Bool) -> String { "\(tls ? "https" : "http")://\(urlHost):\(port)/" }
 
     /// Reads back `url`; nil for anything else.
     public init?(url: String) {

@@ -8,11 +8,22 @@ public struct TransactionMetrics: Codable, Sendable, Equatable {
     public struct Request: Codable, Sendable, Equatable {
         public var url: String
         public var method: String
+
+        /// The memberwise initializer, for the layers above.
+        package init(url: String, method: String) {
+            self.url = url
+            self.method = method
+        }
     }
 
     /// The response's status (null when none came).
     public struct Response: Codable, Sendable, Equatable {
         public var statusCode: Int
+
+        /// The memberwise initializer, for the layers above.
+        package init(statusCode: Int) {
+            self.statusCode = statusCode
+        }
     }
 
     public var request: Request
@@ -50,7 +61,7 @@ public struct TransactionMetrics: Codable, Sendable, Equatable {
     public var countOfResponseBodyBytesReceived: Int
 
     /// resourceFetchType of a response that came over the network.
-    static let networkLoad = "networkLoad"
+    package static let networkLoad = "networkLoad"
     /// resourceFetchType of a response the URL cache answered.
     static let localCache = "localCache"
 
@@ -70,5 +81,64 @@ public struct TransactionMetrics: Codable, Sendable, Equatable {
             remoteAddress: nil, remotePort: nil, localAddress: nil, localPort: nil,
             countOfRequestHeaderBytesSent: 0, countOfRequestBodyBytesSent: 0,
             countOfResponseHeaderBytesReceived: 0, countOfResponseBodyBytesReceived: 0)
+    }
+
+    /// The memberwise initializer, for the layers above.
+    package init(
+        request: Request,
+        response: Response? = nil,
+        fetchStartDate: MetricsDate,
+        domainLookupStartDate: MetricsDate? = nil,
+        domainLookupEndDate: MetricsDate? = nil,
+        connectStartDate: MetricsDate? = nil,
+        connectEndDate: MetricsDate? = nil,
+        secureConnectionStartDate: MetricsDate? = nil,
+        secureConnectionEndDate: MetricsDate? = nil,
+        requestStartDate: MetricsDate? = nil,
+        requestEndDate: MetricsDate? = nil,
+        responseStartDate: MetricsDate? = nil,
+        responseEndDate: MetricsDate? = nil,
+        networkProtocolName: String? = nil,
+        negotiatedTLSProtocolVersion: TLSVersion? = nil,
+        negotiatedTLSCipherSuite: Int? = nil,
+        isProxyConnection: Bool,
+        isReusedConnection: Bool,
+        resourceFetchType: String,
+        remoteAddress: String? = nil,
+        remotePort: Int? = nil,
+        localAddress: String? = nil,
+        localPort: Int? = nil,
+        countOfRequestHeaderBytesSent: Int,
+        countOfRequestBodyBytesSent: Int,
+        countOfResponseHeaderBytesReceived: Int,
+        countOfResponseBodyBytesReceived: Int
+    ) {
+        self.request = request
+        self.response = response
+        self.fetchStartDate = fetchStartDate
+        self.domainLookupStartDate = domainLookupStartDate
+        self.domainLookupEndDate = domainLookupEndDate
+        self.connectStartDate = connectStartDate
+        self.connectEndDate = connectEndDate
+        self.secureConnectionStartDate = secureConnectionStartDate
+        self.secureConnectionEndDate = secureConnectionEndDate
+        self.requestStartDate = requestStartDate
+        self.requestEndDate = requestEndDate
+        self.responseStartDate = responseStartDate
+        self.responseEndDate = responseEndDate
+        self.networkProtocolName = networkProtocolName
+        self.negotiatedTLSProtocolVersion = negotiatedTLSProtocolVersion
+        self.negotiatedTLSCipherSuite = negotiatedTLSCipherSuite
+        self.isProxyConnection = isProxyConnection
+        self.isReusedConnection = isReusedConnection
+        self.resourceFetchType = resourceFetchType
+        self.remoteAddress = remoteAddress
+        self.remotePort = remotePort
+        self.localAddress = localAddress
+        self.localPort = localPort
+        self.countOfRequestHeaderBytesSent = countOfRequestHeaderBytesSent
+        self.countOfRequestBodyBytesSent = countOfRequestBodyBytesSent
+        self.countOfResponseHeaderBytesReceived = countOfResponseHeaderBytesReceived
+        self.countOfResponseBodyBytesReceived = countOfResponseBodyBytesReceived
     }
 }

@@ -8,8 +8,8 @@
 ///
 /// Commas separate both challenges and parameters: a token after a comma that is not followed by
 /// "=" starts the next challenge.
-struct AuthenticationChallenge: Sendable, Equatable {
-    var scheme: String
+package struct AuthenticationChallenge: Sendable, Equatable {
+    package var scheme: String
     /// Parameters in order, names lower-cased (they compare case-insensitively), values unquoted.
     var parameters: [Parameter]
     var token68: String?
@@ -26,7 +26,7 @@ struct AuthenticationChallenge: Sendable, Equatable {
     }
 
     /// The realm the server named (case-sensitive, as RFC 9110 11.5 says), if any.
-    var realm: String? { parameter("realm") }
+    package var realm: String? { parameter("realm") }
 
     func parameter(_ name: String) -> String? {
         parameters.first { $0.name == name.lowercased() }?.value
@@ -34,7 +34,7 @@ struct AuthenticationChallenge: Sendable, Equatable {
 
     /// Every challenge of every field line, in order. Malformed parts are skipped, never fatal: a
     /// server's typo must not fail the task, only leave that challenge out.
-    static func parse(_ fieldLines: [String]) -> [AuthenticationChallenge] {
+    package static func parse(_ fieldLines: [String]) -> [AuthenticationChallenge] {
         fieldLines.flatMap { line in
             var reader = Reader(Array(line.utf8))
             return reader.challenges()

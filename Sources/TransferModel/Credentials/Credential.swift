@@ -24,12 +24,12 @@ public enum CredentialPersistence: String, Codable, Sendable, CaseIterable {
 /// in memory (and sealed in the database for permanent ones); it is never encoded.
 package struct Credential: Sendable, Equatable {
     var space: ProtectionSpace
-    var user: String
-    var password: String
+    package var user: String
+    package var password: String
     var persistence: CredentialPersistence
 
     /// A credential replaces another with the same space and user.
-    var id: ID { ID(space: space, user: user) }
+    package var id: ID { ID(space: space, user: user) }
 
     package struct ID: Sendable, Hashable {
         package let space: ProtectionSpace
@@ -37,7 +37,7 @@ package struct Credential: Sendable, Equatable {
     }
 
     /// What the API shows: everything but the password.
-    var info: CredentialInfo { CredentialInfo(protectionSpace: space, user: user, persistence: persistence) }
+    package var info: CredentialInfo { CredentialInfo(protectionSpace: space, user: user, persistence: persistence) }
 }
 
 /// A stored credential as `GET /v1/sessions/{sid}/credentials` lists it: never the password.

@@ -70,7 +70,7 @@ public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
     case httpDigest = "HTTPDigest"
 
     /// The method of a challenge's scheme name (compared case-insensitively), nil if unsupported.
-    init?(scheme: String) {
+    package init?(scheme: String) {
         switch scheme.lowercased() {
         case "basic": self = .httpBasic
         case "digest": self = .httpDigest
@@ -83,12 +83,12 @@ public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
 }
 
 /// The origin a challenge came from, read from the URL that was answered with a 401.
-struct ChallengeOrigin: Codable, Sendable, Equatable {
+package struct ChallengeOrigin: Codable, Sendable, Equatable {
     let host: String
     let port: Int
     let `protocol`: ProtectionSpaceProtocol
 
-    init?(url: String) {
+    package init?(url: String) {
         // Only HTTP answers challenges; ftp, ftps and sftp send their login up front.
         guard let parsed = URL(string: url), let scheme = parsed.scheme.flatMap({ ProtectionSpaceProtocol(rawValue: $0.lowercased()) }),
               scheme == .http || scheme == .https, let host = parsed.host, !host.isEmpty else { return nil }
@@ -97,7 +97,7 @@ struct ChallengeOrigin: Codable, Sendable, Equatable {
         port = parsed.port ?? scheme.defaultPort
     }
 
-    func space(realm: String?, method: AuthenticationMethod) -> ProtectionSpace {
+    package func space(realm: String?, method: AuthenticationMethod) -> ProtectionSpace {
         ProtectionSpace(host: host, port: port, protocol: `protocol`, realm: realm, authenticationMethod: method)
     }
 }

@@ -9,11 +9,11 @@ internal import FoundationEssentials
 /// put in the tenant's credential store: kept with the task in memory, sealed in its stored
 /// row (`TransferService.sealLogin`, so a background task still has them after a restart)
 /// and inside its sealed resume data.
-struct URLLogin: Codable, Sendable, Equatable {
-    let user: String
-    let password: String
+package struct URLLogin: Codable, Sendable, Equatable {
+    package let user: String
+    package let password: String
     /// Where they may be sent (nil for a URL that is not http or https: the whole transfer).
-    let origin: ChallengeOrigin?
+    package let origin: ChallengeOrigin?
 
     /// Splits `url` into the URL without its userinfo and the login it carried (nil when it
     /// had none, or when it is not a hierarchical URL with an authority, e.g. data:).
@@ -34,5 +34,5 @@ struct URLLogin: Codable, Sendable, Equatable {
     }
 
     /// `url` without userinfo (a URL that is only shown, such as mainDocumentURL).
-    static func strip(_ url: String) -> String { split(url).url }
+    package static func strip(_ url: String) -> String { split(url).url }
 }

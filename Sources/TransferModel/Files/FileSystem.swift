@@ -10,7 +10,7 @@ package enum FileSystem {
     package static var lastError: String { String(cString: strerror(errno)) }
 
     /// The size of a regular file, or nil when there is none.
-    static func size(of path: String) -> Int? {
+    package static func size(of path: String) -> Int? {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int(info.st_size)
@@ -18,7 +18,7 @@ package enum FileSystem {
 
     /// `path` made absolute against the working directory, with empty, `.` and `..` components
     /// removed lexically (symlinks are kept as named).
-    static func absolute(_ path: String) -> String {
+    package static func absolute(_ path: String) -> String {
         let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var components: [Substring] = []
         for component in full.split(separator: "/") where component != "." {
@@ -27,12 +27,12 @@ package enum FileSystem {
         return "/" + components.joined(separator: "/")
     }
 
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    static func makeDirectories(_ path: String) throws(TaskError) {
+    package static func makeDirectories(_ path: String) throws(TaskError) {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
@@ -41,7 +41,7 @@ package enum FileSystem {
     }
 
     /// The path with every symlink resolved, or nil when it does not exist.
-    static func resolved(_ path: String) -> String? {
+    package static func resolved(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
@@ -49,7 +49,7 @@ package enum FileSystem {
 
     /// Whether `path` resolves (symlinks followed) to `root` or below it. A path that does not
     /// exist yet is judged by its deepest existing ancestor, which is where mkdir would start.
-    static func isInside(_ path: String, root: String) -> Bool {
+    package static func isInside(_ path: String, root: String) -> Bool {
         var existing = path
         while resolved(existing) == nil, existing != "/", existing != "." { existing = parent(of: existing) }
         guard let resolvedPath = resolved(existing), let resolvedRoot = resolved(root) else { return false }
@@ -58,7 +58,7 @@ package enum FileSystem {
 
     /// Atomically renames; across file systems, copies to a hidden temporary name beside the
     /// final one and renames that, so the final name never shows partial content.
-    static func move(_ source: String, to destination: String) throws {
+    package static func move(_ source: String, to destination: String) throws {
         if rename(source, destination) == 0 { return }
         guard errno == EXDEV else { throw Failure(description: lastError) }
         let temporary = parent(of: destination) + "/.transferd-\(UUID().uuidString).tmp"
@@ -77,7 +77,7 @@ package enum FileSystem {
     /// with EEXIST in one step, so of two callers racing for one name exactly one gets it (a
     /// check followed by rename(2) would let both "win", the second replacing the first).
     /// Across file systems the bytes are copied to a hidden name beside the destination first.
-    static func placeWithoutReplacing(_ source: String, at destination: String) throws -> Bool {
+    package static func placeWithoutReplacing(_ source: String, at destination: String) throws -> Bool {
         if link(source, destination) == 0 {
             unlink(source)
             return true

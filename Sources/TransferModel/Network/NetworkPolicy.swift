@@ -35,11 +35,11 @@ public struct NetworkPolicy: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether nothing is ever refused (then no connection needs checking).
-    var allowsEverything: Bool { deny.isEmpty && !deniesSpecialNetworks }
+    package var allowsEverything: Bool { deny.isEmpty && !deniesSpecialNetworks }
 
     /// The rule refusing a connection to `address`, in words for the error ("--deny-networks
     /// 127.0.0.2/32"), or nil when it is allowed.
-    func refusal(for address: IPAddress) -> String? {
+    package func refusal(for address: IPAddress) -> String? {
         let address = address.unmapped
         if allow.contains(where: { $0.contains(address) }) { return nil }
         if let range = deny.first(where: { $0.contains(address) }) { return "--deny-networks \(range)" }

@@ -1,8 +1,8 @@
 /// Percent-decoding of URL parts to raw bytes, shared by data: and file: URLs. A `%` not
 /// followed by two hex digits stays as it is (the WHATWG URL standard's rule), so decoding
 /// never fails.
-enum PercentDecoding {
-    static func bytes<S: StringProtocol>(_ text: S) -> [UInt8] {
+package enum PercentDecoding {
+    package static func bytes<S: StringProtocol>(_ text: S) -> [UInt8] {
         let input = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(input.count)

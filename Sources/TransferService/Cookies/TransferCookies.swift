@@ -5,7 +5,7 @@ internal import TransferEngine
 /// What one transfer does with cookies, decided by the service when the job starts (the
 /// session's jar and accept policy, the request's main document). Only made for a request that
 /// handles cookies (httpShouldSetCookies and httpShouldHandleCookies both true).
-struct TransferCookies: Sendable {
+struct TransferCookies: CookieHandling {
     let storage: CookieStorage
     let jar: CookieStorage.JarID
     /// False when the request carries its own Cookie header: it keeps it and gets no jar cookies.

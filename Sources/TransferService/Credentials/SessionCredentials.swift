@@ -4,7 +4,7 @@ internal import TransferModel
 /// The credentials a running transfer may answer challenges with: the store and the task's
 /// session as its owner sees it. Handed to the engine in the `TransferJob`; read on the engine
 /// thread.
-struct SessionCredentials: Sendable {
+struct SessionCredentials: CredentialSource {
     let store: CredentialStore
     let scope: CredentialScope
 
