@@ -1,4 +1,4 @@
-internal import TransferModel
+package import TransferModel
 
 /// How one task answers 401 challenges, as URLSession's default handling does: each stored
 /// credential that matches the challenged protection space is tried once, in order, and when
@@ -62,8 +62,8 @@ struct ChallengeResponder: Sendable {
 
 /// What `didReceiveChallenge` reports: the challenged space, how often credentials for it failed
 /// in this task, and the credential (user only, never the password) the daemon answers with.
-struct ChallengeReport: Sendable, Equatable {
-    var space: ProtectionSpace
-    var previousFailureCount: Int
-    var proposed: CredentialInfo?
+package struct ChallengeReport: Sendable, Equatable {
+    package var space: ProtectionSpace
+    package var previousFailureCount: Int
+    package var proposed: CredentialInfo?
 }

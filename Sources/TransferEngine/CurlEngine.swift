@@ -1,28 +1,28 @@
-internal import Curl
+package import Curl
 
 /// The transfer engine as other threads see it: a locked inbox of commands and a waker. The curl
 /// multi handle itself lives on one dedicated thread (`EngineLoop`); posting a command never
 /// blocks on a transfer. Owned by `TransferService`.
-final class CurlEngine: Sendable {
+package final class CurlEngine: Sendable {
     private let thread: MultiThread<EngineInbox>
 
     /// `connectionGate`: every connection of every transfer and stream task is put to it
     /// (`NetworkPolicy.connectionGate`).
-    init(maxCachedConnections: Int = 256, connectionGate: ConnectionGate? = nil) throws {
+    package init(maxCachedConnections: Int = 256, connectionGate: ConnectionGate? = nil) throws {
         let multi = try MultiHandle(connectionGate: connectionGate)
         try multi.setLimits(maxHostConnections: 0, maxTotalConnections: 0, maxCachedConnections: maxCachedConnections)
         thread = MultiThread(multi, inbox: EngineInbox())
     }
 
     /// Starts the engine thread, reporting to `observer` until `stop`. Call once.
-    func start(observer: any TransferObserver) {
+    package func start(observer: any TransferObserver) {
         thread.start { [thread] multi in EngineLoop(multi: multi, observer: observer).run(inbox: thread.inbox) }
     }
 
     /// Whether the engine thread runs (started, not stopped).
-    var isRunning: Bool { thread.isRunning }
+    package var isRunning: Bool { thread.isRunning }
 
-    func submit(_ command: EngineCommand) {
+    package func submit(_ command: EngineCommand) {
         thread.post { $0.commands.append(command); return true }
     }
 
@@ -30,7 +30,7 @@ final class CurlEngine: Sendable {
     /// them), every easy handle is removed, then the multi handle is cleaned up. Waits up to
     /// `timeout` seconds; returns whether the thread ended.
     @discardableResult
-    func stop(timeout: Double) -> Bool {
+    package func stop(timeout: Double) -> Bool {
         thread.stop(timeout: timeout)
     }
 }

@@ -1,6 +1,6 @@
 internal import Crypto
-internal import FoundationEssentials
-internal import TransferModel
+package import FoundationEssentials
+package import TransferModel
 
 /// Hashes one stream of bytes with several algorithms in one pass (swift-crypto's BoringSSL
 /// hashes). A value owned by whoever feeds it: a `DownloadDigest`, or a data task's body.
@@ -69,7 +69,7 @@ extension TransferOutcome {
     /// A data task's successful outcome with its body's digest, or a failure when the body does
     /// not have the digest the task's `checksum` or the server's digest header says it must.
     /// One pass over the body in memory (at most `maxBodySize`), on the thread that ends the task.
-    static func verifiedBody(_ body: Data, response: ResponseInfo, method: String, checksum: Checksum?) -> TransferOutcome {
+    package static func verifiedBody(_ body: Data, response: ResponseInfo, method: String, checksum: Checksum?) -> TransferOutcome {
         let announced = Checksum.announced(by: response, method: method)
         var accumulator = DigestAccumulator([checksum?.algorithm, announced?.checksum.algorithm].compactMap { $0 })
         body.withUnsafeBytes { accumulator.update($0) }

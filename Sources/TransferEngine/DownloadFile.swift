@@ -1,10 +1,10 @@
 internal import FoundationEssentials
 internal import Glibc
-internal import TransferModel
+package import TransferModel
 
 /// Where a download's bytes go: a partial file under the data folder while it runs, moved to
 /// its final path only once the transfer succeeded, so no partial file ever appears there.
-struct DownloadTarget: Sendable {
+package struct DownloadTarget: Sendable {
     /// `<data>/partial/<task id>.part`.
     let partialPath: String
     /// The client's destination, already resolved under the downloads root; nil for the default.
@@ -19,6 +19,23 @@ struct DownloadTarget: Sendable {
     var conflict: DownloadConflict = .fail
     /// The digest the file must have (the task's `checksum`); checked before it is moved.
     var checksum: Checksum? = nil
+
+    /// The memberwise initializer, for the layers above.
+    package init(
+        partialPath: String,
+        destinationPath: String? = nil,
+        defaultDirectory: String,
+        root: String,
+        conflict: DownloadConflict = .fail,
+        checksum: Checksum? = nil
+    ) {
+        self.partialPath = partialPath
+        self.destinationPath = destinationPath
+        self.defaultDirectory = defaultDirectory
+        self.root = root
+        self.conflict = conflict
+        self.checksum = checksum
+    }
 }
 
 /// The open partial file of one running download. One thread only (not Sendable): the engine

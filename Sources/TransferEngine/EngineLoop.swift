@@ -6,7 +6,7 @@ internal import TransferModel
 
 /// The engine thread's own state and loop: the multi handle and every running `Transfer`.
 /// Not Sendable: it exists only on that thread (handed over once by `CurlEngine`).
-final class EngineLoop {
+package final class EngineLoop {
     let multi: MultiHandle
     let observer: any TransferObserver
     /// The running transfer of each task (for a tus upload: the step in flight).
@@ -270,7 +270,7 @@ final class EngineLoop {
     }
 
     /// Monotonic seconds (wall-clock changes must not distort speeds or timeouts).
-    static func now() -> Double {
+    package static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9

@@ -1,9 +1,9 @@
-internal import Curl
+package import Curl
 internal import Dispatch
-internal import Synchronization
+package import Synchronization
 
 /// What other threads hand a `MultiThread`'s loop; `stopping` tells the loop to end.
-protocol MultiThreadInbox: Sendable {
+package protocol MultiThreadInbox: Sendable {
     var stopping: Bool { get set }
 }
 
@@ -11,9 +11,9 @@ protocol MultiThreadInbox: Sendable {
 /// threads change the inbox and wake the thread (curl_multi_wakeup, the one multi call that may
 /// cross threads); the loop the thread runs owns the handle. The transfer engine and the webhook
 /// deliverer both run this way.
-final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
+package final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
     /// Read by the loop, changed by `post`.
-    let inbox: Mutex<Inbox>
+    package let inbox: Mutex<Inbox>
     private let waker: MultiWaker
     private let multi: HandOff<MultiHandle>
     private let finished = DispatchSemaphore(value: 0)
@@ -21,7 +21,7 @@ final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
     /// From `start` until the loop returns.
     private let running = Atomic<Bool>(false)
 
-    init(_ multi: MultiHandle, inbox: Inbox) {
+    package init(_ multi: MultiHandle, inbox: Inbox) {
         self.inbox = Mutex(inbox)
         waker = multi.waker
         self.multi = HandOff(multi)
@@ -29,7 +29,7 @@ final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
 
     /// Starts the thread, which runs `loop` with the multi handle until the loop returns (it
     /// returns once it sees `stopping`). Call once.
-    func start(_ loop: @escaping @Sendable (MultiHandle) -> Void) {
+    package func start(_ loop: @escaping @Sendable (MultiHandle) -> Void) {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         running.store(true, ordering: .relaxed)
         DedicatedThread.start { [self] in
@@ -43,13 +43,13 @@ final class MultiThread<Inbox: MultiThreadInbox>: Sendable {
     var isRunning: Bool { running.load(ordering: .relaxed) }
 
     /// Changes the inbox, then wakes the thread if `change` says there is something for it.
-    func post(_ change: (inout Inbox) -> Bool) {
+    package func post(_ change: (inout Inbox) -> Bool) {
         if inbox.withLock({ change(&$0) }) { waker.wakeup() }
     }
 
     /// Asks the loop to end and waits up to `timeout` seconds; returns whether it ended.
     @discardableResult
-    func stop(timeout: Double) -> Bool {
+    package func stop(timeout: Double) -> Bool {
         guard started.load(ordering: .relaxed) else { return true }
         post { $0.stopping = true; return true }
         guard finished.wait(timeout: .now() + timeout) == .success else { return false }

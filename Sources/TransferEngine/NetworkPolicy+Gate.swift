@@ -1,27 +1,21 @@
-internal import Curl
-internal import TransferModel
+package import Curl
+package import TransferModel
 
 extension NetworkPolicy {
     /// The gate every connection of the daemon's multi handles is put to (the engine's: tasks,
     /// redirects, retries, FTP data connections, stream tasks; the webhook thread's), judging
     /// the address curl is about to connect to. nil when nothing is ever refused: then no
     /// callback runs at all.
-    var connectionGate: ConnectionGate? {
+    package var connectionGate: ConnectionGate? {
         guard !allowsEverything else { return nil }
         let policy = self
         return ConnectionGate { peer in policy.refusal(for: IPAddress(bytes: peer.bytes)) }
-    }
-
-    /// Why a webhook URL whose host is an IP address the policy refuses cannot be subscribed
-    /// (nil: allowed, or a name, which is judged when it is connected to).
-    func refusal(forURLHost host: String) -> String? {
-        IPAddress(host).flatMap { refusal(for: $0) }
     }
 }
 
 extension TaskError {
     /// The `reason` of a task the network policy stopped.
-    static let networkPolicyReason = "network_policy"
+    package static let networkPolicyReason = "network_policy"
 
     /// A connection the network policy refused: cannotConnectToHost (-1004), as an unreachable
     /// host, but with its own `reason` and a message that names the rule.
@@ -31,7 +25,7 @@ extension TaskError {
     }
 
     /// Never retried, never waited on: the policy will say the same next time.
-    var isNetworkPolicyRefusal: Bool { reason == Self.networkPolicyReason }
+    package var isNetworkPolicyRefusal: Bool { reason == Self.networkPolicyReason }
 }
 
 extension URLErrorMapping {
@@ -40,7 +34,7 @@ extension URLErrorMapping {
     /// CURLE_COULDNT_CONNECT is what curl reports once no address is left to try, for an FTP
     /// data connection too (measured with 7.88, ConnectionGateTests); another failure after a
     /// refused address (one of a name's addresses refused, another connected) is not the policy's.
-    static func policyError(_ code: CurlCode, _ handle: EasyHandle) -> TaskError? {
+    package static func policyError(_ code: CurlCode, _ handle: EasyHandle) -> TaskError? {
         guard code == .couldntConnect, let refusal = handle.connectionRefusal else { return nil }
         return .networkPolicy(refusal)
     }

@@ -2,10 +2,17 @@ internal import Glibc
 
 /// Where a client-streamed body stands when the engine is told: its spool file, the bytes
 /// written there so far, and whether the client ended it.
-struct BodyStreamSnapshot: Sendable {
+package struct BodyStreamSnapshot: Sendable {
     let path: String
     var available: Int
     var ended: Bool
+
+    /// The memberwise initializer, for the layers above.
+    package init(path: String, available: Int, ended: Bool) {
+        self.path = path
+        self.available = available
+        self.ended = ended
+    }
 }
 
 /// Reads a client-streamed request body from its spool file as the chunks arrive. The service

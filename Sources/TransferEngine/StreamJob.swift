@@ -1,24 +1,31 @@
 internal import FoundationEssentials
-internal import TransferModel
+public import TransferModel
 
 /// Everything the engine needs to open one stream task's connection, decided by the service.
-struct StreamJob: Sendable {
+package struct StreamJob: Sendable {
     let taskId: Int
     let endpoint: StreamEndpoint
     /// The session's TLS settings (its proxies do not apply: a stream connects directly).
-    var network = TransferNetwork()
+    package var network = TransferNetwork()
     /// Seconds the connection (and a TLS handshake) may take: the request's timeoutInterval.
-    var connectTimeout: Double = 60
+    package var connectTimeout: Double = 60
     /// The most received bytes held for reads; the socket is not read beyond it (TCP backpressure).
     var receiveCapacity = StreamJob.defaultBufferCapacity
     /// The most written bytes held until the socket takes them; a write beyond it waits.
     var sendCapacity = StreamJob.defaultBufferCapacity
 
-    static let defaultBufferCapacity = 4 << 20
+    package static let defaultBufferCapacity = 4 << 20
+
+    /// The memberwise initializer, for the layers above.
+    package init(taskId: Int, endpoint: StreamEndpoint, connectTimeout: Double = 60) {
+        self.taskId = taskId
+        self.endpoint = endpoint
+        self.connectTimeout = connectTimeout
+    }
 }
 
 /// What a client asks of a running stream task; each is answered once through its reply.
-enum StreamCommand: Sendable {
+package enum StreamCommand: Sendable {
     case write(taskId: Int, bytes: [UInt8], timeout: Double, reply: @Sendable (StreamReply) -> Void)
     case read(taskId: Int, min: Int, max: Int, wait: Double, reply: @Sendable (StreamReply) -> Void)
     case closeWrite(taskId: Int, reply: @Sendable (StreamReply) -> Void)
@@ -40,7 +47,7 @@ enum StreamCommand: Sendable {
 
 
 /// What a stream reports to the service besides its completion.
-enum StreamUpdate: Sendable {
+package enum StreamUpdate: Sendable {
     /// The connection (and TLS from the start) is up.
     case connected
     /// start-tls finished its handshake: bytes move over TLS from now on.

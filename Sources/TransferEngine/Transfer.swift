@@ -7,9 +7,9 @@ internal import TransferModel
 /// One running transfer on the engine thread: its easy handle, the body received so far, and
 /// the bookkeeping that turns libcurl callbacks into `TransferUpdate`s. Not Sendable: created,
 /// driven and dropped by `EngineLoop` only.
-final class Transfer: EasyHandleDelegate {
+package final class Transfer: EasyHandleDelegate {
     /// Redirect statuses libcurl follows (RFC 9110 15.4); 304 and 305 are final.
-    static let redirectStatuses: Set<Int> = [300, 301, 302, 303, 307, 308]
+    package static let redirectStatuses: Set<Int> = [300, 301, 302, 303, 307, 308]
     static let maxRedirects = 16
     /// How often coalesced didReceiveData / didSendBodyData updates are reported.
     static let reportInterval = 0.1

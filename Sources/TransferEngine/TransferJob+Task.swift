@@ -1,9 +1,9 @@
-internal import TransferModel
+package import TransferModel
 
 extension TransferJob {
     /// Takes what the engine needs from the task record beyond its request: its priority (the
     /// HTTP/2 stream weight), its own rate limit and its session's connection pool.
-    mutating func adopt(_ task: TransferTask) {
+    package mutating func adopt(_ task: TransferTask) {
         priority = task.priority.value
         bandwidthLimit = task.bandwidthLimit
         connectionPool = Session.connectionPool(session: task.sessionId, owner: task.owner)

@@ -1,65 +1,118 @@
-internal import FoundationEssentials
-internal import TransferModel
+public import FoundationEssentials
+public import TransferModel
 
 /// Everything the engine needs to run one task's transfer, decided by the service beforehand.
-struct TransferJob: Sendable {
+package struct TransferJob: Sendable {
     let taskId: Int
     var request: RequestInfo
     var body: Data?
     /// A body streamed from these segments instead (a blob, a file, a form).
     var streamedBody: [BodySegment]? = nil
     /// A body the client streams in chunks, read from its spool file as they arrive.
-    var bodyStream: BodyStreamSnapshot? = nil
+    package var bodyStream: BodyStreamSnapshot? = nil
     /// Seconds left of timeoutIntervalForResource.
     let resourceTimeout: Double
     /// A data task's body is held in memory; beyond this it fails with dataLengthExceedsMaximum.
     let maxBodySize: Int
     /// How far a Content-Encoding may inflate the body (`ServiceConfiguration.decodedSizeLimit`).
-    var decodedSizeLimit = DecodedSizeLimit()
+    package var decodedSizeLimit = DecodedSizeLimit()
     let startPaused: Bool
     /// Set for download tasks: the body goes to this file, never into memory.
-    var download: DownloadTarget? = nil
+    package var download: DownloadTarget? = nil
     /// Set to continue a download from its partial file with a ranged request.
-    var resume: ResumeState? = nil
+    package var resume: ResumeState? = nil
     /// Whether a download's progress is checkpointed (synced and recorded); not for ephemeral sessions.
-    var checkpoints = true
+    package var checkpoints = true
     /// Where a streamed body starts sending: a tus PATCH continues at the server's offset.
     var streamedBodyOffset = 0
     /// Whether curl may send a streamed body again (a 307/308, or a retry after a reused
     /// connection died before answering).
     var bodyRewinds = true
     /// Set for a tus upload: `request` is its creation request, this is where it stands.
-    var tus: ResumableUpload? = nil
+    package var tus: ResumableUpload? = nil
     /// URLSessionTask.priority (0 to 1): the HTTP/2 stream weight.
     var priority = TaskPriority.default.value
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
     var bandwidthLimit: BandwidthLimit? = nil
     /// Its session's cookie jar and policy; nil when cookies are off for it.
-    var cookies: (any CookieHandling)? = nil
+    package var cookies: (any CookieHandling)? = nil
     /// Whose connection pool it uses (`Session.connectionPool`, `ConnectionPools`).
     var connectionPool: String? = nil
     /// The stored credentials that may answer a 401 (nil: none are looked up, as for tus steps).
-    var credentials: (any CredentialSource)? = nil
+    package var credentials: (any CredentialSource)? = nil
     /// The user and password the task's URL carried, sent as curl sends them (`URLLogin`).
-    var urlLogin: URLLogin? = nil
+    package var urlLogin: URLLogin? = nil
     /// How the task answered challenges so far, and the credential this attempt sends.
     var challenges = ChallengeResponder()
     /// The session's proxies and TLS settings.
     var network = TransferNetwork()
     /// The folders `file:` URLs may read (resolved when the task starts); empty: file: is off.
-    var fileURLRoots: [String] = []
+    package var fileURLRoots: [String] = []
     /// The known_hosts file sftp: host keys are checked against (`ServiceConfiguration.sshKnownHostsFile`).
-    var sshKnownHostsFile = "/nonexistent/.ssh/known_hosts"
+    package var sshKnownHostsFile = "/nonexistent/.ssh/known_hosts"
     /// A data task's declared answer to its final response (nil: allow).
-    var responseDisposition: ResponseDisposition? = nil
+    package var responseDisposition: ResponseDisposition? = nil
     /// Where a data task's body goes if its disposition makes it a download (set only then).
-    var conversionTarget: DownloadTarget? = nil
+    package var conversionTarget: DownloadTarget? = nil
     /// The digest a data task's body must have (a download's is in its `DownloadTarget`).
-    var checksum: Checksum? = nil
+    package var checksum: Checksum? = nil
+
+    /// The memberwise initializer, for the layers above.
+    package init(
+        taskId: Int,
+        request: RequestInfo,
+        body: Data? = nil,
+        streamedBody: [BodySegment]? = nil,
+        bodyStream: BodyStreamSnapshot? = nil,
+        resourceTimeout: Double,
+        maxBodySize: Int,
+        startPaused: Bool,
+        download: DownloadTarget? = nil,
+        resume: ResumeState? = nil,
+        checkpoints: Bool = true,
+        streamedBodyOffset: Int = 0,
+        bodyRewinds: Bool = true,
+        tus: ResumableUpload? = nil,
+        bandwidthLimit: BandwidthLimit? = nil,
+        cookies: (any CookieHandling)? = nil,
+        connectionPool: String? = nil,
+        credentials: (any CredentialSource)? = nil,
+        urlLogin: URLLogin? = nil,
+        fileURLRoots: [String] = [],
+        sshKnownHostsFile: String = "/nonexistent/.ssh/known_hosts",
+        responseDisposition: ResponseDisposition? = nil,
+        conversionTarget: DownloadTarget? = nil,
+        checksum: Checksum? = nil
+    ) {
+        self.taskId = taskId
+        self.request = request
+        self.body = body
+        self.streamedBody = streamedBody
+        self.bodyStream = bodyStream
+        self.resourceTimeout = resourceTimeout
+        self.maxBodySize = maxBodySize
+        self.startPaused = startPaused
+        self.download = download
+        self.resume = resume
+        self.checkpoints = checkpoints
+        self.streamedBodyOffset = streamedBodyOffset
+        self.bodyRewinds = bodyRewinds
+        self.tus = tus
+        self.bandwidthLimit = bandwidthLimit
+        self.cookies = cookies
+        self.connectionPool = connectionPool
+        self.credentials = credentials
+        self.urlLogin = urlLogin
+        self.fileURLRoots = fileURLRoots
+        self.sshKnownHostsFile = sshKnownHostsFile
+        self.responseDisposition = responseDisposition
+        self.conversionTarget = conversionTarget
+        self.checksum = checksum
+    }
 }
 
 /// What a transfer reports, in order, on the engine thread.
-enum TransferUpdate: Sendable {
+package enum TransferUpdate: Sendable {
     /// The engine took the job and is connecting.
     case connecting
     case redirect(statusCode: Int, from: String, to: String, method: String)
@@ -95,7 +148,7 @@ enum TransferUpdate: Sendable {
 }
 
 /// How a transfer ended.
-enum TransferOutcome: Sendable {
+package enum TransferOutcome: Sendable {
     /// `body` is empty for downloads, whose bytes are in the file at `location`. `digest` is
     /// what the body or file hashed to (nil where nothing computed it, e.g. a tus step).
     case success(body: Data, response: ResponseInfo, location: String?, digest: TaskDigest? = nil)
@@ -120,12 +173,12 @@ extension TransferOutcome {
     }
 }
 
-protocol TransferObserver: Sendable {
+package protocol TransferObserver: Sendable {
     func transfer(_ taskId: Int, _ update: TransferUpdate)
 }
 
 /// Commands other threads post to the engine thread.
-enum EngineCommand: Sendable {
+package enum EngineCommand: Sendable {
     case start(TransferJob)
     case pause(taskId: Int)
     case resume(taskId: Int)

@@ -1,13 +1,13 @@
 internal import Curl
-internal import TransferModel
+package import TransferModel
 
 /// The session settings that decide how a transfer reaches its server: proxies, TLS and the
 /// HTTP versions it may speak. Taken
 /// from the session's configuration when the task starts (`TransferJob.adopt(_:)`); applied by
 /// `Transfer+Network.swift`.
-struct TransferNetwork: Sendable {
+package struct TransferNetwork: Sendable {
     var proxies: ProxyDictionary?
-    var tlsMinimum: TLSVersion = .TLSv12
+    package var tlsMinimum: TLSVersion = .TLSv12
     var tlsMaximum: TLSVersion = .TLSv13
     /// PEM certificates that replace the system trust store; nil: the system's.
     var caBundle: String?
@@ -16,6 +16,25 @@ struct TransferNetwork: Sendable {
     var httpVersion: HTTPVersionPreference = .auto
     /// ftp:// upgrades to TLS with AUTH TLS or fails (the session's `ftpRequiresTLS`).
     var ftpRequiresTLS = false
+
+    /// The memberwise initializer, for the layers above.
+    package init(
+        proxies: ProxyDictionary? = nil,
+        tlsMinimum: TLSVersion = .TLSv12,
+        tlsMaximum: TLSVersion = .TLSv13,
+        caBundle: String? = nil,
+        pinnedPublicKeys: [String] = [],
+        httpVersion: HTTPVersionPreference = .auto,
+        ftpRequiresTLS: Bool = false
+    ) {
+        self.proxies = proxies
+        self.tlsMinimum = tlsMinimum
+        self.tlsMaximum = tlsMaximum
+        self.caBundle = caBundle
+        self.pinnedPublicKeys = pinnedPublicKeys
+        self.httpVersion = httpVersion
+        self.ftpRequiresTLS = ftpRequiresTLS
+    }
 }
 
 extension TransferNetwork {
@@ -37,7 +56,7 @@ extension TransferNetwork {
 
 extension TransferJob {
     /// Takes the session's proxy and TLS settings.
-    mutating func adopt(_ configuration: SessionConfiguration) {
+    package mutating func adopt(_ configuration: SessionConfiguration) {
         network = TransferNetwork(
             proxies: configuration.connectionProxyDictionary,
             tlsMinimum: configuration.tlsMinimumSupportedProtocolVersion,

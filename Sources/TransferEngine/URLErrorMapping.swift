@@ -3,7 +3,7 @@ internal import TransferModel
 
 /// The one table from libcurl result codes to URLError codes (as Foundation's
 /// `urlErrorCode(for:)` does), so every transport failure reads as URLSession users expect.
-enum URLErrorMapping {
+package enum URLErrorMapping {
     static func code(for curl: CurlCode) -> URLErrorCode {
         switch curl {
         case .unsupportedProtocol: return .unsupportedURL

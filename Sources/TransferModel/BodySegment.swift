@@ -15,9 +15,15 @@ public enum BodySegment: Codable, Sendable, Equatable {
 }
 
 /// A body streamed from segments, with what it implies for the request.
-struct StreamedBody: Sendable {
-    var segments: [BodySegment]
+package struct StreamedBody: Sendable {
+    package var segments: [BodySegment]
     /// Set for forms: `multipart/form-data; boundary=...`, which must go with these bytes.
-    var contentType: String?
-    var size: Int { segments.reduce(0) { $0 + $1.size } }
+    package var contentType: String?
+    package var size: Int { segments.reduce(0) { $0 + $1.size } }
+
+    /// The memberwise initializer, for the layers above.
+    package init(segments: [BodySegment], contentType: String? = nil) {
+        self.segments = segments
+        self.contentType = contentType
+    }
 }

@@ -3,4 +3,8 @@
 public struct BodyStreamState: Codable, Sendable, Equatable {
     public var bytesReceived = 0
     public var ended = false
+
+    /// The memberwise initializer, for the layers above.
+    package init() {
+    }
 }

@@ -49,7 +49,7 @@ public struct FormPart: Decodable, Sendable, Equatable {
     }
 
     /// The media type a file name suggests, for parts that give none.
-    static func mediaType(forFilename name: String) -> String {
+    package static func mediaType(forFilename name: String) -> String {
         let types = [
             "txt": "text/plain", "html": "text/html", "htm": "text/html", "css": "text/css", "csv": "text/csv",
             "json": "application/json", "xml": "application/xml", "pdf": "application/pdf", "zip": "application/zip",

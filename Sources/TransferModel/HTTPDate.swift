@@ -1,12 +1,12 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 
 /// An HTTP-date (RFC 9110 5.6.7) in any of its three forms, which recipients must all accept:
 /// IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`,
 /// asctime `Sun Nov  6 08:49:37 1994`. Always UTC.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var tokens = text.split { $0 == " " || $0 == "," || $0 == "-" || $0 == ":" }.map { $0.lowercased() }
         if let first = tokens.first, month(first) == nil, first.allSatisfy(\.isLetter) { tokens.removeFirst() }  // weekday
         if tokens.last == "gmt" { tokens.removeLast() }

@@ -2,7 +2,7 @@ extension InputError {
     /// `error` with the field it names moved under `prefix`, so an error in the fourth spec of a
     /// batch names `tasks[3].request.url` rather than `request.url`. Errors that name no field
     /// of the spec are returned as they are.
-    static func located(_ error: any Error, under prefix: String) -> any Error {
+    package static func located(_ error: any Error, under prefix: String) -> any Error {
         func place(_ field: String) -> String { field.isEmpty ? prefix : prefix + "." + field }
         // A message that starts with its field (as `refused` ones do) says the new path too.
         func restate(_ message: String, _ field: String) -> String {

@@ -26,7 +26,7 @@ public enum SchedulingClass: String, Codable, Sendable, CaseIterable, Comparable
     /// Work nobody waits on: runs on what is left and yields its slot.
     case background
 
-    var rank: Int { Self.allCases.firstIndex(of: self)! }
+    package var rank: Int { Self.allCases.firstIndex(of: self)! }
 
     public static func < (a: SchedulingClass, b: SchedulingClass) -> Bool { a.rank < b.rank }
 }

@@ -27,7 +27,7 @@ public enum RequestBody: Sendable, Equatable {
     }
 
     /// The name of the file a `file` body sends (its last path component), for metadata.
-    var filename: String? {
+    package var filename: String? {
         guard case .file(let relative) = self, let last = relative.split(separator: "/").last else { return nil }
         return String(last)
     }

@@ -39,7 +39,7 @@ extension RequestInfo {
 
 extension RequestInfo {
     /// Builds the request a task sends from what the client posted and its session's configuration.
-    init(spec: RequestSpec, bodyLength: Int?, configuration: SessionConfiguration) {
+    package init(spec: RequestSpec, bodyLength: Int?, configuration: SessionConfiguration) {
         var headers = spec.headers
         let given = Set(headers.keys.map { $0.lowercased() })
         for (name, value) in configuration.httpAdditionalHeaders where !given.contains(name.lowercased()) {

@@ -77,7 +77,7 @@ public enum RequestURL {
     /// decoded), and the task's JSON repeats it in originalRequest, currentRequest and response.
     static let maxDataURLLength = 1 << 20
 
-    static func check(_ text: String, field: String) throws {
+    package static func check(_ text: String, field: String) throws {
         let limit = LocalScheme(url: text) == .data ? maxDataURLLength : maxLength
         guard text.utf8.count <= limit else { throw Malformed(field: field, message: "is longer than \(limit) bytes") }
         guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }),
@@ -90,7 +90,7 @@ public enum RequestURL {
     }
 
     /// Whether the engine can run this URL.
-    static func isSupported(_ text: String) -> Bool {
+    package static func isSupported(_ text: String) -> Bool {
         guard let scheme = URL(string: text)?.scheme?.lowercased() else { return false }
         return supportedSchemes.contains(scheme)
     }

@@ -26,20 +26,43 @@ public struct ResumeState: Codable, Sendable, Equatable {
 
 /// The contents of resume data (cancel(byProducingResumeData:)): opaque to clients, signed by
 /// `ResumeDataSealer` (encrypted, bound to its tenant) so that an edited blob is refused.
-struct ResumeData: Codable, Sendable, Equatable {
-    var version = 1
+package struct ResumeData: Codable, Sendable, Equatable {
+    package var version = 1
     /// The URL the bytes came from (after redirects) and the request that fetched them.
-    var url: String
-    var request: RequestInfo
-    var state: ResumeState
+    package var url: String
+    package var request: RequestInfo
+    package var state: ResumeState
     /// The partial file, relative to the data folder ("partial/NAME.part").
-    var partialFile: String
-    var destination: String?
+    package var partialFile: String
+    package var destination: String?
     /// The download's `conflict` policy for its destination.
-    var conflict: DownloadConflict? = nil
+    package var conflict: DownloadConflict? = nil
     /// The user and password its URL carried (the resume data is sealed, so they stay unread).
-    var login: URLLogin? = nil
+    package var login: URLLogin? = nil
     /// The download's `checksum`, so that the task continuing it checks the whole file the same way.
-    var checksum: Checksum? = nil
+    package var checksum: Checksum? = nil
     var createdAt: Date
+
+    /// The memberwise initializer, for the layers above.
+    package init(
+        url: String,
+        request: RequestInfo,
+        state: ResumeState,
+        partialFile: String,
+        destination: String? = nil,
+        conflict: DownloadConflict? = nil,
+        login: URLLogin? = nil,
+        checksum: Checksum? = nil,
+        createdAt: Date
+    ) {
+        self.url = url
+        self.request = request
+        self.state = state
+        self.partialFile = partialFile
+        self.destination = destination
+        self.conflict = conflict
+        self.login = login
+        self.checksum = checksum
+        self.createdAt = createdAt
+    }
 }

@@ -1,9 +1,9 @@
 /// A client's relative path under one of the daemon's roots (a download's `destination`, a
 /// `file` body under the uploads root). Anything that could leave the root (absolute paths,
 /// "..", symlinks pointing out) is refused with 400 and `code`.
-enum RootedPath {
+package enum RootedPath {
     /// The absolute path of `relative` under `root`; `code` names the refusal (400).
-    static func resolve(_ relative: String, root: String, field: String, code: String) throws -> String {
+    package static func resolve(_ relative: String, root: String, field: String, code: String) throws -> String {
         func refuse(_ message: String) -> InputError {
             InputError.refused(field: field, code: code, message: "\(field) \(message)")
         }

@@ -45,4 +45,33 @@ public struct Session: Codable, Sendable, Equatable {
 
     /// Whether a client holding `owner` may see this session.
     public func isVisible(to requester: String?) -> Bool { owner == nil || owner == requester }
+
+    /// The memberwise initializer, for the layers above.
+    package init(
+        id: String,
+        kind: SessionKind,
+        identifier: String? = nil,
+        description: String? = nil,
+        state: SessionState,
+        configuration: SessionConfiguration,
+        createdAt: Date,
+        invalidatedAt: Date? = nil,
+        version: Int,
+        acknowledgedEventSeq: Int = 0,
+        webhook: WebhookStatus? = nil,
+        owner: String? = nil
+    ) {
+        self.id = id
+        self.kind = kind
+        self.identifier = identifier
+        self.description = description
+        self.state = state
+        self.configuration = configuration
+        self.createdAt = createdAt
+        self.invalidatedAt = invalidatedAt
+        self.version = version
+        self.acknowledgedEventSeq = acknowledgedEventSeq
+        self.webhook = webhook
+        self.owner = owner
+    }
 }

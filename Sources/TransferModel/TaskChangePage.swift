@@ -8,4 +8,12 @@ public struct TaskChangePage: Encodable, Sendable {
     public var removed: [Int]
     public var next: Int
     public var resync: Bool
+
+    /// The memberwise initializer, for the layers above.
+    package init(tasks: [TransferTask], removed: [Int], next: Int, resync: Bool) {
+        self.tasks = tasks
+        self.removed = removed
+        self.next = next
+        self.resync = resync
+    }
 }

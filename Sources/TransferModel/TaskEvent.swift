@@ -95,4 +95,10 @@ public struct TaskEvent: Codable, Sendable, Equatable {
 public struct EventPage: Codable, Sendable {
     public var events: [TaskEvent]
     public var next: Int
+
+    /// The memberwise initializer, for the layers above.
+    package init(events: [TaskEvent], next: Int) {
+        self.events = events
+        self.next = next
+    }
 }

@@ -10,6 +10,12 @@ public struct TaskMetrics: Codable, Sendable, Equatable {
         public var start: MetricsDate
         /// Seconds.
         public var duration: Double
+
+        /// The memberwise initializer, for the layers above.
+        package init(start: MetricsDate, duration: Double) {
+            self.start = start
+            self.duration = duration
+        }
     }
 
     public var taskInterval: Interval
@@ -20,11 +26,18 @@ public struct TaskMetrics: Codable, Sendable, Equatable {
 
     /// The small form carried by the didFinishCollectingMetrics event (the full object is at
     /// the endpoint).
-    var eventFields: [String: JSONValue] {
+    package var eventFields: [String: JSONValue] {
         [
             "redirectCount": .integer(Int64(redirectCount)),
             "transactionCount": .integer(Int64(transactionMetrics.count)),
             "taskInterval": JSONValue(encoding: taskInterval),
         ]
+    }
+
+    /// The memberwise initializer, for the layers above.
+    package init(taskInterval: Interval, redirectCount: Int, transactionMetrics: [TransactionMetrics]) {
+        self.taskInterval = taskInterval
+        self.redirectCount = redirectCount
+        self.transactionMetrics = transactionMetrics
     }
 }

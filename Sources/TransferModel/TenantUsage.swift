@@ -20,7 +20,7 @@ package struct TenantUsage: Sendable {
     package static func key(_ owner: String?) -> String { owner ?? "" }
 
     /// Counts a new or changed task (replacing what it was counted as before).
-    mutating func note(_ task: TransferTask) {
+    package mutating func note(_ task: TransferTask) {
         let now = Counted(unfinished: task.state != .completed, bytes: task.kind == .stream ? 0 : max(0, task.progress.bytesReceived))
         let before = counted.updateValue(now, forKey: task.id)
         add(task.owner, now, sign: 1)
@@ -28,14 +28,14 @@ package struct TenantUsage: Sendable {
     }
 
     /// Stops counting a deleted task.
-    mutating func remove(_ task: TransferTask) {
+    package mutating func remove(_ task: TransferTask) {
         guard let before = counted.removeValue(forKey: task.id) else { return }
         add(task.owner, before, sign: -1)
     }
 
-    func unfinishedTasks(of owner: String?) -> Int { unfinished[Self.key(owner)] ?? 0 }
+    package func unfinishedTasks(of owner: String?) -> Int { unfinished[Self.key(owner)] ?? 0 }
 
-    func heldBytes(of owner: String?) -> Int { bytes[Self.key(owner)] ?? 0 }
+    package func heldBytes(of owner: String?) -> Int { bytes[Self.key(owner)] ?? 0 }
 
     private mutating func add(_ owner: String?, _ value: Counted, sign: Int) {
         let key = Self.key(owner)
@@ -43,5 +43,9 @@ package struct TenantUsage: Sendable {
         if value.bytes != 0 { bytes[key, default: 0] += sign * value.bytes }
         if unfinished[key] == 0 { unfinished[key] = nil }
         if bytes[key] == 0 { bytes[key] = nil }
+    }
+
+    /// The memberwise initializer, for the layers above.
+    package init() {
     }
 }

@@ -69,7 +69,7 @@ public struct TransactionMetrics: Codable, Sendable, Equatable {
     /// `fetchStart` (the cache's decision) and ended at `end` (the stored body read). No
     /// network phase happened, so those dates, the protocol, the addresses and the byte counts,
     /// which count network traffic, are null or 0.
-    static func fromCache(url: String, method: String, statusCode: Int, fetchStart: Date, end: Date) -> TransactionMetrics {
+    package static func fromCache(url: String, method: String, statusCode: Int, fetchStart: Date, end: Date) -> TransactionMetrics {
         let start = MetricsDate(fetchStart)
         let done = max(start, MetricsDate(end))
         return TransactionMetrics(

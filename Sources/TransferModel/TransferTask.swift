@@ -30,7 +30,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// Where a download continues from (its partial file's offset and validators); stored, not served.
     public var resume: ResumeState?
     /// The user and password its URL carried (`URLLogin`), sealed; stored, not served.
-    var sealedLogin: String?
+    package var sealedLogin: String?
     /// What a blob, file or form body streams from; stored, not served.
     public var streamedBody: [BodySegment]?
     /// A body the client streams in chunks: what has arrived so far.
@@ -105,7 +105,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         digest = try c.decodeIfPresent(TaskDigest.self, forKey: .digest)
     }
 
-    init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
+    package init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
         self.id = id
         self.sessionId = sessionId
         self.kind = kind
@@ -180,7 +180,7 @@ public struct ProgressSnapshot: Codable, Sendable, Equatable {
     @NullEncoded public var error: TaskError?
     public var version: Int
 
-    init(_ task: TransferTask) {
+    package init(_ task: TransferTask) {
         taskId = task.id
         state = task.state
         phase = task.phase

@@ -15,7 +15,7 @@ public struct URLCacheConfiguration: Codable, Sendable, Equatable {
     static let maxCapacity = 1 << 40
 
     /// A capacity the client left out: the kind's default fills it in at creation.
-    static let unset = -1
+    package static let unset = -1
 
     /// `urlCache` absent from a configuration: the default cache of the session's kind.
     public static let automatic = URLCacheConfiguration(memoryCapacity: unset, diskCapacity: unset)

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 internal import Glibc
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
 internal import TransferEngine
 
 /// Request bodies the client streams (`{"stream": true}`, URLSession's

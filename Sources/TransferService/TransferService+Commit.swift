@@ -1,3 +1,5 @@
+internal import TransferStore
+
 extension TransferService {
     /// The end of an API write: waits until what it queued is committed, throwing the store's
     /// failure (507/503) when it is not. `deliveries` (the long-polls the change answers) run

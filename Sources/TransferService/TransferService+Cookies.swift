@@ -1,6 +1,7 @@
 internal import Synchronization
 internal import FoundationEssentials
-internal import TransferModel
+public import TransferModel
+internal import TransferStore
 
 /// The cookie side of sessions: what a transfer gets from its session's jar, and the cookie API
 /// (`GET|PUT|DELETE /v1/sessions/{sid}/cookies`). A default or background session acts on the

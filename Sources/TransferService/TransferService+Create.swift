@@ -1,7 +1,7 @@
 internal import Glibc
 internal import Synchronization
 internal import FoundationEssentials
-internal import TransferModel
+public import TransferModel
 internal import TransferStore
 
 extension TransferService {

@@ -1,6 +1,6 @@
 internal import Synchronization
 internal import JSONModel
-internal import TransferModel
+public import TransferModel
 internal import TransferEngine
 
 /// The credential store's API: a session sees the shared store of its owner (default and

@@ -3,6 +3,7 @@ internal import Synchronization
 internal import JSONModel
 internal import TransferModel
 internal import TransferEngine
+internal import TransferStore
 extension TransferService {
     /// Applies one engine update (engine thread) to the task's record and feed.
     func handle(_ id: Int, _ update: TransferUpdate) {

@@ -1,5 +1,6 @@
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
+internal import TransferStore
 
 extension TransferService {
     /// The client has processed the session's events up to and including `seq`: they are

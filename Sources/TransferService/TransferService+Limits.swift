@@ -1,5 +1,6 @@
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
+internal import TransferEngine
 
 extension TransferService {
     /// The daemon-wide rate limits in effect (`GET /v1/limits`).

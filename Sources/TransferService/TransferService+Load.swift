@@ -2,6 +2,7 @@ internal import Glibc
 internal import Synchronization
 internal import FoundationEssentials
 internal import TransferModel
+internal import TransferStore
 
 extension TransferService {
     /// Loads sessions, tasks and recent events, and settles tasks a previous run left unfinished:

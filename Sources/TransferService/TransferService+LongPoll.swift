@@ -1,6 +1,7 @@
 internal import Synchronization
 internal import Dispatch
-internal import TransferModel
+public import TransferModel
+internal import TransferStore
 
 extension TransferService {
     /// Answers with the task's progress at once when its version is past `after`, otherwise holds

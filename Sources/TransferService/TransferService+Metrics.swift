@@ -1,6 +1,7 @@
 internal import Prometheus
 internal import Synchronization
 internal import TransferModel
+internal import TransferEngine
 
 extension TransferService {
     /// `GET /metrics`: every instrument of this daemon in Prometheus' text format, with the

@@ -1,5 +1,6 @@
 internal import FoundationEssentials
-internal import TransferModel
+public import TransferModel
+internal import TransferEngine
 
 extension TransferService {
     /// Where this daemon's tasks, stream tasks and webhooks may connect (`NetworkPolicy`).

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
 internal import TransferEngine
 
 /// A queued task as `GET /v1/queue` lists it.

@@ -1,5 +1,6 @@
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
+internal import TransferStore
 
 /// The tenant quotas (`TenantQuotas`), checked where tasks and blobs are created, from counts
 /// kept as things change (`TenantUsage`, `BlobStore.heldBytes`): no folder is walked.

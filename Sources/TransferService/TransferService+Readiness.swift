@@ -1,5 +1,6 @@
 internal import Synchronization
-internal import TransferStore
+public import TransferStore
+internal import TransferEngine
 
 /// Whether the daemon can do its work now (`GET /readyz`), and if not, why.
 public enum ServiceReadiness: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import TransferModel
+internal import TransferStore
 
 extension TransferService {
     /// The segments a blob, file or form body streams from; nil for bodies held inline.

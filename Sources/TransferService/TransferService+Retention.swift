@@ -3,6 +3,7 @@ internal import Glibc
 internal import Logging
 internal import Synchronization
 internal import TransferModel
+internal import TransferStore
 
 /// Completed tasks do not stay forever: `DELETE /v1/tasks/{tid}` removes one at once, and the
 /// retention time removes it later. Either way the record, the response body and the files the

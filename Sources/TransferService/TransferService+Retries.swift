@@ -1,6 +1,7 @@
 internal import FoundationEssentials
 internal import JSONModel
 internal import TransferEngine
+internal import TransferModel
 
 /// Retries and waiting for connectivity (`RetryPolicy`), applied to each attempt's outcome before
 /// it can complete the task. A retried or waiting task leaves the engine and is held

@@ -1,5 +1,7 @@
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
+internal import TransferStore
+internal import TransferEngine
 
 extension TransferService {
     /// URLSession's reset: empties the cookies, cache and credentials the session sees (for a

@@ -1,8 +1,9 @@
 internal import Synchronization
 internal import FoundationEssentials
 internal import JSONModel
-internal import TransferModel
+public import TransferModel
 internal import TransferStore
+internal import TransferEngine
 
 extension TransferService {
     /// Creates a session, or reattaches to the background session with the same identifier

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 internal import Synchronization
-internal import TransferModel
+public import TransferModel
 internal import TransferEngine
 
 /// Stream tasks (URLSessionStreamTask): a task of kind `stream` connects to its host and port

@@ -1,6 +1,7 @@
 internal import Synchronization
 internal import Dispatch
-internal import TransferModel
+public import TransferModel
+internal import TransferStore
 
 extension TransferService {
     /// Answers with the visible tasks changed after `after` (at most `limit`, oldest change first)

@@ -1,8 +1,9 @@
 internal import FoundationEssentials
 internal import Synchronization
 internal import JSONModel
-internal import TransferModel
+public import TransferModel
 internal import TransferEngine
+internal import TransferStore
 
 /// Task metrics: collected from the engine's transactions when a task completes, kept with the
 /// task (the store, or the entry for ephemeral sessions), served by GET /v1/tasks/{tid}/metrics.

@@ -2,8 +2,9 @@ internal import Glibc
 internal import Synchronization
 public import FoundationEssentials
 internal import JSONModel
-internal import TransferModel
+public import TransferModel
 internal import TransferEngine
+internal import TransferStore
 
 extension TransferService {
     public func task(_ id: Int, owner: String?) throws -> TransferTask {

@@ -2,6 +2,7 @@ internal import FoundationEssentials
 internal import Synchronization
 internal import Logging
 internal import TransferModel
+internal import TransferStore
 
 extension TransferService {
     /// At start: every stored secret goes back to the deliverer, which posts what each session's

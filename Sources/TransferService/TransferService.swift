@@ -4,7 +4,7 @@ public import Logging
 internal import Synchronization
 internal import JSONModel
 internal import TransferModel
-internal import TransferStore
+public import TransferStore
 internal import TransferEngine
 
 /// The heart of transferd: sessions and tasks in memory (authoritative while running), written

@@ -21,7 +21,7 @@ public final class BlobStore: Sendable {
     private let heldBytes = Mutex<[String: Int]>([:])
     static let temporaryPrefix = ".upload-"
 
-    init(store: Store, directory: String, logger: Logger) throws {
+    package init(store: Store, directory: String, logger: Logger) throws {
         self.store = store
         self.directory = directory
         self.logger = logger

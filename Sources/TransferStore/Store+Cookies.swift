@@ -1,10 +1,10 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 internal import SQLite
-internal import TransferModel
+public import TransferModel
 
 /// One change to the `cookies` table (migration 4), queued by `CookieStorage` as
 /// `StoreOperation.cookies`. `owner` is the jar's owner ('' for none).
-enum CookieRowChange: Sendable {
+package enum CookieRowChange: Sendable {
     case save(owner: String, Cookie)
     case delete(owner: String, Cookie.Key)
     case deleteAll(owner: String)
@@ -32,7 +32,7 @@ extension Store {
     }
 
     /// Every stored cookie that has not expired at `now`, by owner; the expired rows are deleted.
-    func loadCookies(now: Date) throws -> [String: [Cookie]] {
+    package func loadCookies(now: Date) throws -> [String: [Cookie]] {
         try database.run("DELETE FROM cookies WHERE expires <= ?", now.timeIntervalSince1970)
         var jars: [String: [Cookie]] = [:]
         for row in try database.run("""

@@ -1,20 +1,28 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 internal import SQLite
-internal import TransferModel
+package import TransferModel
 
 /// The `credentials` table (migration 6): the permanent credentials of the shared store, each
 /// password sealed by `CredentialVault`. Written at once, not through the queued writer: a PUT
 /// answered 200 is committed. The connection's lock orders these with the writer's transactions.
 extension Store {
     /// One row: the owner's key ("" without tokens), the space, the user and the sealed password.
-    struct CredentialRow: Sendable {
-        let ownerKey: String
-        let space: ProtectionSpace
-        let user: String
-        let sealedPassword: Data
+    package struct CredentialRow: Sendable {
+        package let ownerKey: String
+        package let space: ProtectionSpace
+        package let user: String
+        package let sealedPassword: Data
+
+        /// The memberwise initializer, for the layers above.
+        package init(ownerKey: String, space: ProtectionSpace, user: String, sealedPassword: Data) {
+            self.ownerKey = ownerKey
+            self.space = space
+            self.user = user
+            self.sealedPassword = sealedPassword
+        }
     }
 
-    func loadCredentialRows() throws -> [CredentialRow] {
+    package func loadCredentialRows() throws -> [CredentialRow] {
         try database.run("""
             SELECT owner, host, port, protocol, realm, authentication_method, user_name, password FROM credentials ORDER BY rowid
             """).compactMap { row in
@@ -26,7 +34,7 @@ extension Store {
     }
 
     /// Replaces the row of the same owner, space and user (`IS` compares a null realm too).
-    func replaceCredential(_ row: CredentialRow) throws {
+    package func replaceCredential(_ row: CredentialRow) throws {
         try writeNow {
             try database.transaction { tx in
                 try Self.deleteCredential(owner: row.ownerKey, space: row.space, user: row.user, tx)
@@ -39,7 +47,7 @@ extension Store {
         }
     }
 
-    func deleteCredentials(owner: String, _ ids: [Credential.ID]) throws {
+    package func deleteCredentials(owner: String, _ ids: [Credential.ID]) throws {
         guard !ids.isEmpty else { return }
         try writeNow {
             try database.transaction { tx in

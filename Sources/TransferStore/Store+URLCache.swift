@@ -1,6 +1,6 @@
 internal import FoundationEssentials
 internal import SQLite
-internal import TransferModel
+package import TransferModel
 
 /// The `url_cache` table (migration 7), the persistent URL cache's index. Written at once, not
 /// through the queued writer, by the cache's own queue (never the engine thread or under the
@@ -8,15 +8,24 @@ internal import TransferModel
 /// written, a file deleted after its row). The connection's lock orders these statements with the
 /// writer's transactions.
 extension Store {
-    struct URLCacheRow: Sendable {
-        let key: String
-        let file: String
-        let size: Int
-        let response: CachedResponse
+    package struct URLCacheRow: Sendable {
+        package let key: String
+        package let file: String
+        package let size: Int
+        package let response: CachedResponse
         let lastUsed: Double
+
+        /// The memberwise initializer, for the layers above.
+        package init(key: String, file: String, size: Int, response: CachedResponse, lastUsed: Double) {
+            self.key = key
+            self.file = file
+            self.size = size
+            self.response = response
+            self.lastUsed = lastUsed
+        }
     }
 
-    func saveURLCacheRow(_ row: URLCacheRow) throws {
+    package func saveURLCacheRow(_ row: URLCacheRow) throws {
         let response = String(decoding: try JSONCoding.encoder.encode(row.response), as: UTF8.self)
         try database.run("""
             INSERT INTO url_cache(key, file, size, response, last_used) VALUES(?, ?, ?, ?, ?)
@@ -25,21 +34,21 @@ extension Store {
     }
 
     /// A 304 changed the stored head; the file stays.
-    func updateURLCacheResponse(file: String, _ response: CachedResponse, lastUsed: Double) throws {
+    package func updateURLCacheResponse(file: String, _ response: CachedResponse, lastUsed: Double) throws {
         let json = String(decoding: try JSONCoding.encoder.encode(response), as: UTF8.self)
         try database.run("UPDATE url_cache SET response = ?, last_used = ? WHERE file = ?", json, lastUsed, file)
     }
 
-    func touchURLCacheRow(file: String, lastUsed: Double) throws {
+    package func touchURLCacheRow(file: String, lastUsed: Double) throws {
         try database.run("UPDATE url_cache SET last_used = ? WHERE file = ?", lastUsed, file)
     }
 
-    func deleteURLCacheRow(file: String) throws {
+    package func deleteURLCacheRow(file: String) throws {
         try database.run("DELETE FROM url_cache WHERE file = ?", file)
     }
 
     /// Every row, least recently used first; rows that no longer decode are dropped.
-    func loadURLCacheRows() throws -> [URLCacheRow] {
+    package func loadURLCacheRows() throws -> [URLCacheRow] {
         try database.run("SELECT key, file, size, response, last_used FROM url_cache ORDER BY last_used").compactMap { row in
             guard let key = row.string(0), let file = row.string(1), let size = row.int(2), let json = row.data(3),
                   let response = try? JSONCoding.decoder.decode(CachedResponse.self, from: json) else { return nil }

@@ -2,7 +2,7 @@ internal import SQLite
 
 extension Store {
     /// Every stored webhook secret, by session id.
-    func loadWebhookSecrets() throws -> [String: String] {
+    package func loadWebhookSecrets() throws -> [String: String] {
         var secrets: [String: String] = [:]
         for row in try database.run("SELECT session_id, secret FROM webhook_secrets") {
             if let id = row.string(0), let secret = row.string(1) { secrets[id] = secret }

@@ -19,7 +19,7 @@ extension Store {
 
     /// Queues a write; returns its sequence number (see `settle`). Never waits.
     @discardableResult
-    func enqueue(_ operation: StoreOperation) -> Int {
+    package func enqueue(_ operation: StoreOperation) -> Int {
         let seq = writes.withLock { $0.append(operation) }
         wakeWriter()
         return seq
@@ -28,7 +28,7 @@ extension Store {
     /// Queues writes that commit in the same transaction (one drain takes all that is queued);
     /// returns the last one's sequence number.
     @discardableResult
-    func enqueue(_ operations: [StoreOperation]) -> Int? {
+    package func enqueue(_ operations: [StoreOperation]) -> Int? {
         guard !operations.isEmpty else { return nil }
         let seq = writes.withLock { w in operations.map { w.append($0) }.last }
         wakeWriter()
@@ -64,7 +64,7 @@ extension Store {
     /// committed, or with the failure when it is not (still pending, or rejected). Nothing else
     /// commits while `body` runs, so a refused creation can withdraw its writes (`withdraw`) and
     /// undo its change in memory without a commit slipping in between.
-    func settle<T>(_ seq: Int?, _ body: (StoreFailure?) -> T) -> T {
+    package func settle<T>(_ seq: Int?, _ body: (StoreFailure?) -> T) -> T {
         writer.sync {
             drain()
             guard let seq else { return body(nil) }
@@ -74,13 +74,13 @@ extension Store {
     }
 
     /// Drops or trims pending writes (`PendingWrites.withdraw`). Only inside `settle`'s body.
-    func withdraw(_ transform: (StoreOperation) -> StoreOperation?) {
+    package func withdraw(_ transform: (StoreOperation) -> StoreOperation?) {
         dispatchPrecondition(condition: .onQueue(writer))
         writes.withLock { $0.withdraw(transform) }
     }
 
     /// Runs `action` (off the writer) once the writer has tried every write queued before the call.
-    func afterCommit(_ action: @escaping @Sendable () -> Void) {
+    package func afterCommit(_ action: @escaping @Sendable () -> Void) {
         writer.async { [self] in
             drain()
             DispatchQueue.global().async(execute: action)

@@ -141,7 +141,7 @@ public final class Store: Sendable {
     }
 
     /// Every stored session, in creation order (an upsert keeps a row's rowid).
-    func loadSessions() throws -> [Session] {
+    package func loadSessions() throws -> [Session] {
         try database.run("SELECT record, owner FROM sessions ORDER BY rowid").map { row in
             var session = try JSONCoding.decoder.decode(Session.self, from: row.data(0) ?? Data())
             session.owner = row.string(1)
@@ -150,14 +150,14 @@ public final class Store: Sendable {
     }
 
     /// Every stored task, with its request body.
-    func loadTasks() throws -> [(TransferTask, Data?)] {
+    package func loadTasks() throws -> [(TransferTask, Data?)] {
         try database.run("SELECT record, request_body FROM tasks ORDER BY id").map { row in
             (try JSONCoding.decoder.decode(TransferTask.self, from: row.data(0) ?? Data()), row.data(1))
         }
     }
 
     /// The newest `limit` events of every session, oldest first.
-    func loadRecentEvents(limit: Int) throws -> [TaskEvent] {
+    package func loadRecentEvents(limit: Int) throws -> [TaskEvent] {
         try database.run("""
             SELECT record FROM (
                 SELECT record, seq, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY seq DESC) AS n FROM events
@@ -166,14 +166,14 @@ public final class Store: Sendable {
     }
 
     /// The highest task id ever given, deleted tasks included.
-    func maxTaskId() throws -> Int {
+    package func maxTaskId() throws -> Int {
         try database.run("""
             SELECT MAX(COALESCE((SELECT MAX(id) FROM tasks), 0), COALESCE((SELECT value FROM counters WHERE name = 'max_task_id'), 0))
             """).first?.int(0) ?? 0
     }
 
     /// The highest event sequence number ever stored.
-    func maxEventSeq() throws -> Int { try database.run("SELECT COALESCE(MAX(seq), 0) FROM events").first?.int(0) ?? 0 }
+    package func maxEventSeq() throws -> Int { try database.run("SELECT COALESCE(MAX(seq), 0) FROM events").first?.int(0) ?? 0 }
 
     /// A completed task's response body, once committed (callers `flush()` first).
     public func body(taskId: Int) throws -> Data? {

@@ -6,7 +6,7 @@ internal import TransferModel
 extension StoreOperation {
     /// This operation without what it writes for session `session` or tasks `tasks`; nil when
     /// nothing is left.
-    func without(session: String?, tasks: Set<Int>) -> StoreOperation? {
+    package func without(session: String?, tasks: Set<Int>) -> StoreOperation? {
         func drops(session id: String, task: Int?) -> Bool {
             id == session || task.map(tasks.contains) == true
         }

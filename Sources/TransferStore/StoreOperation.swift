@@ -1,10 +1,10 @@
 public import FoundationEssentials
-internal import TransferModel
+public import TransferModel
 
 /// One durable change, queued to the store's writer. Rows carry their version, and the writer
 /// never replaces a row with an older version, so the order in which two threads queue their
 /// snapshots cannot make the database go back in time.
-enum StoreOperation: Sendable {
+package enum StoreOperation: Sendable {
     case saveSession(Session)
     case saveTask(TransferTask, requestBody: Data?)
     /// New tasks created together (a batch): one operation, so they commit all or none.
@@ -29,8 +29,14 @@ enum StoreOperation: Sendable {
 
 extension StoreOperation {
     /// A task and its request body, as `saveTasks` writes them.
-    struct TaskRow: Sendable {
+    package struct TaskRow: Sendable {
         let task: TransferTask
         let requestBody: Data?
+
+        /// The memberwise initializer, for the layers above.
+        package init(task: TransferTask, requestBody: Data? = nil) {
+            self.task = task
+            self.requestBody = requestBody
+        }
     }
 }

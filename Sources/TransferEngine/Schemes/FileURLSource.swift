@@ -18,7 +18,7 @@ final class FileURLSource {
     let path: String
 
     /// Opens the file `url` names; `roots` empty means file: URLs are off (unsupportedURL).
-    init(url: String, roots: [String]) throws(TaskError) {
+    package init(url: String, roots: [String]) throws(TaskError) {
         guard !roots.isEmpty else {
             throw TaskError(.unsupportedURL, "file: URLs are not enabled on this daemon (--file-url-roots)")
         }

@@ -7,11 +7,11 @@ internal import TransferModel
 /// these schemes runs through `Transfer` as HTTP does, configured by `Transfer+RemoteFile.swift`:
 /// GET downloads a file or, for a URL ending in "/", lists the folder; PUT uploads the request
 /// body as the file. There is no status code, header, redirect, cookie or cache for them.
-enum RemoteFileScheme: String, Sendable, CaseIterable {
+package enum RemoteFileScheme: String, Sendable, CaseIterable {
     case ftp, ftps, sftp
 
     /// The remote-file scheme of `url`, nil for any other scheme.
-    init?(url: String) {
+    package init?(url: String) {
         guard let colon = url.firstIndex(of: ":") else { return nil }
         self.init(rawValue: url[..<colon].lowercased())
     }

@@ -2,34 +2,34 @@
 /// request's or a response's header fields. Unknown directives are ignored, as the RFC asks;
 /// a malformed delta-seconds value counts as absent, except `max-age`, which then makes a
 /// response stale (RFC 9111 section 4.2.1: treat an invalid freshness as stale).
-struct CacheControl: Equatable, Sendable {
-    var maxAge: Int?
+package struct CacheControl: Equatable, Sendable {
+    package var maxAge: Int?
     /// Request only: accepts a stale response up to this many seconds past its lifetime
     /// (`max-stale` without a value: any staleness).
-    var maxStale: Int?
+    package var maxStale: Int?
     /// Request only: wants a response fresh for at least this many more seconds.
-    var minFresh: Int?
-    var noCache = false
-    var noStore = false
-    var mustRevalidate = false
-    var isPrivate = false
-    var isPublic = false
+    package var minFresh: Int?
+    package var noCache = false
+    package var noStore = false
+    package var mustRevalidate = false
+    package var isPrivate = false
+    package var isPublic = false
     /// s-maxage: only a shared cache reads it; it also lets one reuse an authorized response.
-    var hasSharedMaxAge = false
+    package var hasSharedMaxAge = false
     /// Request only: answer from the cache or not at all.
-    var onlyIfCached = false
+    package var onlyIfCached = false
     /// `max-age` was present but not a number: a response is stale.
-    var invalidMaxAge = false
+    package var invalidMaxAge = false
 
     /// `max-stale` with no value: any stale response is acceptable.
-    static let anyStaleness = Int.max
+    package static let anyStaleness = Int.max
 
     init() {}
 
     /// The directives of every `Cache-Control` field in `headers` (repeated fields arrive joined
     /// with ", "). A request without Cache-Control that says `Pragma: no-cache` means no-cache
     /// (RFC 9111 section 5.4); a response's Pragma is ignored.
-    init(headers: [String: String], isRequest: Bool) {
+    package init(headers: [String: String], isRequest: Bool) {
         let value = ResponseInfo.value(of: "Cache-Control", in: headers)
         if let value { self.init(parsing: value) } else { self.init() }
         if isRequest, value == nil, let pragma = ResponseInfo.value(of: "Pragma", in: headers),
@@ -86,7 +86,7 @@ struct CacheControl: Equatable, Sendable {
 
     /// delta-seconds (RFC 9111 section 1.2.2): digits only; values too large for an Int are
     /// taken as the largest (2^31 is "infinity" in the RFC).
-    static func seconds(_ text: String) -> Int? {
+    package static func seconds(_ text: String) -> Int? {
         guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else { return nil }
         return Int(text) ?? Int(Int32.max)
     }

@@ -14,9 +14,9 @@ public struct CookieFilter: Sendable, Equatable {
         self.path = path
     }
 
-    var selectsAll: Bool { url == nil && name == nil && domain == nil && path == nil }
+    package var selectsAll: Bool { url == nil && name == nil && domain == nil && path == nil }
 
-    func matches(_ cookie: Cookie) -> Bool {
+    package func matches(_ cookie: Cookie) -> Bool {
         if let name, cookie.name != name { return false }
         if let path, cookie.path != path { return false }
         if let domain {

@@ -1,4 +1,4 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 
 /// The body of `PUT /v1/sessions/{sid}/cookies`: `{"cookies": [...]}`, at most 3000.
 public struct CookiesPut: Decodable, Sendable {
@@ -48,7 +48,7 @@ public struct CookieInput: Decodable, Sendable {
     }
 
     /// The cookie to store, or `InputError.invalidValue` naming `field`.NAME.
-    func cookie(suffixes: PublicSuffixList, now: Date, field: String) throws -> Cookie {
+    package func cookie(suffixes: PublicSuffixList, now: Date, field: String) throws -> Cookie {
         func invalid(_ key: CodingKeys, _ message: String) -> InputError {
             .invalidValue(field: "\(field).\(key.rawValue)", message: message)
         }

@@ -1,9 +1,9 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 
 /// One cookie jar: the cookies one ephemeral session, or the default sessions of one owner,
 /// see. A value type with RFC 6265's storage (5.3) and retrieval (5.4) rules, tested without
 /// I/O; `CookieStorage` holds the jars under its lock and persists what changes.
-struct CookieJar: Sendable {
+package struct CookieJar: Sendable {
     /// RFC 6265 6.1's minimums, which browsers use as their limits.
     static let maximumCookieSize = 4096
     static let maximumPerDomain = 50
@@ -12,24 +12,24 @@ struct CookieJar: Sendable {
     private(set) var cookies: [Cookie.Key: Cookie] = [:]
 
     /// What a change did, for the persistent jar to write.
-    enum Change: Equatable {
+    package enum Change: Equatable {
         /// `replaced` is the cookie it took the place of, if any.
         case saved(Cookie, replaced: Cookie?)
         case removed(Cookie)
     }
 
-    init(_ cookies: [Cookie] = []) {
+    package init(_ cookies: [Cookie] = []) {
         for cookie in cookies { self.cookies[cookie.key] = cookie }
     }
 
-    var isEmpty: Bool { cookies.isEmpty }
+    package var isEmpty: Bool { cookies.isEmpty }
 
     // MARK: storing (RFC 6265 5.3)
 
     /// The cookie a Set-Cookie line received from `url` makes, or nil when the line must be
     /// ignored: unparsable, too large, a Domain the host is not in or that is a public suffix,
     /// Secure over http, or a __Secure-/__Host- name without what its prefix promises.
-    static func cookie(from line: String, url: CookieRequestURL, suffixes: PublicSuffixList, now: Date) -> Cookie? {
+    package static func cookie(from line: String, url: CookieRequestURL, suffixes: PublicSuffixList, now: Date) -> Cookie? {
         guard let parsed = SetCookie(line, now: now), parsed.name.utf8.count + parsed.value.utf8.count <= maximumCookieSize else { return nil }
         var domain = url.host
         var hostOnly = true
@@ -57,7 +57,7 @@ struct CookieJar: Sendable {
     /// Stores `cookie`: it replaces the one with its name, domain and path (keeping that one's
     /// creation time, so its place in the Cookie header stays); an expired cookie only removes.
     /// Then expired cookies go, and the oldest (least recently used) beyond the limits.
-    mutating func insert(_ cookie: Cookie, now: Date) -> [Change] {
+    package mutating func insert(_ cookie: Cookie, now: Date) -> [Change] {
         var changes: [Change] = []
         var cookie = cookie
         let existing = cookies[cookie.key]
@@ -91,7 +91,7 @@ struct CookieJar: Sendable {
         return expired.map { .removed($0) }
     }
 
-    mutating func remove(where predicate: (Cookie) -> Bool) -> [Change] {
+    package mutating func remove(where predicate: (Cookie) -> Bool) -> [Change] {
         let gone = cookies.values.filter(predicate)
         for cookie in gone { cookies[cookie.key] = nil }
         return gone.map { .removed($0) }
@@ -102,7 +102,7 @@ struct CookieJar: Sendable {
     /// The cookies a request to `url` carries, in Cookie-header order: longer paths first, then
     /// earlier created. Secure cookies go over https only; HttpOnly ones go (this is HTTP).
     /// `touch` marks them used (a request is going out; a listing only looks).
-    mutating func cookies(for url: CookieRequestURL, now: Date, touch: Bool) -> [Cookie] {
+    package mutating func cookies(for url: CookieRequestURL, now: Date, touch: Bool) -> [Cookie] {
         let matching = cookies.values.filter { cookie in
             !cookie.isExpired(at: now)
                 && (cookie.isHostOnly ? url.host == cookie.domain : CookieDomain.matches(host: url.host, domain: cookie.domain))
@@ -114,7 +114,7 @@ struct CookieJar: Sendable {
     }
 
     /// Every cookie that has not expired, in a stable order (domain, then header order).
-    func all(now: Date) -> [Cookie] {
+    package func all(now: Date) -> [Cookie] {
         cookies.values.filter { !$0.isExpired(at: now) }.sorted { a, b in
             a.domain != b.domain ? a.domain < b.domain : Self.headerOrder(a, b)
         }
@@ -128,7 +128,7 @@ struct CookieJar: Sendable {
     }
 
     /// The Cookie header value for `cookies` ("a=1; b=2"), nil when there are none.
-    static func header(_ cookies: [Cookie]) -> String? {
+    package static func header(_ cookies: [Cookie]) -> String? {
         cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
     }
 }

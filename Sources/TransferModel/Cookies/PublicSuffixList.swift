@@ -9,8 +9,8 @@ internal import FoundationEssentials
 /// When the file is missing the list is `unavailable`: every domain then counts as a public
 /// suffix, so a cookie's Domain attribute is accepted only when it names the request's own host
 /// (it becomes host-only). Nothing is wrongly shared; cookies for sibling hosts are lost.
-struct PublicSuffixList: Sendable {
-    static let systemPath = "/usr/share/publicsuffix/public_suffix_list.dat"
+package struct PublicSuffixList: Sendable {
+    package static let systemPath = "/usr/share/publicsuffix/public_suffix_list.dat"
 
     private var rules: Set<String> = []
     /// The parents of wildcard rules: "ck" for "*.ck".
@@ -20,7 +20,7 @@ struct PublicSuffixList: Sendable {
     let isAvailable: Bool
 
     /// The list that refuses every Domain attribute other than the request host.
-    static let unavailable = PublicSuffixList(available: false)
+    package static let unavailable = PublicSuffixList(available: false)
 
     private init(available: Bool) { isAvailable = available }
 
@@ -42,7 +42,7 @@ struct PublicSuffixList: Sendable {
     }
 
     /// Reads the list from `path`; nil when it cannot be read.
-    static func load(path: String = systemPath) -> PublicSuffixList? {
+    package static func load(path: String = systemPath) -> PublicSuffixList? {
         guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return nil }
         return PublicSuffixList(text: String(decoding: data, as: UTF8.self))
     }
@@ -60,7 +60,7 @@ struct PublicSuffixList: Sendable {
     /// The registrable domain (the public suffix and one label more: "example.co.uk" for
     /// "www.example.co.uk"); the host itself for an IP address, a single label, or a host that is
     /// a public suffix. Two hosts with the same one are the same site.
-    func site(of host: String) -> String {
+    package func site(of host: String) -> String {
         guard isAvailable, !CookieDomain.isIPAddress(host) else { return host }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         for start in labels.indices {

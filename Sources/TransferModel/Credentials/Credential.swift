@@ -11,7 +11,7 @@ public enum CredentialPersistence: String, Codable, Sendable, CaseIterable {
     case permanent
 
     /// Which of several matching credentials is tried first: the most specific to this session.
-    var rank: Int {
+    package var rank: Int {
         switch self {
         case .none: return 0
         case .forSession: return 1
@@ -23,10 +23,10 @@ public enum CredentialPersistence: String, Codable, Sendable, CaseIterable {
 /// One URLCredential with the protection space it is stored for. The password lives only here,
 /// in memory (and sealed in the database for permanent ones); it is never encoded.
 package struct Credential: Sendable, Equatable {
-    var space: ProtectionSpace
+    package var space: ProtectionSpace
     package var user: String
     package var password: String
-    var persistence: CredentialPersistence
+    package var persistence: CredentialPersistence
 
     /// A credential replaces another with the same space and user.
     package var id: ID { ID(space: space, user: user) }
@@ -34,10 +34,24 @@ package struct Credential: Sendable, Equatable {
     package struct ID: Sendable, Hashable {
         package let space: ProtectionSpace
         package let user: String
+
+        /// The memberwise initializer, for the layers above.
+        package init(space: ProtectionSpace, user: String) {
+            self.space = space
+            self.user = user
+        }
     }
 
     /// What the API shows: everything but the password.
     package var info: CredentialInfo { CredentialInfo(protectionSpace: space, user: user, persistence: persistence) }
+
+    /// The memberwise initializer, for the layers above.
+    package init(space: ProtectionSpace, user: String, password: String, persistence: CredentialPersistence) {
+        self.space = space
+        self.user = user
+        self.password = password
+        self.persistence = persistence
+    }
 }
 
 /// A stored credential as `GET /v1/sessions/{sid}/credentials` lists it: never the password.

@@ -19,7 +19,7 @@ public struct CredentialFilter: Sendable, Equatable {
         self.user = user
     }
 
-    func matches(_ credential: Credential) -> Bool {
+    package func matches(_ credential: Credential) -> Bool {
         let space = credential.space
         return (host == nil || host == space.host) && (port == nil || port == space.port)
             && (`protocol` == nil || `protocol` == space.protocol) && (realm == nil || realm == space.realm)

@@ -4,7 +4,7 @@ internal import FoundationEssentials
 /// Checked field by field; no message ever repeats a value (the password must not leak into an
 /// error, and neither should anything else a client sent beside it).
 public struct CredentialPut: Decodable, Sendable {
-    var credential: Credential
+    package var credential: Credential
 
     enum CodingKeys: String, CodingKey, CaseIterable { case protectionSpace, user, password, persistence }
     enum SpaceKeys: String, CodingKey, CaseIterable { case host, port, `protocol`, realm, authenticationMethod }

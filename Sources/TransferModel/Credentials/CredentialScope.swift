@@ -6,23 +6,23 @@
 /// of a daemon without tokens) is used by every client, each with its own part: its shared
 /// store and its session credentials are the requesting token's, as `CookieStorage.jar` does
 /// for cookies. So one token's credential never answers, lists or deletes for another's.
-struct CredentialScope: Sendable, Hashable {
+package struct CredentialScope: Sendable, Hashable {
     /// Where the session's own (forSession, none, ephemeral) credentials are kept.
-    let sessionKey: SessionKey
+    package let sessionKey: SessionKey
     /// The owner's key in the shared store: the token fingerprint, "" without tokens.
-    let ownerKey: String
+    package let ownerKey: String
     /// Ephemeral: nothing shared, nothing on disk.
-    let isPrivate: Bool
+    package let isPrivate: Bool
 
     /// A session's own credentials as one client sees them: the session, and the requesting
     /// client when the session has no owner of its own ("" when it has one, or without tokens).
-    struct SessionKey: Sendable, Hashable {
-        let sessionId: String
+    package struct SessionKey: Sendable, Hashable {
+        package let sessionId: String
         let client: String
     }
 
     /// `requester` is the token fingerprint of the client (the task's owner for a transfer).
-    init(_ session: Session, requester: String?) {
+    package init(_ session: Session, requester: String?) {
         let client = session.owner == nil ? requester ?? "" : ""
         sessionKey = SessionKey(sessionId: session.id, client: client)
         ownerKey = session.owner ?? client
@@ -30,5 +30,5 @@ struct CredentialScope: Sendable, Hashable {
     }
 
     /// Where a credential of `persistence` lives for this session.
-    func keepsShared(_ persistence: CredentialPersistence) -> Bool { !isPrivate && persistence == .permanent }
+    package func keepsShared(_ persistence: CredentialPersistence) -> Bool { !isPrivate && persistence == .permanent }
 }

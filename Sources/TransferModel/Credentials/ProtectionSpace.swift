@@ -79,7 +79,7 @@ public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
     }
 
     /// Whether a credential stored for this method may answer a challenge of `challenged`.
-    func answers(_ challenged: AuthenticationMethod) -> Bool { self == .default || self == challenged }
+    package func answers(_ challenged: AuthenticationMethod) -> Bool { self == .default || self == challenged }
 }
 
 /// The origin a challenge came from, read from the URL that was answered with a 401.

@@ -17,7 +17,7 @@ package struct URLLogin: Codable, Sendable, Equatable {
 
     /// Splits `url` into the URL without its userinfo and the login it carried (nil when it
     /// had none, or when it is not a hierarchical URL with an authority, e.g. data:).
-    static func split(_ url: String) -> (url: String, login: URLLogin?) {
+    package static func split(_ url: String) -> (url: String, login: URLLogin?) {
         guard let colonSlashSlash = url.firstRange(of: "://") else { return (url, nil) }
         let authorityStart = colonSlashSlash.upperBound
         let authorityEnd = url[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex

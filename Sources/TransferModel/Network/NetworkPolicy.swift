@@ -36,6 +36,12 @@ public struct NetworkPolicy: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether nothing is ever refused (then no connection needs checking).
     package var allowsEverything: Bool { deny.isEmpty && !deniesSpecialNetworks }
+    /// Why a webhook URL whose host is an IP address the policy refuses cannot be subscribed
+    /// (nil: allowed, or a name, which is judged when it is connected to).
+    package func refusal(forURLHost host: String) -> String? {
+        IPAddress(host).flatMap { refusal(for: $0) }
+    }
+
 
     /// The rule refusing a connection to `address`, in words for the error ("--deny-networks
     /// 127.0.0.2/32"), or nil when it is allowed.

@@ -20,7 +20,7 @@ final class CredentialStore: Sendable {
         /// owner-less session.
         var sessions: [CredentialScope.SessionKey: [Credential]] = [:]
 
-        func visible(in scope: CredentialScope) -> [Credential] {
+        package func visible(in scope: CredentialScope) -> [Credential] {
             (scope.isPrivate ? [] : shared[scope.ownerKey] ?? []) + (sessions[scope.sessionKey] ?? [])
         }
     }

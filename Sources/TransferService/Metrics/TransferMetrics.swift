@@ -1,7 +1,7 @@
 public import Prometheus
 internal import Synchronization
 internal import TransferModel
-internal import TransferStore
+public import TransferStore
 
 /// The daemon's Prometheus instruments and the registry `GET /metrics` renders. Owned by
 /// `TransferService`, one per daemon; the API adds its HTTP instruments to the same `registry`.
