@@ -1,6 +1,6 @@
 public import HTTPServer
 public import Logging
-public import TransferStore
+internal import TransferStore
 public import TransferService
 
 /// The HTTP server's handler for the whole API: authentication before the body is read, then

@@ -4,6 +4,7 @@ internal import HTTPServer
 internal import Logging
 internal import TransferStore
 internal import TransferService
+internal import TransferModel
 
 /// /v1/blobs: upload bodies sent ahead of their tasks. The body of `POST /v1/blobs` is streamed
 /// to disk by `BlobUploadSink` (see `APIHandler.bodySink(for:)`) and arrives here as an open

@@ -1,5 +1,5 @@
 internal import FoundationEssentials
-public import TransferModel
+package import TransferModel
 
 /// Everything the engine needs to open one stream task's connection, decided by the service.
 package struct StreamJob: Sendable {

@@ -1,5 +1,5 @@
-public import FoundationEssentials
-public import TransferModel
+package import FoundationEssentials
+package import TransferModel
 
 /// Everything the engine needs to run one task's transfer, decided by the service beforehand.
 package struct TransferJob: Sendable {

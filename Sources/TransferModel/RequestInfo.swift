@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// A task's request as it is sent (originalRequest / currentRequest): the client's request with
 /// the session's additional headers merged in. The body itself is stored apart; here only its length.

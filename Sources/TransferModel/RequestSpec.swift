@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// A URLRequest as a client posts it (`request` of a new task).
 public struct RequestSpec: Decodable, Sendable {

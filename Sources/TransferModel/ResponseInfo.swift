@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// HTTPURLResponse as JSON. Repeated header fields are joined with ", ".
 public struct ResponseInfo: Codable, Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// Where an interrupted download stands: enough to continue it with a ranged request.
 public struct ResumeState: Codable, Sendable, Equatable {

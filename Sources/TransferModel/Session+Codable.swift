@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 extension Session {
     /// Decodes a stored or served session; fields added after a record was written take their

@@ -1,5 +1,5 @@
-public import FoundationEssentials
-public import JSONModel
+internal import FoundationEssentials
+package import JSONModel
 
 /// What a task measured (URLSessionTaskMetrics, same names), collected when it completes and
 /// kept with it: `GET /v1/tasks/{tid}/metrics`. Built by `TransferService` from the

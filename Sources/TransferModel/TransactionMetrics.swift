@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// One request and its response within a task (URLSessionTaskTransactionMetrics, same names):
 /// each hop of a redirect chain is one. Measured by the engine from libcurl's phase times;

@@ -1,6 +1,6 @@
 internal import FoundationEssentials
 public import TransferModel
-public import TransferEngine
+internal import TransferEngine
 
 /// How the transfer service is set up; the daemon fills it from flags and environment.
 public struct ServiceConfiguration: Sendable {

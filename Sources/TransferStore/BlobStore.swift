@@ -1,6 +1,6 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 internal import Glibc
-public import Logging
+package import Logging
 internal import Synchronization
 public import TransferModel
 

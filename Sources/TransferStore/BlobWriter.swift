@@ -1,5 +1,5 @@
 internal import Crypto
-public import FoundationEssentials
+internal import FoundationEssentials
 internal import Glibc
 internal import Synchronization
 public import TransferModel

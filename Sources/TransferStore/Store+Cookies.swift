@@ -1,6 +1,6 @@
 package import FoundationEssentials
 internal import SQLite
-public import TransferModel
+package import TransferModel
 
 /// One change to the `cookies` table (migration 4), queued by `CookieStorage` as
 /// `StoreOperation.cookies`. `owner` is the jar's owner ('' for none).

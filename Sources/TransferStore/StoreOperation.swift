@@ -1,5 +1,5 @@
-public import FoundationEssentials
-public import TransferModel
+package import FoundationEssentials
+package import TransferModel
 
 /// One durable change, queued to the store's writer. Rows carry their version, and the writer
 /// never replaces a row with an older version, so the order in which two threads queue their

@@ -1,6 +1,7 @@
 internal import HTTPServer
 public import Logging
 public import TransferService
+internal import TransferStore
 
 /// The whole daemon: the transfer service and the HTTP server in front of it, started and stopped
 /// in dependency order. The executable runs one; API tests start one on port 0.

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 internal import TransferModel
 
 /// One POST to a session's webhook: the events it carries and what to send. Built by the

@@ -1,5 +1,3 @@
-internal import TransferModel
-
 /// The bound on how far a Content-Encoding may inflate a body (issue 15: a 1 MiB gzip answer
 /// became a 1 GiB file). libcurl decodes gzip, deflate, br and zstd as bytes arrive and has no
 /// bound of its own; a transfer asks this after every decoded chunk.
@@ -19,12 +17,12 @@ public struct DecodedSizeLimit: Sendable, Equatable {
     }
 
     /// Whether `decoded` bytes out of `encoded` bytes off the wire exceed the bound.
-    func isExceeded(decoded: Int, encoded: Int) -> Bool {
+    package func isExceeded(decoded: Int, encoded: Int) -> Bool {
         decoded > floor && decoded > ratio * encoded
     }
 
     /// The failure of a transfer past the bound.
-    func error(decoded: Int, encoded: Int) -> TaskError {
+    package func error(decoded: Int, encoded: Int) -> TaskError {
         TaskError(.dataLengthExceedsMaximum, "the response's Content-Encoding inflated \(encoded) bytes to more than \(decoded), past the daemon's limit of \(ratio) times (--max-decompression-ratio)")
     }
 }
