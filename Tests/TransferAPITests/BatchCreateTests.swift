@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// POST /v1/sessions/{sid}/tasks:batch: all or nothing, in order, one transaction.

@@ -5,6 +5,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// /v1/blobs end to end: bodies streamed to disk with their SHA-256, limits, owners, deletion,
 /// restarts, and memory that stays flat for a 1 GiB upload.

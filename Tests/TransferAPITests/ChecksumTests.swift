@@ -3,6 +3,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// Checksums (issue 15): a download or data task names the digest its bytes must have

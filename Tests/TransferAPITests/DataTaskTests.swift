@@ -3,6 +3,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// Data tasks end to end against the in-process origin: what the origin receives, what the task
 /// reports, what the body endpoint returns, and the task's state machine.

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// earliestBeginDate: a task waits (phase `waiting`, nothing sent) until its date, then reports

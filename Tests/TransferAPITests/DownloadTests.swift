@@ -3,6 +3,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// Download tasks end to end: the body streams to a partial file under the data folder and is
 /// moved into place only on success (a destination under the downloads root, or

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
 import TransferEngine
+import TransferService
 
 /// One bad request and the error it must get. `path` may hold `{sid}` (a session), `{tid}` (a
 /// suspended task in it) and `{done}` (a task that completed with an error).

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// The session event feed: order per task, the `next` cursor, and long-polls on it.

@@ -3,6 +3,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// GET/PATCH /v1/limits and a task's `bandwidthLimit` over real HTTP: shapes, merge rules and
 /// validation (the rates themselves are measured in TransferCoreTests' BandwidthLimitTests).

@@ -3,6 +3,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// Interoperability with real servers: httpbin (under gunicorn) and nginx, started by
 /// scripts/test.sh. A missing peer fails the test with a message saying how to run it.

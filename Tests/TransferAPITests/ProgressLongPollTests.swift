@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// GET /v1/tasks/{tid}/progress?after=V&wait=S: at once when newer, held until a change, timed

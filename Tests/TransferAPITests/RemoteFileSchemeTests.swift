@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// ftp:, ftps: and sftp: tasks end to end against real servers on 127.0.0.1 (pyftpdlib for plain

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// GET /v1/tasks?after=V&wait=S: every task a token may see that changed after a daemon-wide

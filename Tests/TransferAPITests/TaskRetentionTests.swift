@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// Completed tasks are deleted by `DELETE /v1/tasks/{tid}` or when their retention time has

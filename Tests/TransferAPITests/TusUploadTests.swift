@@ -3,6 +3,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// Resumable uploads with tus 1.0.0 (`"resumable": "tus"`) against the in-process `TusServer`:

@@ -3,7 +3,10 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
 import TransferEngine
+import TransferService
 
 /// Upload tasks: bodies held in the request (text, base64, json) or streamed from disk (a blob
 /// uploaded ahead, a file under the uploads root), with any method, progress, and the response

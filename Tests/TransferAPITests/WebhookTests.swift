@@ -5,6 +5,8 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// Webhooks: every event (or a digest) POSTed to the session's URL, signed with HMAC-SHA256,

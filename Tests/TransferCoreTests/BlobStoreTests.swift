@@ -5,6 +5,8 @@ import TestSupport
 import Testing
 @testable import TransferModel
 @testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// `BlobStore` and `BlobWriter` on a fresh folder: files and rows appear together or not at all.
 @Suite struct BlobStoreTests {

@@ -1,5 +1,8 @@
 import Testing
+@testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// A stream task's buffers: bytes come out in the order they went in, across chunk borders,
 /// and the front chunk a send retries keeps its bytes until they are dropped.

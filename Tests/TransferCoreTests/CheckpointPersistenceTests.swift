@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// A download's checkpoint (partial file synced, then offset reported by the engine) reaches the
 /// store at once, not with the store's next progress checkpoint: with both on 1 s timers the

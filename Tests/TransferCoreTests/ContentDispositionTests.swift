@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// `ContentDisposition`: RFC 6266 filenames, with RFC 8187 `filename*` taking precedence, and
 /// the `attachment` value `GET /v1/tasks/{tid}/file` sends.

@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// Each task's packets carry its service type's DSCP on the wire: tcpdump on loopback watches
 /// what our sockets send to an in-process origin, over IPv4 and IPv6, one origin (port) per

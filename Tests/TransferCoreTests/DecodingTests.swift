@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// Strict decoding of client input: unknown keys are errors with their dotted path, values out
 /// of range are `InputError.invalidValue`, and absent keys take Apple's defaults.

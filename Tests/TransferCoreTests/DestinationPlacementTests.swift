@@ -3,7 +3,9 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// Putting a finished download at its destination without replacing what is there (issue 16,
 /// item 3): one atomic step, so threads racing for one name never both get it, and the names

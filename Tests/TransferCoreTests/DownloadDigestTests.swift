@@ -3,7 +3,9 @@ import Foundation
 import Testing
 import TestSupport
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// The digest of a partial file (`DownloadFile` + `DownloadDigest`), without the engine: bytes
 /// hashed as written, a resumed file's kept prefix read back once (spread over later writes), a

@@ -1,7 +1,9 @@
 import Curl
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// The engine commands of issue 4 reach a transfer: an `EngineLoop` driven on the test's thread
 /// (no curl_multi_perform, so nothing connects). The stream weight is only proven accepted by

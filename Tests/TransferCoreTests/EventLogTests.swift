@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 internal import JSONModel
 

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// `Holds` on its own: due order, release, replacement, and its heap kept small.

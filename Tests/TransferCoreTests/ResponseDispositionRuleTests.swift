@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// `ResponseDisposition` without I/O: first matching rule wins, every condition of a rule must
 /// hold, unknown lengths never satisfy minLength, media ranges ignore case and parameters; the

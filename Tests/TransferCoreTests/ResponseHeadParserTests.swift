@@ -1,6 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// `ResponseHeadParser` fed header lines as libcurl's header callback delivers them (CRLF removed).
 @Suite struct ResponseHeadParserTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// `ResponseInfo`: the HTTPURLResponse properties derived from the headers and URL.
 @Suite struct ResponseInfoTests {

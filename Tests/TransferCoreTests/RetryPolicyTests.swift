@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
 @testable import TransferService
 

@@ -3,6 +3,8 @@ import Synchronization
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 internal import JSONModel
 

@@ -1,5 +1,7 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// `Scheduler`: admission by caps (global, per host, per session), class, priority and arrival;

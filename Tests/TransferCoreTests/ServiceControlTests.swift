@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 @testable import TransferModel
 @testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// Suspend, resume and cancel of running transfers, and what survives a restart of the service.

@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// Admission through the service: the per-host connection cap as the origin sees it, and priority.
 @Suite struct ServiceSchedulingTests {

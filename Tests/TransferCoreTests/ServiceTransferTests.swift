@@ -2,7 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 internal import JSONModel
 
 /// `TransferService` end to end against an in-process `OriginServer`: what a task ends with.

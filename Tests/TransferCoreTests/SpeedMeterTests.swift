@@ -1,5 +1,8 @@
 import Testing
+@testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// `SpeedMeter`: bytes per second over a sliding window.
 @Suite struct SpeedMeterTests {

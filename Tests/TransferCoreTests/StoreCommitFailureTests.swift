@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 @testable import TransferModel
 @testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// The store's writer when commits fail, without a filesystem trick: `PRAGMA max_page_count`
@@ -39,7 +40,7 @@ import Testing
         let folder = try TempDirectory()
         defer { folder.remove() }
         let metrics = TransferMetrics()
-        let store = try Store(dataDirectory: folder.path, metrics: metrics)
+        let store = try Store(dataDirectory: folder.path, instruments: metrics)
         defer { store.close() }
         #expect(Self.failures(metrics) == 0)
         store.enqueue(.saveSession(StoreTests.session("s0")))
@@ -63,7 +64,7 @@ import Testing
     @Test func theWriterRetriesOnItsOwnAndReadinessComesBack() async throws {
         let folder = try TempDirectory()
         defer { folder.remove() }
-        let store = try Store(dataDirectory: folder.path, metrics: TransferMetrics())
+        let store = try Store(dataDirectory: folder.path, instruments: TransferMetrics())
         defer { store.close() }
         store.flush()
         try Self.cap(store)
@@ -81,7 +82,7 @@ import Testing
     @Test func aRefusedCreationIsWithdrawnAndNeverCommitsLater() throws {
         let folder = try TempDirectory()
         defer { folder.remove() }
-        let store = try Store(dataDirectory: folder.path, metrics: TransferMetrics())
+        let store = try Store(dataDirectory: folder.path, instruments: TransferMetrics())
         defer { store.close() }
         store.enqueue(.saveSession(StoreTests.session("kept")))
         try store.commit()
@@ -115,7 +116,7 @@ import Testing
         let folder = try TempDirectory()
         defer { folder.remove() }
         let metrics = TransferMetrics()
-        let store = try Store(dataDirectory: folder.path, metrics: metrics)
+        let store = try Store(dataDirectory: folder.path, instruments: metrics)
         defer { store.close() }
         store.enqueue([
             .saveSession(StoreTests.session("s")),

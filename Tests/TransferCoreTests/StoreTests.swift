@@ -4,6 +4,8 @@ import TestSupport
 import Testing
 @testable import TransferModel
 @testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 internal import JSONModel
 
 /// `Store` on a fresh temporary folder per test: migrations, WAL, versioned writes, events, bodies.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// `TaskChangeLog` as a value: stamps in change order, each task once at its latest change,

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// `TaskJSONWriter` writes the very bytes JSONCoding.encoder writes for a task, served and
 /// stored, over tasks in every shape the service makes (and awkward strings, numbers, dates).

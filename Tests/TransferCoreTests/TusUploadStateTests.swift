@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// The tus client protocol as a value (`TusUpload`): answers in, next steps out, no I/O.
 @Suite struct TusUploadStateTests {

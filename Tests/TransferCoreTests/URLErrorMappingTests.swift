@@ -1,7 +1,9 @@
 import Curl
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// The one table from libcurl result codes to URLError codes.
 @Suite struct URLErrorMappingTests {

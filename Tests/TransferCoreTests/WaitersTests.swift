@@ -1,4 +1,7 @@
 import Testing
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// `Waiters`: held long-polls, each answered exactly once.

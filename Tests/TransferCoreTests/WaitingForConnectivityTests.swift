@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// waitsForConnectivity: a task whose host cannot be reached waits (phase `waiting`, one

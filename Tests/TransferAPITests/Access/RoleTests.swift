@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// Roles (issue 16, item 4): a tenant token cannot change or read what every tenant shares

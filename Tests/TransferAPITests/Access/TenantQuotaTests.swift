@@ -3,6 +3,9 @@ import HTTPServer
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// Per-tenant quotas (issue 16, "The API server under abuse"): unfinished tasks (429

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// GET / and /dashboard/{name}: the embedded page and its files, public, with their media types,

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// A data task's declared `responseDisposition` (URLSession's didReceiveResponse answer): allow,

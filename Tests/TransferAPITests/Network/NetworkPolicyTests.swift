@@ -4,6 +4,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// The network policy on loopback only (issue 16, "Reaching inside"): a daemon started with
 /// `--deny-networks 127.0.0.2/32` and an origin bound to 127.0.0.2 (Linux routes all of

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 @testable import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 import HTTPServer
 

@@ -4,6 +4,9 @@ import Synchronization
 import Testing
 import TestSupport
 import TransferAPI
+import TransferModel
+import TransferStore
+import TransferEngine
 import TransferService
 
 /// One daemon for one test: a temp data folder, a `TransferDaemon` on 127.0.0.1 port 0, and a

@@ -3,6 +3,9 @@ import Testing
 import TestSupport
 import TransferAPI
 import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// Where the URL cache keeps what it stores: capacities with LRU eviction in memory and on disk,
 /// body files under <data>/cache for default sessions (kept across a restart), memory only for

@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// Rate limits on real transfers: the service and its engine against a `StreamingOrigin` on
 /// 127.0.0.1 that serves as fast as loopback goes (hundreds of MiB/s here), so any rate seen is

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
 @testable import TransferService
 

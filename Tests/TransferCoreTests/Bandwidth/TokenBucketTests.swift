@@ -1,6 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// The token bucket and the priority/service-type mappings, without I/O (a fake clock).
 struct TokenBucketTests {

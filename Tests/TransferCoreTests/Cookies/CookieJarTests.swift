@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// `CookieJar`: RFC 6265 5.3 storage and 5.4 retrieval, with the system's public suffix list.
 @Suite struct CookieJarTests {

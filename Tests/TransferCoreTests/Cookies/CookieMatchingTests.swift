@@ -1,5 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// RFC 6265 5.1.3 and 5.1.4: domain-match, default-path and path-match.
 @Suite struct CookieMatchingTests {

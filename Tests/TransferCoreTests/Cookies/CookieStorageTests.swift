@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 @testable import TransferModel
 @testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// `CookieStorage` over a real `Store` in a temp folder: which jar a session uses, what is

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// The public suffix list as Debian's `publicsuffix` package installs it (scripts/test.sh
 /// installs it), and its rules on a small list of our own.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// RFC 6265 5.2 and 5.1.1: Set-Cookie lines and cookie dates, parsed leniently as browsers do.
 @Suite struct SetCookieParsingTests {

@@ -1,5 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// The WWW-Authenticate parser against RFC 9110 11.6.1's grammar and the forms servers send.
 @Suite struct AuthenticationChallengeTests {

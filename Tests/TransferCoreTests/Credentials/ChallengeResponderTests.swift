@@ -1,6 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// How a task answers 401s: realm choice, scheme preference, one try per credential.
 @Suite struct ChallengeResponderTests {

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 @testable import TransferModel
 @testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// The credential store on a real SQLite file: what each kind of session sees, what reaches the

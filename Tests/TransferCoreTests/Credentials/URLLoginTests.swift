@@ -1,5 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// Taking the user and password out of a request URL (issue 16, item 8): only the authority's
 /// userinfo, percent-decoded, and the URL left otherwise as it was.

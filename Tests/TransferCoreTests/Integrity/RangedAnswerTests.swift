@@ -1,6 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// `RangedAnswer`: which 206 answers may be appended to a partial file of 1,000 bytes of a
 /// 4,000-byte resource, fetched with ETag "A" (or, without a strong ETag, Last-Modified).

@@ -1,6 +1,9 @@
 import Curl
 import Testing
+@testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// A session's connection pool is closed once no transfer used it for two minutes (its idle
 /// connections would otherwise keep their descriptors until the session ends), unless a

@@ -1,6 +1,8 @@
 import Testing
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// The network policy as a value (issue 16, "Reaching inside"): CIDR ranges of both families,
 /// IPv4-mapped IPv6 addresses judged as the IPv4 address they reach, allow winning over deny

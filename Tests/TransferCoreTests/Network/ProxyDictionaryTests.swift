@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// connectionProxyDictionary as a client writes it: Apple's keys, validated one by one, 422
 /// naming the key on anything wrong, and passwords that are stored but never served.

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import Curl
 @testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// Which proxy a request takes (`ProxyDictionary.route`): the scheme's own, else SOCKS, and
 /// none for exceptions and (when asked) simple host names.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// tlsCABundle and tlsPinnedPublicKeys are checked when the session is created.
 @Suite struct TLSTrustInputTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import TransferModel
+@testable import TransferStore
 @testable import TransferEngine
+@testable import TransferService
 
 /// `DataURL`: RFC 2397 parsing as URLSession answers it (media type and charset defaults,
 /// percent-encoded and base64 data, malformed URLs).

@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// A `TransferService` on its own temporary data folder, started, with helpers that wait through

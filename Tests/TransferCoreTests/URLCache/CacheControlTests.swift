@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
+@testable import TransferService
 
 /// Cache-Control parsing (RFC 9111 section 5.2) as the cache reads requests and responses.
 @Suite struct CacheControlTests {

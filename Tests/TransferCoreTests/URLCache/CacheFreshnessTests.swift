@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// Freshness lifetime, age and storability (RFC 9111 sections 3 and 4.2), with a fixed clock.

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferEngine
 @testable import TransferService
 
 /// The two LRU tiers of `CacheIndex`, without I/O.
