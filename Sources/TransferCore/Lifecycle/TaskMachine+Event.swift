@@ -1,33 +1,50 @@
 extension TaskMachine {
     /// What happens to a task: a client's command, the scheduler's or a timer's decision, an
     /// engine update, or the daemon's restart. Events that change nothing of a task's life
-    /// (progress, redirects, a new priority) do not come here.
+    /// (progress, redirects, a new priority) do not come here. Where each comes from is in
+    /// brackets (files of Service/, `TransferService+` left out).
     package enum Event: String, Sendable, Hashable, CaseIterable {
-        // The client (POST /v1/tasks/{tid}/resume, /suspend, /cancel).
-        case resume, suspend, cancel
-        /// Created running, resumed, or recovered: queued, or held until its earliestBeginDate.
+        /// POST /v1/tasks/{tid}/resume [Tasks: resume].
+        case resume
+        /// POST /v1/tasks/{tid}/suspend [Tasks: suspend].
+        case suspend
+        /// POST /v1/tasks/{tid}/cancel, or its session invalidated with cancel [Tasks: cancel,
+        /// Sessions: invalidate].
+        case cancel
+        /// Created running, resumed, or recovered: queued, or held until its earliestBeginDate
+        /// [Holds: schedule, from Create, the resume action and Load].
         case schedule
-        /// Queued for admission again (a transfer that left the engine, the URL cache's retry).
+        /// Queued for admission again: recovered at a restart, or the URL cache lost the stored
+        /// response it was revalidating [Tasks: enqueue, from Load and URLCache].
         case enqueue
-        /// The scheduler gave it a slot.
+        /// The scheduler gave it a slot [Tasks: admit, start].
         case admit
-        /// The scheduler takes a background transfer's slot for a higher class.
+        /// The scheduler takes a background transfer's slot for a higher class [Tasks: preempt].
         case preempt
-        /// A transient failure: held for a retry's backoff.
+        /// A transient failure: held for a retry's backoff [Retries, Holds: hold].
         case holdForRetry
-        /// The host was unreachable: held until connectivity is tried again.
+        /// The host was unreachable: held until connectivity is tried again [Retries, Holds: hold].
         case holdForConnectivity
-        /// The hold timer found its hold due.
+        /// The hold timer found its hold due [Holds: releaseDueHolds].
         case holdDue
-        /// A stream task's connection is being opened (at creation or resume).
+        /// A stream task's connection is being opened, at creation or resume [Streams: startStream].
         case streamOpening
-        // The engine and the URL cache.
-        case responseReceived, streamConnected, uploadResumed, uploadRetrying, servedFromCache
-        /// The engine let a transfer go (suspended past its connection, or preempted).
+        /// The engine's `response` [EngineUpdates].
+        case responseReceived
+        /// A stream's connection is open [Streams: streamChanged].
+        case streamConnected
+        /// A tus upload goes on at the server's offset [EngineUpdates].
+        case uploadResumed
+        /// A tus upload's step failed and is tried again inside the engine [EngineUpdates].
+        case uploadRetrying
+        /// The URL cache answers the task [URLCache: serveFromCache].
+        case servedFromCache
+        /// The engine let a transfer go: suspended past its connection, or preempted [EngineUpdates].
         case detached
-        /// The task ends, with or without an error.
+        /// The task ends, with or without an error [Tasks: complete, from engine completions,
+        /// cancels, failures before a start, restart recovery].
         case finish
-        /// A started transfer starts over (restart recovery, a transfer admitted again).
+        /// A started transfer starts over at a restart [Load: reset].
         case reset
     }
 
