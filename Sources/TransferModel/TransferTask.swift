@@ -6,8 +6,10 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var id: Int
     public var sessionId: String
     public var kind: TaskKind
-    public var state: TaskState
-    public var phase: TaskPhase
+    /// Its state and phase; only the machine's transitions change them (`TaskMachine`).
+    package var lifecycle: TaskMachine
+    public var state: TaskState { lifecycle.state }
+    public var phase: TaskPhase { lifecycle.phase }
     public var priority: TaskPriority
     public var description: String?
     public var originalRequest: RequestInfo
@@ -73,8 +75,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         id = try c.decode(Int.self, forKey: .id)
         sessionId = try c.decode(String.self, forKey: .sessionId)
         kind = try c.decode(TaskKind.self, forKey: .kind)
-        state = try c.decode(TaskState.self, forKey: .state)
-        phase = try c.decode(TaskPhase.self, forKey: .phase)
+        lifecycle = TaskMachine(restoring: try c.decode(TaskState.self, forKey: .state), phase: try c.decode(TaskPhase.self, forKey: .phase))
         priority = try c.decode(TaskPriority.self, forKey: .priority)
         description = try c.decodeIfPresent(String.self, forKey: .description)
         originalRequest = try c.decode(RequestInfo.self, forKey: .originalRequest)
@@ -109,8 +110,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         self.id = id
         self.sessionId = sessionId
         self.kind = kind
-        self.state = state
-        self.phase = .queued
+        self.lifecycle = TaskMachine(created: state)
         self.priority = priority
         self.description = description
         self.originalRequest = request

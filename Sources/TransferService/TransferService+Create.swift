@@ -109,7 +109,7 @@ extension TransferService {
                 if entry.task.kind == .stream {
                     startStream(&s, task: id, &deliveries)
                 } else if RequestURL.isSupported(url) {
-                    schedule(&s, task: id)
+                    schedule(&s, task: id, &deliveries)
                 } else {
                     complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(url.prefix(200))"), body: nil, &deliveries)
                 }

@@ -31,11 +31,11 @@ extension TransferService {
                 emit(&s, session: session, task: id, .didReceiveChallenge, report.eventFields, &deliveries)
             case .response(let response):
                 s.tasks[id]?.task.response = response
-                s.tasks[id]?.task.phase = .transferring
+                let actions = transition(&s, task: id, .responseReceived)
                 s.tasks[id]?.task.currentRequest?.url = response.url
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = response.expectedContentLength
                 emit(&s, session: session, task: id, .didReceiveResponse, ["response": JSONValue(encoding: response)], &deliveries)
-                changed(&s, task: id, persist: true, &deliveries)
+                perform(actions, task: id, &s, &deliveries)
             case .becameDownload:
                 // URLSession gives a new download task object; here the same task goes on as a
                 // download (its id, events and endpoints), so the event names that same id.
@@ -107,15 +107,14 @@ extension TransferService {
             case .uploadResumed(let offset, let expectedTotal, let uploadURL):
                 // didSendBodyData counts what the server has: back to its offset, on from there.
                 s.tasks[id]?.task.progress.bytesSent = offset
-                s.tasks[id]?.task.phase = .transferring
+                let actions = transition(&s, task: id, .uploadResumed)
                 emit(&s, session: session, task: id, .didResumeUpload, [
                     "offset": .integer(Int64(offset)), "totalBytesExpectedToSend": .integer(Int64(expectedTotal)),
                     "uploadURL": .string(uploadURL),
                 ], &deliveries)
-                changed(&s, task: id, persist: true, &deliveries)
+                perform(actions, task: id, &s, &deliveries)
             case .uploadRetrying:
-                s.tasks[id]?.task.phase = .retrying
-                changed(&s, task: id, persist: false, &deliveries)
+                perform(transition(&s, task: id, .uploadRetrying), task: id, &s, &deliveries)
             case .completed(.failure(let error)):
                 complete(&s, task: id, error: error, body: nil, &deliveries)
             case .completed(.destinationTaken(let error, let response, let location, let digest)):
@@ -148,21 +147,10 @@ extension TransferService {
     /// kept, to be resumed with a range. A resume or cancel the client posted while the engine
     /// was letting go (the engine no longer had the transfer) is carried out now.
     private func detached(_ s: inout ServiceState, task id: Int, resume: ResumeState?, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks[id] else { return }
-        s.scheduler.remove(taskId: id)
+        guard s.tasks[id] != nil else { return }
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.task.resume = resume
-        s.tasks[id]?.task.phase = .queued
-        switch entry.task.state {
-        case .canceling:
-            cancel(&s, task: id, keepPartial: entry.cancelKeepsPartial, &deliveries)
-        case .running:
-            enqueue(&s, task: id)
-            changed(&s, task: id, persist: true, &deliveries)
-        default:
-            changed(&s, task: id, persist: true, &deliveries)
-        }
-        admit(&s, &deliveries)
+        perform(transition(&s, task: id, .detached), task: id, &s, &deliveries)
     }
 }
 

@@ -11,17 +11,20 @@ internal import TransferModel
 /// suspended, phase `queued`); a resume then enqueues it at once, not at the old date: the client
 /// asked for it now. Cancel and every other completion drop it in `complete`.
 extension TransferService {
-    /// Keeps running task `id` out of the scheduler until `until`, in `phase`. A task in the
-    /// engine must have left it (its transfer ended); its slot is freed for the next task.
-    func hold(_ s: inout ServiceState, task id: Int, until: Date, phase: TaskPhase, _ deliveries: inout Deliveries) {
-        guard s.tasks[id] != nil else { return }
-        s.scheduler.remove(taskId: id)
-        s.tasks[id]?.inEngine = false
-        s.tasks[id]?.task.phase = phase
-        s.holds.insert(task: id, until: until, phase: phase)
-        changed(&s, task: id, persist: true, &deliveries)
-        armHoldTimer(&s)
-        admit(&s, &deliveries)
+    /// Keeps running task `id` out of the scheduler until `until`, for a retry (`holdForRetry`,
+    /// phase `retrying`) or for connectivity (`holdForConnectivity`, phase `waiting`). A task in
+    /// the engine must have left it (its transfer ended); its slot is freed for the next task.
+    func hold(_ s: inout ServiceState, task id: Int, until: Date, for reason: TaskMachine.Event, _ deliveries: inout Deliveries) {
+        for action in transition(&s, task: id, reason) {
+            guard action == .hold, let phase = s.tasks[id]?.task.phase else {
+                perform(action, task: id, &s, &deliveries)
+                continue
+            }
+            s.scheduler.remove(taskId: id)
+            s.tasks[id]?.inEngine = false
+            s.holds.insert(task: id, until: until, phase: phase)
+            armHoldTimer(&s)
+        }
     }
 
     /// Drops task `id`'s hold, if any, without enqueueing it. Returns whether it was held.
@@ -34,30 +37,18 @@ extension TransferService {
 
     /// Queues running task `id` for admission, or, while its earliestBeginDate is ahead and it
     /// has not started, holds it until then (phase `waiting`). The caller admits and persists.
-    func schedule(_ s: inout ServiceState, task id: Int, now: Date = Date()) {
-        guard let task = s.tasks[id]?.task else { return }
-        if task.startedAt == nil, let begin = task.earliestBeginDate, begin > now {
-            s.scheduler.remove(taskId: id)
-            s.tasks[id]?.task.phase = .waiting
-            s.holds.insert(task: id, until: begin, phase: .waiting)
-            armHoldTimer(&s)
-        } else {
-            enqueue(&s, task: id)
-        }
+    func schedule(_ s: inout ServiceState, task id: Int, now: Date = Date(), _ deliveries: inout Deliveries) {
+        perform(transition(&s, task: id, .schedule, now: now), task: id, &s, &deliveries)
     }
 
     /// The hold timer fired: enqueues every running task whose hold is due, admits, re-arms.
     func releaseDueHolds(now: Date = Date()) {
         let deliveries = state.withLock { s in
             var deliveries = Deliveries()
-            for id in s.holds.takeDue(now: now) where s.tasks[id]?.task.state == .running {
-                if let task = s.tasks[id]?.task, task.startedAt == nil, task.earliestBeginDate != nil {
-                    // URLSession asks its delegate here; a service tells the client instead.
-                    emit(&s, session: task.sessionId, task: id, .willBeginDelayedRequest,
-                         ["request": JSONValue(encoding: task.originalRequest)], &deliveries)
-                }
-                enqueue(&s, task: id)
-                changed(&s, task: id, persist: true, &deliveries)
+            for id in s.holds.takeDue(now: now) {
+                // A running task is queued; one its earliestBeginDate held is announced first
+                // (willBeginDelayedRequest: URLSession asks its delegate, a service tells the client).
+                perform(transition(&s, task: id, .holdDue, now: now), task: id, &s, &deliveries)
             }
             armHoldTimer(&s)
             admit(&s, &deliveries)

@@ -81,7 +81,7 @@ extension TransferService {
             }
         case .running where task.phase == .queued || (task.phase == .waiting && task.startedAt == nil):
             // Queued again; one waiting for its earliestBeginDate waits on (holds are not stored).
-            schedule(&s, task: id)
+            schedule(&s, task: id, &deliveries)
         case .running where task.resumable == nil && (task.phase == .retrying || task.phase == .waiting):
             // Held for a retry or for connectivity (holds are not stored): it was out of the
             // engine, so it simply tries again now, a download from its partial file if whole.
@@ -89,13 +89,13 @@ extension TransferService {
             reset(&s, task: id)
             s.tasks[id]?.task.resume = resume
             if task.kind == .download && resume == nil { unlink(partialPath(of: id)) }
-            enqueue(&s, task: id)
+            enqueue(&s, task: id, &deliveries)
             changed(&s, task: id, persist: true, &deliveries)
         case .running where task.resumable != nil:
             // A tus upload's state is on its server: in every kind of session it carries on by
             // itself, asking the server (HEAD) how much it has.
             reset(&s, task: id)
-            enqueue(&s, task: id)
+            enqueue(&s, task: id, &deliveries)
             changed(&s, task: id, persist: true, &deliveries)
         case .running:
             if let resume = checkpointedResume(of: task) {
@@ -103,7 +103,7 @@ extension TransferService {
                     // Background sessions carry on by themselves from the last checkpoint.
                     reset(&s, task: id)
                     s.tasks[id]?.task.resume = resume
-                    enqueue(&s, task: id)
+                    enqueue(&s, task: id, &deliveries)
                     changed(&s, task: id, persist: true, &deliveries)
                 } else {
                     // Others report the failure, with resume data to continue from the checkpoint.
@@ -151,14 +151,19 @@ extension TransferService {
     private func restartFromZero(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
         reset(&s, task: id)
         s.tasks[id]?.task.resume = nil
-        enqueue(&s, task: id)
+        enqueue(&s, task: id, &deliveries)
         changed(&s, task: id, persist: true, &deliveries)
     }
 
-    /// Clears what a started transfer had received, so it can start over.
+    /// Clears what a started transfer had received, so it can start over, queued again.
     func reset(_ s: inout ServiceState, task id: Int) {
+        transition(&s, task: id, .reset)
+        clearAttempt(&s, task: id)
+    }
+
+    /// Clears what a started transfer had received: its response, current request and progress.
+    func clearAttempt(_ s: inout ServiceState, task id: Int) {
         guard var task = s.tasks[id]?.task else { return }
-        task.phase = .queued
         task.response = nil
         task.currentRequest = nil
         task.progress = TaskProgress()

@@ -41,14 +41,13 @@ extension TransferService {
             return true
         case .retry(let delay):
             keepPartialDownload(&s, task: id, outcome)
-            s.tasks[id]?.task.retryCount += 1
             emit(&s, session: session.id, task: id, .willRetry, [
                 "attempt": .integer(Int64(entry.task.retryCount + 2)),  // the first attempt is 1
                 "delay": .number(delay),
                 "statusCode": failure?.statusCode.map { .integer(Int64($0)) } ?? .null,
                 "error": failure?.error.map { JSONValue(encoding: $0) } ?? .null,
             ], &deliveries)
-            hold(&s, task: id, until: now.addingTimeInterval(delay), phase: .retrying, &deliveries)
+            hold(&s, task: id, until: now.addingTimeInterval(delay), for: .holdForRetry, &deliveries)
             return true
         case .wait(let delay):
             keepPartialDownload(&s, task: id, outcome)
@@ -59,7 +58,7 @@ extension TransferService {
                 ], &deliveries)
             }
             s.tasks[id]?.connectivityTries = waits + 1
-            hold(&s, task: id, until: now.addingTimeInterval(delay), phase: .waiting, &deliveries)
+            hold(&s, task: id, until: now.addingTimeInterval(delay), for: .holdForConnectivity, &deliveries)
             return true
         }
     }

@@ -68,15 +68,18 @@ extension TransferService {
             complete(&s, task: id, error: TaskError(.badURL, "the stream's endpoint is unreadable"), body: nil, &deliveries)
             return
         }
-        s.tasks[id]?.task.startedAt = Date()
-        s.tasks[id]?.task.phase = .connecting
-        s.tasks[id]?.task.currentRequest = entry.task.originalRequest
-        s.tasks[id]?.inEngine = true
-        var job = StreamJob(taskId: id, endpoint: endpoint)
-        job.network = TransferNetwork(session.configuration)
-        job.connectTimeout = entry.task.originalRequest.timeoutInterval
-        engine.submit(.openStream(job))
-        changed(&s, task: id, persist: true, &deliveries)
+        for action in transition(&s, task: id, .streamOpening) {
+            guard action == .engine(.openStream) else {
+                perform(action, task: id, &s, &deliveries)
+                continue
+            }
+            s.tasks[id]?.task.currentRequest = entry.task.originalRequest
+            s.tasks[id]?.inEngine = true
+            var job = StreamJob(taskId: id, endpoint: endpoint)
+            job.network = TransferNetwork(session.configuration)
+            job.connectTimeout = entry.task.originalRequest.timeoutInterval
+            engine.submit(.openStream(job))
+        }
     }
 
     /// Applies a stream's update (engine thread, under the lock).
@@ -85,8 +88,7 @@ extension TransferService {
         let session = entry.task.sessionId
         switch update {
         case .connected:
-            s.tasks[id]?.task.phase = .transferring
-            changed(&s, task: id, persist: true, &deliveries)
+            perform(transition(&s, task: id, .streamConnected), task: id, &s, &deliveries)
         case .tlsStarted:
             // The current request shows what the connection is now: TLS.
             if var endpoint = StreamEndpoint(url: entry.task.originalRequest.url) {

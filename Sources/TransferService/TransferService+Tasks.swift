@@ -63,40 +63,21 @@ extension TransferService {
     }
 
     public func resume(task id: Int, owner: String?) throws -> TransferTask {
+        // A stream opens its connection, a paused transfer goes on in the engine, any other is
+        // scheduled, or fails when its URL's scheme is not supported (`TaskMachine`).
         try act(on: id, owner: owner) { s, deliveries in
-            guard let entry = s.tasks[id], entry.task.state == .suspended else { return }
-            s.tasks[id]?.task.state = .running
-            if entry.task.kind == .stream {
-                startStream(&s, task: id, &deliveries)  // a stream is only ever suspended before it connected
-            } else if entry.inEngine {
-                engine.submit(.resume(taskId: id))
-            } else if RequestURL.isSupported(entry.task.originalRequest.url) {
-                schedule(&s, task: id)
-            } else {
-                complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported"), body: nil, &deliveries)
-                return
-            }
-            changed(&s, task: id, persist: true, &deliveries)
-            admit(&s, &deliveries)
+            let actions = try command(&s, task: id, .resume)
+            perform(actions, task: id, &s, &deliveries)
         }
     }
 
     public func suspend(task id: Int, owner: String?) throws -> TransferTask {
+        // A paused transfer keeps its connection and its slot (the origin still sees the
+        // connection); suspended longer than its timeout, it fails with timedOut. A running
+        // stream refuses (409): it has nothing to pause (`TaskMachine`).
         try act(on: id, owner: owner) { s, deliveries in
-            guard let entry = s.tasks[id], entry.task.state == .running else { return }
-            // A connection the client drives has nothing to pause: it reads and writes when it wants.
-            guard entry.task.kind != .stream else { throw ServiceError.conflict(code: "stream_not_suspendable", message: "a running stream task cannot be suspended; stop reading and writing, or cancel it") }
-            s.tasks[id]?.task.state = .suspended
-            if entry.inEngine {
-                // The paused transfer keeps its connection and its slot (the origin still sees
-                // the connection); suspended longer than its timeout, it fails with timedOut.
-                engine.submit(.pause(taskId: id))
-            } else {
-                s.scheduler.remove(taskId: id)
-                // A task held for a retry or for connectivity waits for its resume instead.
-                if releaseHold(&s, task: id) { s.tasks[id]?.task.phase = .queued }
-            }
-            changed(&s, task: id, persist: true, &deliveries)
+            let actions = try command(&s, task: id, .suspend)
+            perform(actions, task: id, &s, &deliveries)
         }
     }
 
@@ -125,28 +106,15 @@ extension TransferService {
         return task
     }
 
+    /// In the engine, the task is canceling until the engine has stopped its transfer; out of it
+    /// (queued, suspended after a restart or past its timeout), it completes as cancelled at
+    /// once (`completeCancelled`). A completed task stays as it is.
     func cancel(_ s: inout ServiceState, task id: Int, keepPartial: Bool = false, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks[id], entry.task.state != .completed else { return }
-        if entry.inEngine {
-            guard entry.task.state != .canceling else { return }
-            s.tasks[id]?.task.state = .canceling
-            s.tasks[id]?.cancelKeepsPartial = keepPartial && entry.task.kind == .download
-            changed(&s, task: id, persist: true, &deliveries)
-            engine.submit(.cancel(taskId: id, keepPartial: keepPartial && entry.task.kind == .download))
-            return
-        }
-        var error = TaskError(.cancelled, "cancelled")
-        if entry.task.kind == .download {
-            // Not in the engine (queued, suspended after a restart or past its timeout): a kept
-            // partial file goes with resume data when asked for, else it is deleted.
-            if keepPartial, let resume = checkpointedResume(of: entry.task) {
-                error.resumeData = sealedResumeData(for: entry.task, at: resume)
-                s.tasks[id]?.task.progress.bytesReceived = resume.offset
-            } else {
-                unlink(partialPath(of: id))
-            }
-        }
-        complete(&s, task: id, error: error, body: nil, &deliveries)
+        guard let kind = s.tasks[id]?.task.kind else { return }
+        let actions = (try? command(&s, task: id, .cancel)) ?? []  // refused only when completed
+        guard !actions.isEmpty else { return }
+        s.tasks[id]?.cancelKeepsPartial = keepPartial && kind == .download
+        perform(actions, task: id, &s, &deliveries)
     }
 
     /// The response body of a completed data task.
@@ -191,9 +159,15 @@ extension TransferService {
 
     // MARK: scheduling, under the lock
 
-    func enqueue(_ s: inout ServiceState, task id: Int) {
+    /// Queues task `id` for admission again (`TaskMachine`'s `enqueue`).
+    func enqueue(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id], s.sessions[entry.task.sessionId] != nil else { return }
+        perform(transition(&s, task: id, .enqueue), task: id, &s, &deliveries)
+    }
+
+    /// Hands the scheduler a ticket for queued task `id`.
+    func enqueueTicket(_ s: inout ServiceState, task id: Int) {
         guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return }
-        s.tasks[id]?.task.phase = .queued
         s.tasks[id]?.queuedAt = .now
         let schedulingClass = entry.task.schedulingClass
         s.scheduler.enqueue(Scheduler.Ticket(
@@ -221,18 +195,21 @@ extension TransferService {
     }
 
     private func preempt(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks[id], entry.inEngine else { return }
-        s.tasks[id]?.task.phase = .queued
+        let actions = transition(&s, task: id, .preempt)
+        guard !actions.isEmpty else { return }  // not in the engine
         s.tasks[id]?.task.preemptions += 1
-        engine.submit(.preempt(taskId: id))
-        emit(&s, session: entry.task.sessionId, task: id, .wasPreempted, [:], &deliveries)
-        changed(&s, task: id, persist: true, &deliveries)
+        perform(actions, task: id, &s, &deliveries)
     }
 
     private func start(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return }
+        let actions = transition(&s, task: id, .admit)
+        guard actions == [.recordStart, .startTransfer] else {
+            perform(actions, task: id, &s, &deliveries)  // not running: its slot goes back
+            return
+        }
         if entry.task.startedAt != nil {
-            reset(&s, task: id)
+            clearAttempt(&s, task: id)
             // A download that goes on from its partial file still has those bytes.
             if entry.task.kind == .download, let resume = entry.task.resume {
                 s.tasks[id]?.task.progress.bytesReceived = resume.offset
@@ -244,8 +221,7 @@ extension TransferService {
             s.tasks[id]?.queuedAt = nil
         }
         let now = Date()
-        s.tasks[id]?.task.startedAt = now
-        s.tasks[id]?.task.phase = .connecting
+        s.tasks[id]?.task.startedAt = now  // recordStart
         s.tasks[id]?.task.currentRequest = entry.task.originalRequest
         s.tasks[id]?.inEngine = true
         guard let request = requestAfterCache(&s, task: id, &deliveries) else { return }  // the URL cache answered
@@ -300,16 +276,22 @@ extension TransferService {
     /// Ends a task: records the outcome, stores the body, frees its slot, reports
     /// didCompleteWithError, and lets the next queued tasks in.
     func complete(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks[id], entry.task.state != .completed else { return }
-        s.scheduler.remove(taskId: id)
-        releaseHold(&s, task: id)
-        var task = entry.task
-        task.state = .completed
+        for action in transition(&s, task: id, .finish) {  // none once it has completed
+            if action == .recordCompletion {
+                recordCompletion(&s, task: id, error: error, body: body)
+            } else {
+                perform(action, task: id, &s, &deliveries)
+            }
+        }
+    }
+
+    /// A completed task's outcome; it lets go of what it held for its transfer.
+    private func recordCompletion(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?) {
+        guard var task = s.tasks[id]?.task else { return }
         // The URL's login was for this task's transfer only: it goes with it (resume data,
         // made before this, carries it sealed for a continuation).
         task.sealedLogin = nil
         s.tasks[id]?.urlLogin = nil
-        task.phase = .done
         task.error = error
         task.completedAt = Date()
         task.progress.bytesPerSecond = 0
@@ -326,10 +308,5 @@ extension TransferService {
                 s.tasks[id]?.responseBody = body
             }
         }
-        changed(&s, task: id, persist: true, &deliveries)
-        collectMetrics(&s, task: task, &deliveries)
-        emit(&s, session: task.sessionId, task: id, .didCompleteWithError, ["error": error.map { JSONValue(encoding: $0) } ?? .null], &deliveries)
-        checkInvalidation(&s, session: task.sessionId, &deliveries)
-        admit(&s, &deliveries)
     }
 }

@@ -147,8 +147,7 @@ extension TransferService {
         let (url, partition) = (context.url, context.partition)
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.task.cacheStatus = status
-        s.tasks[id]?.task.phase = .transferring
-        changed(&s, task: id, persist: true, &deliveries)
+        perform(transition(&s, task: id, .servedFromCache), task: id, &s, &deliveries)
         let fetchStart = Date()
         cache.readBody(url: url, partition: partition) { [self] stored in deliverFromCache(id, stored, fetchStart: fetchStart) }
     }
@@ -192,7 +191,7 @@ extension TransferService {
         s.tasks[id]?.inEngine = false
         s.tasks[id]?.cache?.bypassesCache = true
         s.scheduler.remove(taskId: id)
-        enqueue(&s, task: id)
+        enqueue(&s, task: id, &deliveries)
         changed(&s, task: id, persist: true, &deliveries)
         admit(&s, &deliveries)
     }

@@ -42,7 +42,7 @@ import Testing
 
         var running = plain
         running.kind = .download
-        running.phase = .transferring
+        running.lifecycle = TaskMachine(restoring: running.state, phase: .transferring)
         running.currentRequest = running.originalRequest
         running.startedAt = Date(timeIntervalSince1970: 1_700_000_001.5)
         running.progress.bytesReceived = 5_000
@@ -55,8 +55,7 @@ import Testing
         all.append(running)
 
         var done = running
-        done.state = .completed
-        done.phase = .done
+        done.lifecycle = TaskMachine(restoring: .completed, phase: .done)
         done.completedAt = Date(timeIntervalSince1970: 4_102_444_799.25)  // 2099-12-31T23:59:59Z
         done.response = ResponseInfo(statusCode: 206, headers: ["ETag": "\"abc\"", "Content-Length": "15000"], url: "https://example.com/ä")
         done.error = TaskError(.cancelled, "cancelled")
