@@ -16,7 +16,7 @@ internal import TransferEngine
 /// collected as `Deliveries` and run after the lock is released.
 public final class TransferService: Sendable {
     let state: Mutex<ServiceState>
-    public let store: Store
+    package let store: any TaskStore
     /// Upload bodies sent ahead of their tasks (`POST /v1/blobs`), under `<dataDirectory>/blobs`.
     public let blobs: BlobStore
     /// The cookie jars of every session (`CookieStorage`).

@@ -14,14 +14,14 @@ public import TransferModel
 public final class BlobStore: Sendable {
     /// The folder holding the blob files.
     public let directory: String
-    private let store: Store
+    private let store: any TaskStore
     private let logger: Logger
     /// The bytes of each owner's blobs (`TenantUsage.key`), summed from the rows at start and
     /// kept with every record and delete: a quota check reads it, never the folder.
     private let heldBytes = Mutex<[String: Int]>([:])
     static let temporaryPrefix = ".upload-"
 
-    package init(store: Store, directory: String, logger: Logger) throws {
+    package init(store: any TaskStore, directory: String, logger: Logger) throws {
         self.store = store
         self.directory = directory
         self.logger = logger

@@ -1,12 +1,12 @@
 internal import FoundationEssentials
 internal import SQLite
-internal import TransferModel
+package import TransferModel
 
 /// The `blobs` table (migration 2). Blob rows are written at once, not through the queued
 /// writer: a 201 for an upload must mean the row is committed, and a row is tiny. The
 /// connection's lock orders these statements with the writer's transactions.
 extension Store {
-    func insertBlob(_ blob: Blob) throws {
+    package func insertBlob(_ blob: Blob) throws {
         try writeNow {
             try database.run(
                 "INSERT INTO blobs(id, owner, size, sha256, created_at) VALUES(?, ?, ?, ?, ?)",
@@ -14,16 +14,16 @@ extension Store {
         }
     }
 
-    func blob(id: String) throws -> Blob? {
-        try database.run("SELECT id, owner, size, sha256, created_at FROM blobs WHERE id = ?", id).first.map(Self.blob)
+    package func blob(id: String) throws -> Blob? {
+        try reader.run("SELECT id, owner, size, sha256, created_at FROM blobs WHERE id = ?", id).first.map(Self.blob)
     }
 
     /// Every blob row (start-up reconciliation with the folder).
-    func loadBlobs() throws -> [Blob] {
-        try database.run("SELECT id, owner, size, sha256, created_at FROM blobs").map(Self.blob)
+    package func loadBlobs() throws -> [Blob] {
+        try reader.run("SELECT id, owner, size, sha256, created_at FROM blobs").map(Self.blob)
     }
 
-    func deleteBlob(id: String) throws {
+    package func deleteBlob(id: String) throws {
         try writeNow { try database.run("DELETE FROM blobs WHERE id = ?", id) }
     }
 

@@ -23,7 +23,7 @@ extension Store {
     }
 
     package func loadCredentialRows() throws -> [CredentialRow] {
-        try database.run("""
+        try reader.run("""
             SELECT owner, host, port, protocol, realm, authentication_method, user_name, password FROM credentials ORDER BY rowid
             """).compactMap { row in
             guard let proto = row.string(3).flatMap(ProtectionSpaceProtocol.init(rawValue:)),

@@ -49,7 +49,7 @@ extension Store {
 
     /// Every row, least recently used first; rows that no longer decode are dropped.
     package func loadURLCacheRows() throws -> [URLCacheRow] {
-        try database.run("SELECT key, file, size, response, last_used FROM url_cache ORDER BY last_used").compactMap { row in
+        try reader.run("SELECT key, file, size, response, last_used FROM url_cache ORDER BY last_used").compactMap { row in
             guard let key = row.string(0), let file = row.string(1), let size = row.int(2), let json = row.data(3),
                   let response = try? JSONCoding.decoder.decode(CachedResponse.self, from: json) else { return nil }
             return URLCacheRow(key: key, file: file, size: size, response: response, lastUsed: row.double(4) ?? 0)

@@ -12,8 +12,11 @@ public import TransferModel
 /// engine thread never waits on the disk. A write that cannot be committed stays queued and is
 /// tried again; `commit()` tells the API whether what it queued is committed (`Store+Writer`).
 public final class Store: Sendable {
-    /// Internal (not private) for `Store+Blobs`, whose rows are written at once.
+    /// The write connection: migrations, the writer's batches and the few rows written at once
+    /// (`Store+Blobs`, `Store+Credentials`, `Store+URLCache`). Internal, not private, for those.
     let database: Database
+    /// Every read (`reader`): never behind the writer's open transaction.
+    let readers: ReadConnections
     /// Internal for `Store+Writer`, like the writer's other state below.
     let writes = Mutex(PendingWrites())
     let writer = DispatchQueue(label: "transferd.store.writer")
@@ -44,8 +47,15 @@ public final class Store: Sendable {
         // WAL + NORMAL: a commit survives a process crash (kill -9); only an OS crash can lose
         // the last commits. Measured ~100k commits/s vs 6-10k with FULL (STYLE.md).
         try database.execute(script: "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+        readers = try ReadConnections(path: path, count: Self.readConnections)
         try migrate()
     }
+
+    /// Reads at once: the HTTP workers' body and metrics reads, and start-up loads.
+    static let readConnections = 2
+
+    /// The connection for one read.
+    var reader: Database { readers.next }
 
     private func migrate() throws {
         let current = try database.run("PRAGMA user_version").first?.int(0) ?? 0
@@ -61,7 +71,7 @@ public final class Store: Sendable {
     }
 
     /// The schema version the database is at.
-    public var schemaVersion: Int { (try? database.run("PRAGMA user_version").first?.int(0)) ?? 0 }
+    public var schemaVersion: Int { (try? reader.run("PRAGMA user_version").first?.int(0)) ?? 0 }
 
     /// Writes one operation inside the writer's transaction (`Store+Writer`).
     func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
@@ -142,7 +152,7 @@ public final class Store: Sendable {
 
     /// Every stored session, in creation order (an upsert keeps a row's rowid).
     package func loadSessions() throws -> [Session] {
-        try database.run("SELECT record, owner FROM sessions ORDER BY rowid").map { row in
+        try reader.run("SELECT record, owner FROM sessions ORDER BY rowid").map { row in
             var session = try JSONCoding.decoder.decode(Session.self, from: row.data(0) ?? Data())
             session.owner = row.string(1)
             return session
@@ -151,14 +161,14 @@ public final class Store: Sendable {
 
     /// Every stored task, with its request body.
     package func loadTasks() throws -> [(TransferTask, Data?)] {
-        try database.run("SELECT record, request_body FROM tasks ORDER BY id").map { row in
+        try reader.run("SELECT record, request_body FROM tasks ORDER BY id").map { row in
             (try JSONCoding.decoder.decode(TransferTask.self, from: row.data(0) ?? Data()), row.data(1))
         }
     }
 
     /// The newest `limit` events of every session, oldest first.
     package func loadRecentEvents(limit: Int) throws -> [TaskEvent] {
-        try database.run("""
+        try reader.run("""
             SELECT record FROM (
                 SELECT record, seq, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY seq DESC) AS n FROM events
             ) WHERE n <= ? ORDER BY seq
@@ -167,22 +177,22 @@ public final class Store: Sendable {
 
     /// The highest task id ever given, deleted tasks included.
     package func maxTaskId() throws -> Int {
-        try database.run("""
+        try reader.run("""
             SELECT MAX(COALESCE((SELECT MAX(id) FROM tasks), 0), COALESCE((SELECT value FROM counters WHERE name = 'max_task_id'), 0))
             """).first?.int(0) ?? 0
     }
 
     /// The highest event sequence number ever stored.
-    package func maxEventSeq() throws -> Int { try database.run("SELECT COALESCE(MAX(seq), 0) FROM events").first?.int(0) ?? 0 }
+    package func maxEventSeq() throws -> Int { try reader.run("SELECT COALESCE(MAX(seq), 0) FROM events").first?.int(0) ?? 0 }
 
     /// A completed task's response body, once committed (callers `flush()` first).
     public func body(taskId: Int) throws -> Data? {
-        try database.run("SELECT body FROM task_bodies WHERE task_id = ?", taskId).first?.data(0)
+        try reader.run("SELECT body FROM task_bodies WHERE task_id = ?", taskId).first?.data(0)
     }
 
     /// A completed task's metrics, once committed (callers `flush()` first).
     public func metrics(taskId: Int) throws -> TaskMetrics? {
-        guard let record = try database.run("SELECT record FROM task_metrics WHERE task_id = ?", taskId).first?.data(0) else { return nil }
+        guard let record = try reader.run("SELECT record FROM task_metrics WHERE task_id = ?", taskId).first?.data(0) else { return nil }
         return try JSONCoding.decoder.decode(TaskMetrics.self, from: record)
     }
 
@@ -198,6 +208,7 @@ public final class Store: Sendable {
         if lost > 0 {
             logger.error("store closed with writes it could not commit", metadata: ["store.pending": "\(lost)"])
         }
+        readers.close()
         database.close()
     }
 }

@@ -18,7 +18,7 @@ public final class URLCache: Sendable {
     private let index: Mutex<CacheIndex>
     /// Where body files go (`<data>/cache`); nil for a memory-only cache.
     let directory: String?
-    private let store: Store?
+    private let store: (any TaskStore)?
     private let queue: DispatchQueue
     private let logger: Logger
 
@@ -37,7 +37,7 @@ public final class URLCache: Sendable {
     }
 
     /// The persistent cache: loads the index from `store` and makes the folder and the table agree.
-    init(memoryCapacity: Int, diskCapacity: Int, directory: String, store: Store, logger: Logger) throws {
+    init(memoryCapacity: Int, diskCapacity: Int, directory: String, store: any TaskStore, logger: Logger) throws {
         self.directory = directory
         self.store = store
         self.logger = logger

@@ -16,7 +16,7 @@ public final class URLCaches: SessionScopedStore {
     private let defaultMemoryCapacity: Int
     private let logger: Logger
 
-    init(configuration: ServiceConfiguration, store: Store, logger: Logger) throws {
+    init(configuration: ServiceConfiguration, store: any TaskStore, logger: Logger) throws {
         shared = try URLCache(
             memoryCapacity: configuration.urlCacheMemoryCapacity, diskCapacity: configuration.urlCacheDiskCapacity,
             directory: configuration.dataDirectory + "/cache", store: store, logger: logger)

@@ -22,12 +22,12 @@ final class CookieStorage: Sendable {
     }
 
     private let jars = Mutex<[JarID: CookieJar]>([:])
-    private let store: Store
+    private let store: any TaskStore
     let suffixes: PublicSuffixList
 
     /// Loads the persistent jars. Without a public suffix list, Domain attributes other than the
     /// request host are refused (`PublicSuffixList.unavailable`), and that is logged once here.
-    init(store: Store, suffixes: PublicSuffixList? = PublicSuffixList.load(), logger: Logger = Logger(label: "transferd.cookies")) throws {
+    init(store: any TaskStore, suffixes: PublicSuffixList? = PublicSuffixList.load(), logger: Logger = Logger(label: "transferd.cookies")) throws {
         self.store = store
         if let suffixes {
             self.suffixes = suffixes

@@ -29,13 +29,13 @@ final class CredentialStore: Sendable {
     /// Serialises changes, so the database and memory change together and in the same order.
     /// Held across the database write; lookups take only `table`, so they never wait for it.
     private let writing = Mutex(())
-    private let store: Store
+    private let store: any TaskStore
     let vault: CredentialVault
     let logger: Logger
 
     /// Loads the permanent credentials. Rows the key cannot open (the key file was lost or
     /// replaced) can never be used again: they are deleted, and the count is logged.
-    init(store: Store, dataDirectory: String, logger: Logger) throws {
+    init(store: any TaskStore, dataDirectory: String, logger: Logger) throws {
         self.store = store
         self.logger = logger
         vault = try CredentialVault(dataDirectory: dataDirectory)
