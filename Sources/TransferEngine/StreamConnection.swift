@@ -137,3 +137,9 @@ final class StreamConnection {
     /// The socket bytes move through now, while the stream is open.
     var socket: Int32? { phase == .open ? handle.activeSocket : nil }
 }
+
+extension StreamEndpoint {
+    /// The URL curl connects with: http for a plain connection, https for TLS (curl speaks no
+    /// HTTP on it: the handle only connects).
+    func curlURL(tls: Bool) -> String { "\(tls ? "https" : "http")://\(urlHost):\(port)/" }
+}

@@ -49,7 +49,7 @@ extension Transfer {
         }
         if route != proxyState.route { proxyState = ProxyState(route: route) }
         // "" is no proxy, whatever http_proxy or all_proxy say in the daemon's environment.
-        try handle.set(.proxy(route?.curlProxy ?? ""))
+        try handle.set(.proxy(route?.url ?? ""))
         try handle.set(.proxyUsername(route?.username))
         try handle.set(.proxyPassword(route?.username == nil ? nil : route?.password ?? ""))
         if route?.kind == .http && route?.username != nil {

@@ -13,8 +13,9 @@ public struct ProxyRoute: Sendable, Equatable {
     public var username: String?
     public var password: String?
 
-    /// The proxy as curl takes it (CURLOPT_PROXY); an IPv6 address goes in brackets.
-    public var curlProxy: String {
+    /// The proxy as a URL, `http://host:port` or `socks5h://host:port` (the SOCKS proxy resolves
+    /// names), as proxy settings are written everywhere; an IPv6 address goes in brackets.
+    public var url: String {
         let address = host.contains(":") ? "[\(host)]" : host
         return (kind == .http ? "http://" : "socks5h://") + address + ":" + String(port)
     }
@@ -49,7 +50,7 @@ extension ProxyDictionary {
 /// Never prints a password (a route may end up in a log line or a test failure).
 extension ProxyRoute: CustomStringConvertible {
     public var description: String {
-        curlProxy + (username == nil ? "" : " (user \(username!), password hidden)")
+        url + (username == nil ? "" : " (user \(username!), password hidden)")
     }
 }
 

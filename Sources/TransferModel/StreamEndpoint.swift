@@ -13,14 +13,10 @@ public struct StreamEndpoint: Sendable, Equatable {
     }
 
     /// The host as it goes in a URL: an IPv6 literal in brackets.
-    var urlHost: String { host.contains(":") ? "[\(host)]" : host }
+    package var urlHost: String { host.contains(":") ? "[\(host)]" : host }
 
     /// `tcp://host:port` or `tls://host:port`.
     public var url: String { "\(tls ? "tls" : "tcp")://\(urlHost):\(port)" }
-
-    /// The URL curl connects with: http for a plain connection, https for TLS (curl speaks no
-    /// HTTP on it: the handle only connects).
-    package func curlURL(tls: Bool) -> String { "\(tls ? "https" : "http")://\(urlHost):\(port)/" }
 
     /// Reads back `url`; nil for anything else.
     public init?(url: String) {

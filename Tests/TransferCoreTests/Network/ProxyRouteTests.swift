@@ -20,10 +20,10 @@ import Curl
 
     @Test func eachSchemeTakesItsOwnProxyBeforeSOCKS() throws {
         let both = try proxies(all)
-        #expect(both.route(scheme: "http", host: "example.com")?.curlProxy == "http://h:1")
-        #expect(both.route(scheme: "HTTPS", host: "example.com")?.curlProxy == "http://s:2")
+        #expect(both.route(scheme: "http", host: "example.com")?.url == "http://h:1")
+        #expect(both.route(scheme: "HTTPS", host: "example.com")?.url == "http://s:2")
         let socksOnly = try proxies(#"{"HTTPEnable": 1, "HTTPProxy": "h", "HTTPPort": 1, "SOCKSEnable": 1, "SOCKSProxy": "::1", "SOCKSPort": 3}"#)
-        #expect(socksOnly.route(scheme: "https", host: "example.com")?.curlProxy == "socks5h://[::1]:3")
+        #expect(socksOnly.route(scheme: "https", host: "example.com")?.url == "socks5h://[::1]:3")
         let disabled = try proxies(#"{"HTTPEnable": 0, "HTTPProxy": "h", "HTTPPort": 1}"#)
         #expect(disabled.route(scheme: "http", host: "example.com") == nil)
     }
