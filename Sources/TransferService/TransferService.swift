@@ -71,7 +71,7 @@ public final class TransferService: Sendable {
     /// Starts the engine thread and the progress checkpoints; queued tasks begin.
     public func start() {
         engine.start(observer: EngineObserver(service: self))
-        webhooks.start(service: self, policy: configuration.webhookPolicy)
+        webhooks.start(feed: self, policy: configuration.webhookPolicy)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.checkpoint"))
         timer.schedule(deadline: .now() + configuration.checkpointInterval, repeating: configuration.checkpointInterval)
         timer.setEventHandler { [weak self] in self?.checkpoint() }

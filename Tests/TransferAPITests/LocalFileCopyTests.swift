@@ -14,7 +14,7 @@ import TransferService
     static func writeLargeFile(_ url: URL, mebibytes: Int = 256) throws {
         var generator = SystemRandomNumberGenerator()
         let block = Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         for _ in 0..<mebibytes { try handle.write(contentsOf: block) }

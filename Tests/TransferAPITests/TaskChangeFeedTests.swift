@@ -37,7 +37,7 @@ import TransferService
         #expect(Set(page.keys) == ["tasks", "removed", "next", "resync"])
         let tasks = try #require(page["tasks"] as? [[String: Any]])
         return (tasks.compactMap { $0.int("id") }, try #require(page["removed"] as? [Int]), try #require(page.int("next")),
-                try #require(page.bool("resync")), tasks)
+                try #require(page.bool("resync") as Bool?), tasks)
     }
 
     @Test func fromZeroItListsEveryVisibleTaskInChangeOrderAndPages() async throws {

@@ -4,7 +4,7 @@ internal import TransferEngine
 /// Posts sessions' events to their webhooks, on a thread of its own with its own curl multi
 /// handle: a slow or dead receiver never holds a transfer, the engine thread or the service lock
 /// (the loop takes the lock only to read a batch and to record an outcome). Owned by
-/// `TransferService`; other threads only register secrets and nudge it.
+/// `TransferService` (as its `WebhookFeed`); other threads only register secrets and nudge it.
 final class WebhookDeliverer: Sendable {
     private let thread: MultiThread<WebhookInbox>
 
@@ -31,8 +31,8 @@ final class WebhookDeliverer: Sendable {
         }
     }
 
-    func start(service: TransferService, policy: WebhookPolicy) {
-        thread.start { [thread] multi in WebhookLoop(multi: multi, service: service, policy: policy).run(inbox: thread.inbox) }
+    func start(feed: any WebhookFeed, policy: WebhookPolicy) {
+        thread.start { [thread] multi in WebhookLoop(multi: multi, feed: feed, policy: policy).run(inbox: thread.inbox) }
     }
 
     /// Ends the thread: deliveries in flight are dropped (their events stay undelivered and go

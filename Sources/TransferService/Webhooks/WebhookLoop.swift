@@ -9,7 +9,7 @@ internal import TransferEngine
 /// exists only on that thread (handed over once by `WebhookDeliverer`).
 final class WebhookLoop {
     private let multi: MultiHandle
-    private let service: TransferService
+    private let feed: any WebhookFeed
     private let policy: WebhookPolicy
     private var secrets: [String: String] = [:]
     /// Sessions that may have events to post.
@@ -21,9 +21,9 @@ final class WebhookLoop {
     /// Digest sessions gathering events until this time.
     private var digestDue: [String: Double] = [:]
 
-    init(multi: MultiHandle, service: TransferService, policy: WebhookPolicy) {
+    init(multi: MultiHandle, feed: any WebhookFeed, policy: WebhookPolicy) {
         self.multi = multi
-        self.service = service
+        self.feed = feed
         self.policy = policy
     }
 
@@ -52,14 +52,14 @@ final class WebhookLoop {
         for session in wanting where inFlight[session] == nil {
             if let retry = retries[session], retry.at > now { continue }
             guard let secret = secrets[session] else { wanting.remove(session); continue }
-            let mode = service.webhookMode(session: session)
+            let mode = feed.webhookMode(session: session)
             if mode == .digest, retries[session] == nil {
                 // Let the events of the next moment join the first one's digest.
                 let due = digestDue[session] ?? (now + policy.digestInterval)
                 digestDue[session] = due
                 if due > now { continue }
             }
-            guard let delivery = service.webhookBatch(session: session, secret: secret, limit: mode == .digest ? policy.digestLimit : 1) else {
+            guard let delivery = feed.webhookBatch(session: session, secret: secret, limit: mode == .digest ? policy.digestLimit : 1) else {
                 wanting.remove(session)
                 digestDue[session] = nil
                 continue
@@ -106,7 +106,7 @@ final class WebhookLoop {
         let status = easy.responseCode
         if let refused = URLErrorMapping.policyError(code, easy) {
             // As an unreachable receiver, but given up at once: the policy says the same next time.
-            service.metrics.networkPolicyRefused(.webhook)
+            feed.webhookConnectionRefused()
             outcome(entry.delivery, .failed(refused.message), final: true)
         } else if !code.isOK {
             outcome(entry.delivery, .failed(easy.errorMessage ?? code.description))
@@ -126,15 +126,15 @@ final class WebhookLoop {
         switch result {
         case .delivered:
             retries[session] = nil
-            service.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: false)
+            feed.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: false)
         case .failed:
             let attempts = (retries[session]?.attempts ?? 0) + 1
             if attempts >= policy.maxAttempts || final {
                 retries[session] = nil
-                service.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: true)
+                feed.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: true)
             } else {
                 retries[session] = (attempts, EngineLoop.now() + policy.backoff.delay(attempt: attempts - 1))
-                service.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: false)
+                feed.webhookAttempted(session: session, through: delivery.through, result: result, givenUp: false)
             }
         }
     }

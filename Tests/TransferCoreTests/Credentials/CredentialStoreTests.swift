@@ -160,7 +160,7 @@ import Testing
         let folder = try TempDirectory()
         defer { folder.remove() }
         // A file a previous version left readable by all is tightened at open.
-        FileManager.default.createFile(atPath: folder.path + "/transferd.sqlite3", contents: nil, attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(atPath: folder.path + "/transferd.sqlite3", contents: nil, attributes: [.posixPermissions: 0o644])
         let (store, credentials) = try Self.open(folder)
         try credentials.put(Self.credential("u", password: "p", persistence: .permanent), CredentialScope(Self.session("a"), requester: nil))
         for name in ["transferd.sqlite3", "transferd.sqlite3-wal", "transferd.sqlite3-shm", "credentials.key"] {
