@@ -15,10 +15,11 @@ package import TransferModel
 /// - Reads run on their own connections and never wait behind a writer's transaction; they see
 ///   what was committed before they began (callers `flush()` first to read their own writes).
 /// - Task ids are reserved in the store (`StoreOperation.reserveTaskId`, `maxTaskId`), so no
-///   restart hands an id out twice. One daemon still counts task ids and event sequence numbers
-///   in memory from `maxTaskId` and `maxEventSeq`; several daemons on one store need the store
-///   to give them (sequences): issue 19 adds those requirements here. It is the one place the
-///   service assumes it is the only writer.
+///   restart hands an id out twice.
+/// What still assumes one daemon is above this protocol, in the service: it keeps sessions and
+/// tasks in memory as the authority, loaded once at start, and counts task ids and event
+/// sequence numbers from `maxTaskId` and `maxEventSeq`. Issue 19 adds claiming, leases and
+/// sequences here for several daemons; the requirements below stay as they are.
 /// Rows are partitioned per tenant by the owner each row carries (sessions, tasks, blobs,
 /// cookies, credentials); the URL cache's key holds its partition (`CachePartition`).
 package protocol TaskStore: AnyObject, Sendable {
