@@ -10,16 +10,17 @@ import TransferAPI
 /// object; every property of every schema reached must have been sent by some answer, unless
 /// `unreached` names it with the reason the tour cannot reach it.
 @Suite struct OpenAPIFieldsTests {
-    /// Properties the tour does not make the daemon send: each needs a fault, a protocol or a
-    /// timing the tour does not stage. Other suites exercise them.
-    static let unreached: [String: Set<String>] = [:]
+    /// Properties that a schema declares and no answer may carry, with the reason.
+    static let unreached: [String: Set<String>] = [
+        // Write-only: stored with the session, never in an answer (docs/schemes.md, "Proxies and TLS").
+        "ProxyDictionary": ["HTTPProxyPassword", "HTTPSProxyPassword", "SOCKSProxyPassword"],
+    ]
 
     @Test func everyFieldSentIsInTheSchemaAndEverySchemaFieldIsSent() async throws {
         let index = OpenAPISchemaIndex(String(decoding: OpenAPIDocument.data, as: UTF8.self))
         #expect(index.schema(named: "Task") != nil, "the reader found no components/schemas/Task")
         let audit = try await APITour.run(index: index)
 
-        print("REACHED", audit.reached.sorted())
         #expect(audit.reached.count >= 40, "the tour reached only \(audit.reached.sorted())")
         #expect(audit.undocumented == [], "fields the daemon sends that openapi.yaml does not declare")
         var neverSent = audit.neverSent

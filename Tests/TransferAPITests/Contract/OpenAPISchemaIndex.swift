@@ -23,9 +23,11 @@ struct OpenAPISchemaIndex {
         if let ref = node["$ref"]?.text, let name = ref.split(separator: "/").last, ref.hasPrefix("#/components/schemas/") {
             return schema(named: String(name)).map { resolve($0.node, fallback: $0.name) } ?? Schema(name: String(name), node: node)
         }
-        // `allOf: [$ref]` beside a default or description is that schema.
-        if let members = node["allOf"]?.items, members.count == 1, members[0]["$ref"] != nil, node["properties"] == nil {
-            return resolve(members[0], fallback: fallback)
+        // `allOf: [$ref]`, perhaps with a `required` list beside it, is that schema.
+        if let members = node["allOf"]?.items, node["properties"] == nil,
+           members.filter({ $0["$ref"] != nil }).count == 1, members.allSatisfy({ $0["$ref"] != nil || $0["properties"] == nil }),
+           let reference = members.first(where: { $0["$ref"] != nil }) {
+            return resolve(reference, fallback: fallback)
         }
         return Schema(name: fallback, node: node)
     }

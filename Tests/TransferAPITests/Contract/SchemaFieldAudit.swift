@@ -4,8 +4,10 @@
 /// for it, so `neverSent` lists what a schema declares and no answer carried.
 struct SchemaFieldAudit {
     let index: OpenAPISchemaIndex
-    /// "Schema.key (at path)" for each key sent that the schema does not declare.
-    private(set) var undocumented: [String] = []
+    /// "Schema.key (at path)" for each key sent that the schema does not declare, once, at
+    /// the first answer that sent it.
+    var undocumented: [String] { firstUndocumented.map { "\($0.key) (at \($0.value))" }.sorted() }
+    private var firstUndocumented: [String: String] = [:]
     private var declared: [String: Set<String>] = [:]
     private var seen: [String: Set<String>] = [:]
 
@@ -35,7 +37,7 @@ struct SchemaFieldAudit {
             seen[schema.name, default: []].formUnion(object.keys)
             for key in object.keys.sorted() {
                 guard let property = properties.first(where: { $0.key == key }) else {
-                    undocumented.append("\(schema.name).\(key) (at \(path))")
+                    if firstUndocumented["\(schema.name).\(key)"] == nil { firstUndocumented["\(schema.name).\(key)"] = path }
                     continue
                 }
                 let child = index.resolve(property.value, fallback: "\(schema.name).\(key)")
