@@ -21,7 +21,7 @@ import TransferAPI
         #expect(index.schema(named: "Task") != nil, "the reader found no components/schemas/Task")
         let audit = try await APITour.run(index: index)
 
-        #expect(audit.reached.count >= 40, "the tour reached only \(audit.reached.sorted())")
+        #expect(audit.reached.count >= 60, "the tour reached only \(audit.reached.sorted())")
         #expect(audit.undocumented == [], "fields the daemon sends that openapi.yaml does not declare")
         var neverSent = audit.neverSent
         for (schema, fields) in Self.unreached {
