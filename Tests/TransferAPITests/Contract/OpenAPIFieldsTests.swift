@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TestSupport
 import TransferAPI
 
 /// openapi.yaml's schemas and the JSON the daemon sends, in step: a real daemon answers a tour
@@ -8,10 +7,10 @@ import TransferAPI
 /// origin, events, cookies, credentials, queue, limits, blobs, errors), and every key of every
 /// answer must be a property of the schema the document gives that answer, down every nested
 /// object; every property of every schema reached must have been sent by some answer, unless
-/// `unreached` names it with the reason the tour cannot reach it.
+/// `neverAnswered` names it with the reason.
 @Suite struct OpenAPIFieldsTests {
     /// Properties that a schema declares and no answer may carry, with the reason.
-    static let unreached: [String: Set<String>] = [
+    static let neverAnswered: [String: Set<String>] = [
         // Write-only: stored with the session, never in an answer (docs/schemes.md, "Proxies and TLS").
         "ProxyDictionary": ["HTTPProxyPassword", "HTTPSProxyPassword", "SOCKSProxyPassword"],
     ]
@@ -24,7 +23,7 @@ import TransferAPI
         #expect(audit.reached.count >= 60, "the tour reached only \(audit.reached.sorted())")
         #expect(audit.undocumented == [], "fields the daemon sends that openapi.yaml does not declare")
         var neverSent = audit.neverSent
-        for (schema, fields) in Self.unreached {
+        for (schema, fields) in Self.neverAnswered {
             neverSent[schema] = neverSent[schema].map { $0.filter { !fields.contains($0) } }
             if neverSent[schema]?.isEmpty == true { neverSent[schema] = nil }
         }
