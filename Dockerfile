@@ -5,7 +5,7 @@
 #
 # Build with another toolchain image: docker build --build-arg SWIFT_IMAGE=swift:6.1-bookworm .
 # No Docker engine runs on our machines: scripts/container-check.sh reads this file and replays
-# its runtime stage in a debootstrapped chroot (see the README). Keep the shapes it reads: the two
+# its runtime stage in a debootstrapped chroot (see docs/operations.md). Keep the shapes it reads: the two
 # ARGs of the build stage, COPY --from=build /out/..., a JSON-form ENTRYPOINT and HEALTHCHECK.
 
 ARG SWIFT_IMAGE=swift:6.3-bookworm

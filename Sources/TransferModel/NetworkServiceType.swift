@@ -3,7 +3,7 @@
 public enum NetworkServiceType: String, Codable, Sendable, CaseIterable {
     case `default`, video, background, voice, responsiveData, avStreaming, responsiveAV, callSignaling, voip
 
-    /// The scheduling class a task of this service type is admitted in (README, "Scheduling").
+    /// The scheduling class a task of this service type is admitted in (docs/scheduling.md).
     public var schedulingClass: SchedulingClass {
         switch self {
         case .voice, .voip, .callSignaling, .responsiveData, .responsiveAV: .interactive

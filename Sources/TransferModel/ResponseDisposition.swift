@@ -1,6 +1,6 @@
 /// A data task's answer to its response, declared when the task is created: URLSession's
-/// `didReceiveResponse` completion handler, decided by rules instead of asked live (the README
-/// says why). The first rule whose conditions all hold gives the action, else `default`.
+/// `didReceiveResponse` completion handler, decided by rules instead of asked live (docs/tasks.md,
+/// "Response disposition", says why). The first rule whose conditions all hold gives the action, else `default`.
 /// Owned by the task record (stored with it); evaluated by the engine at the final response.
 public struct ResponseDisposition: Codable, Sendable, Equatable {
     /// URLSession.ResponseDisposition without `becomeStream`: that hands the HTTP connection

@@ -2,7 +2,7 @@ internal import FoundationEssentials
 internal import HeapModule
 internal import TransferModel
 
-/// Admission of queued tasks to the engine (README, "Scheduling").
+/// Admission of queued tasks to the engine (docs/scheduling.md).
 ///
 /// Caps: a global cap on running transfers, an optional cap per session, and a cap per host
 /// (httpMaximumConnectionsPerHost of the task's session). Order: class first (interactive,

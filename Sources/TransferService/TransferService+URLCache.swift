@@ -26,7 +26,7 @@ extension TransferService {
         // data:, file:, ftp:, ftps: and sftp: are never cached (no HTTP caching rules apply to them).
         guard LocalScheme(url: request.url) == nil, RemoteFileScheme(url: request.url) == nil else { return request }
         // A task that declares a response disposition judges every response it gets, so it
-        // neither reads from the URL cache nor stores in it (README, "Response disposition").
+        // neither reads from the URL cache nor stores in it (docs/tasks.md, "Response disposition").
         guard entry.task.responseDisposition == nil else { return request }
         let cache = urlCaches.cache(for: session)
         if Self.unsafeMethods.contains(method) {

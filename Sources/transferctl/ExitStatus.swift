@@ -1,5 +1,5 @@
-/// transferctl's exit statuses, one table for every subcommand (shown by `--help` and in the
-/// README), so scripts can tell a failed transfer from a daemon they cannot reach.
+/// transferctl's exit statuses, one table for every subcommand (shown by `--help` and in
+/// docs/cli.md), so scripts can tell a failed transfer from a daemon they cannot reach.
 enum ExitStatus: Int32, Sendable, CaseIterable {
     case success = 0
     /// The transfer completed with an error (the task's `error`), or `--fail` met an HTTP error status.
@@ -21,7 +21,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Ctrl-C (SIGINT): the running task was cancelled.
     case interrupted = 130
 
-    /// The table as `--help` and the README show it.
+    /// The table as `--help` and docs/cli.md show it.
     static let table = """
         Exit status:
           0    success

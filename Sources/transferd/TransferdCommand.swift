@@ -122,7 +122,7 @@ struct TransferdCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("--log-level/TRANSFERD_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelText)")
         }
-        // One logfmt line per event on standard error (README, "Metrics, health and logs").
+        // One logfmt line per event on standard error (docs/operations.md, "Metrics, health and logs").
         LoggingSystem.bootstrap { label in LogfmtLogHandler(label: label, level: level, sink: .standardError) }
         let logger = Logger(label: "transferd")
         let configuration = try resolve(environment)
