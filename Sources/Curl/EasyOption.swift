@@ -108,7 +108,7 @@ public enum EasyOption {
     /// CURLE_SSL_PINNEDPUBKEYNOTMATCH unless the server's public key hashes to one of them.
     case pinnedPublicKeys(String?)
 
-    // FTP, FTPS and SFTP (`Sources/TransferCore/Schemes/RemoteFileScheme.swift` says how they are used).
+    // FTP, FTPS and SFTP (`Sources/TransferEngine/Schemes/RemoteFileScheme.swift` says how they are used).
 
     /// Start the download at this byte of the remote file (CURLOPT_RESUME_FROM_LARGE: FTP sends
     /// REST, SFTP seeks). curl fails with CURLE_BAD_DOWNLOAD_RESUME when the file is now shorter.

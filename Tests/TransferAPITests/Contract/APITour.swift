@@ -2,7 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 import TransferAPI
-import TransferCore
+import TransferModel
+import TransferStore
+import TransferEngine
+import TransferService
 
 /// A tour of the API against a real daemon and a local origin (127.0.0.1 only), each JSON
 /// answer checked by a `SchemaFieldAudit` against the schema openapi.yaml gives it.
