@@ -22,6 +22,9 @@ import Testing
             continuation.finish()
         }
         #expect(harness.service.heldLongPolls == 1)
+        // Answered by the update, not by the poll's deadline; a lost answer fails the test, never hangs it.
+        let bound = Task { try await Task.sleep(for: .seconds(5)); continuation.finish() }
+        defer { bound.cancel() }
         engine.respond(to: created.id, with: .received(bytes: 40, total: 40, expected: 100, bytesPerSecond: 0))
         var iterator = answers.makeAsyncIterator()
         let answer = try #require(await iterator.next())
@@ -45,6 +48,7 @@ import Testing
         let immediate = ContinuousClock.now
         #expect(try await harness.progress(created.id, after: before.version - 1, wait: 30).version == before.version)
         #expect(seconds(since: immediate) < 1)
+        #expect(throws: ServiceError.notFound("no task 999")) { try harness.service.progress(task: 999, after: 0, wait: 0, owner: nil) { _ in } }
     }
 
     @Test func aHeldEventPollIsAnsweredByTheEventAnUpdateMakes() async throws {
@@ -61,6 +65,9 @@ import Testing
             continuation.finish()
         }
         #expect(harness.service.heldLongPolls == 1)
+        // Answered by the update, not by the poll's deadline; a lost answer fails the test, never hangs it.
+        let bound = Task { try await Task.sleep(for: .seconds(5)); continuation.finish() }
+        defer { bound.cancel() }
         engine.respond(to: created.id, with: .response(engine.head(of: created.id)))
         var iterator = pages.makeAsyncIterator()
         let page = try #require(await iterator.next())
