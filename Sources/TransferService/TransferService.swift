@@ -5,10 +5,10 @@ internal import Synchronization
 internal import JSONModel
 internal import TransferModel
 public import TransferStore
-internal import TransferEngine
+package import TransferEngine
 
 /// The heart of transferd: sessions and tasks in memory (authoritative while running), written
-/// through to the `Store`, run by the `CurlEngine`, and watched through long-polls.
+/// through to the `Store`, run by the engine (`CurlEngine`), and watched through long-polls.
 ///
 /// Concurrency: one lock guards `ServiceState`. HTTP handler threads and the engine thread take it
 /// briefly; under it they change state, queue store writes and engine commands (both non-blocking,
@@ -21,7 +21,8 @@ public final class TransferService: Sendable {
     public let blobs: BlobStore
     /// The cookie jars of every session (`CookieStorage`).
     let cookieStorage: CookieStorage
-    let engine: CurlEngine
+    /// Runs the transfers: the `CurlEngine`, or a fake in the service's tests.
+    let engine: any TransferRunner
     let configuration: ServiceConfiguration
     let logger: Logger
     let resumeSealer: ResumeDataSealer
@@ -39,9 +40,19 @@ public final class TransferService: Sendable {
     public let metrics: TransferMetrics
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
-    public init(
+    /// Transfers run on libcurl (`CurlEngine`).
+    public convenience init(
         configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service"),
         metrics: TransferMetrics = TransferMetrics()
+    ) throws {
+        try self.init(configuration: configuration, logger: logger, metrics: metrics, engine: nil)
+    }
+
+    /// As above, with transfers run by `engine` (the service's tests pass a fake); nil makes the
+    /// real `CurlEngine`, which puts every connection to the configuration's network policy.
+    package init(
+        configuration: ServiceConfiguration, logger: Logger = Logger(label: "transferd.service"),
+        metrics: TransferMetrics = TransferMetrics(), engine: (any TransferRunner)?
     ) throws {
         // A download's `location` is an absolute path, so relative folders (`./data`) are made absolute.
         var configuration = configuration
@@ -56,10 +67,10 @@ public final class TransferService: Sendable {
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
         // The network policy: every connection made for a tenant, by the engine or the webhook
         // thread, is checked on its resolved address (`NetworkPolicy+Gate`).
-        engine = try CurlEngine(connectionGate: configuration.networkPolicy.connectionGate)
+        self.engine = try engine ?? CurlEngine(connectionGate: configuration.networkPolicy.connectionGate)
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
         state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
-        engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
+        self.engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         cookieStorage = try CookieStorage(store: store, logger: logger)
         webhooks = try WebhookDeliverer(connectionGate: configuration.networkPolicy.connectionGate)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 @testable import TransferModel
@@ -8,9 +7,11 @@ import Testing
 @testable import TransferService
 internal import JSONModel
 
-/// Background sessions retry transient failures with backoff and Retry-After, within the
-/// resource timeout; other sessions report them at once. Against an in-process origin that
-/// fails N times then succeeds, with the origin's own clock measuring the gaps.
+/// Background sessions retry transient failures with backoff, against an in-process origin that
+/// fails N times then succeeds, with the origin's own clock measuring the gaps: the real hold
+/// timer and libcurl end to end. What is retried, after how long (Retry-After, the resource
+/// deadline), and suspend, cancel and restart of a held task are tested on a fake engine
+/// (`FakeEngineRetryTests`).
 @Suite struct RetryTests {
     /// Small waits so every test takes a second or two: retry n waits [d/2, d], d = 0.2 · 2ⁿ s.
     static func fastRetries(_ configuration: inout ServiceConfiguration) {
@@ -49,95 +50,6 @@ internal import JSONModel
         #expect(gaps[2] > gaps[0], "the waits did not grow: \(gaps)")
     }
 
-    @Test func retryAfterIsHonouredAsSecondsAndAsAnHTTPDate() async throws {
-        // The second failure names a date 1 to 2 s ahead (an HTTP-date has whole seconds).
-        let dateWait = Mutex(0.0)
-        let origin = try OriginServer { request in
-            switch request.index {
-            case 0:
-                return .text("later", status: 503, headers: ["Retry-After": "1"])
-            case 1:
-                let now = Date()
-                let target = Date(timeIntervalSince1970: floor(now.timeIntervalSince1970) + 2)
-                dateWait.withLock { $0 = target.timeIntervalSince(now) }
-                return .text("slow down", status: 429, headers: ["Retry-After": httpDate(target)])
-            default:
-                return .text("done")
-            }
-        }
-        defer { origin.stop() }
-        let harness = try ServiceHarness { $0.retryBackoff = Backoff(base: 0.05, cap: 5) }
-        defer { harness.stop() }
-        let session = try harness.backgroundSession()
-
-        let task = try await harness.completion(try harness.task(in: session, origin.url("/busy")).id)
-        #expect(task.error == nil && task.response?.statusCode == 200)
-        let requests = origin.requests
-        try #require(requests.count == 3)
-        let first = seconds(from: requests[0].receivedAt, to: requests[1].receivedAt)
-        let second = seconds(from: requests[1].receivedAt, to: requests[2].receivedAt)
-        #expect(first >= 1, "Retry-After: 1 was followed after \(first) s")
-        let asked = dateWait.withLock { $0 }
-        #expect(second >= asked - 0.02, "Retry-After for \(asked) s ahead was followed after \(second) s")
-        #expect(first < 2.5 && second < 3.5, "waited far longer than asked: \(first), \(second)")
-    }
-
-    @Test func aDefaultSessionReportsTheSameStatusAtOnce() async throws {
-        let origin = try OriginServer { _ in .text("busy", status: 503, headers: ["Retry-After": "1"]) }
-        defer { origin.stop() }
-        let harness = try ServiceHarness(Self.fastRetries)
-        defer { harness.stop() }
-        let session = try harness.session()
-
-        let task = try await harness.completion(try harness.task(in: session, origin.url("/busy")).id)
-        #expect(task.error == nil)  // an HTTP error status is a response for a data task
-        #expect(task.response?.statusCode == 503)
-        #expect(task.retryCount == 0)
-        #expect(origin.requests.count == 1)
-        #expect(try await harness.events(session).allSatisfy { $0.type != .willRetry })
-    }
-
-    @Test func theResourceTimeoutEndsTheRetriesWithTheLastResponse() async throws {
-        // Every answer asks for 3 s: the second attempt comes at about 3 s, a third would start
-        // at about 6 s, after the 5 s resource timeout, so the second answer is the last.
-        let origin = try OriginServer { _ in .text("down", status: 503, headers: ["Retry-After": "3"]) }
-        defer { origin.stop() }
-        let harness = try ServiceHarness { $0.retryBackoff = Backoff(base: 0.05, cap: 5) }
-        defer { harness.stop() }
-        let session = try harness.backgroundSession { $0.timeoutIntervalForResource = 5 }
-
-        let start = ContinuousClock.now
-        let task = try await harness.completion(try harness.task(in: session, origin.url("/down")).id, timeout: 10)
-        let elapsed = seconds(since: start)
-        #expect(task.error == nil && task.response?.statusCode == 503, "\(String(describing: task.error))")
-        #expect(task.retryCount == 1)
-        #expect(origin.requests.count == 2)
-        // Slack for a loaded machine, still well before the deadline.
-        #expect(elapsed >= 3 && elapsed < 4.5, "completed after \(elapsed) s: it should end when no retry fits, not at the deadline")
-    }
-
-    @Test func anIdleTimeoutIsRetriedInABackgroundSession() async throws {
-        // The first answer stalls after its head; the per-request 1 s idle timeout ends it.
-        let origin = try OriginServer { request in
-            request.index == 0 ? .stallAfterHeaders(contentLength: 100, bodyPrefix: Data("partial".utf8)) : .text("whole")
-        }
-        defer { origin.stop() }
-        let harness = try ServiceHarness(Self.fastRetries)
-        defer { harness.stop() }
-        let session = try harness.backgroundSession()
-
-        let start = ContinuousClock.now
-        let task = try await harness.completion(try harness.task(in: session, origin.url("/stall"), timeoutInterval: 1).id, timeout: 10)
-        #expect(task.error == nil)
-        #expect(try harness.service.body(task: task.id, owner: nil).body == Data("whole".utf8))
-        #expect(task.retryCount == 1)
-        let retry = try #require(try await harness.events(session).first { $0.type == .willRetry })
-        guard case .object(let error) = retry.fields["error"] else { Issue.record("willRetry without its error: \(retry)"); return }
-        #expect(error["code"] == .integer(Int64(URLErrorCode.timedOut.rawValue)))
-        #expect(retry.fields["statusCode"] == .null)
-        #expect(seconds(since: start) >= 1)
-    }
-
     @Test func aRetriedDownloadGoesOnFromItsPartialFile() async throws {
         let payload = randomBytes(200_000)
         let headers = ["ETag": "\"v1\""]
@@ -166,67 +78,6 @@ internal import JSONModel
         #expect(resumed.fields["fileOffset"] == .integer(80_000))
     }
 
-    @Test func suspendingARetryingTaskKeepsItSuspendedAndResumeTriesAtOnce() async throws {
-        let origin = try OriginServer { request in
-            request.index == 0 ? .text("later", status: 503, headers: ["Retry-After": "30"]) : .text("now")
-        }
-        defer { origin.stop() }
-        let harness = try ServiceHarness { $0.retryBackoff = Backoff(base: 0.2, cap: 60) }
-        defer { harness.stop() }
-        let session = try harness.backgroundSession()
-        let created = try harness.task(in: session, origin.url("/later"))
-        try #require(try await harness.waitFor(created.id, "retrying") { $0.phase == .retrying || $0.state == .completed }.phase == .retrying)
-
-        let suspended = try harness.service.suspend(task: created.id, owner: nil)
-        #expect(suspended.state == .suspended && suspended.phase == .queued)
-        #expect(harness.service.state.withLock { $0.holds.isEmpty })
-        let start = ContinuousClock.now
-        _ = try harness.service.resume(task: created.id, owner: nil)
-        let task = try await harness.completion(created.id, timeout: 10)
-        #expect(task.error == nil && task.response?.statusCode == 200)
-        #expect(seconds(since: start) < 5, "resume waited for the old Retry-After")
-        #expect(origin.requests.count == 2)
-    }
-
-    @Test func cancellingARetryingTaskEndsItAndItsHold() async throws {
-        let origin = try OriginServer { _ in .text("later", status: 503, headers: ["Retry-After": "30"]) }
-        defer { origin.stop() }
-        let harness = try ServiceHarness { $0.retryBackoff = Backoff(base: 0.2, cap: 60) }
-        defer { harness.stop() }
-        let session = try harness.backgroundSession()
-        let created = try harness.task(in: session, origin.url("/later"))
-        try #require(try await harness.waitFor(created.id, "retrying") { $0.phase == .retrying || $0.state == .completed }.phase == .retrying)
-
-        let cancelled = try harness.service.cancel(task: created.id, owner: nil)
-        #expect(cancelled.state == .completed && cancelled.error?.code == URLErrorCode.cancelled.rawValue)
-        #expect(harness.service.state.withLock { $0.holds.isEmpty })
-        #expect(origin.requests.count == 1)
-    }
-
-    @Test func aTaskHeldWhenTheDaemonStopsIsTriedAgainWhenItStarts() async throws {
-        let origin = try OriginServer { request in
-            request.index == 0 ? .text("later", status: 503, headers: ["Retry-After": "60"]) : .text("back")
-        }
-        defer { origin.stop() }
-        let folder = try TempDirectory(prefix: "transferd-coretests-retry-restart")
-        defer { folder.remove() }
-        var configuration = ServiceConfiguration(dataDirectory: folder.path)
-        configuration.retryBackoff = Backoff(base: 0.2, cap: 60)
-        let first = try TransferService(configuration: configuration)
-        first.start()
-        let session = try first.createSession(SessionCreate(kind: .background, identifier: "restart"), owner: nil).session.id
-        let created = try first.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: origin.url("/later"))), owner: nil)
-        try #require(try await first.waitFor(created.id, "retrying") { $0.phase == .retrying || $0.state == .completed }.phase == .retrying)
-        first.stop()
-
-        let second = try TransferService(configuration: configuration)
-        second.start()
-        defer { second.stop() }
-        let task = try await second.completion(created.id, timeout: 10)
-        #expect(task.error == nil && task.response?.statusCode == 200)
-        #expect(task.retryCount == 1)
-        #expect(origin.requests.count == 2)
-    }
 }
 
 extension ServiceHarness {

@@ -6,7 +6,10 @@ import Testing
 @testable import TransferEngine
 @testable import TransferService
 
-/// Suspend, resume and cancel of running transfers, and what survives a restart of the service.
+/// Suspend, resume and cancel of running transfers against a real origin (the connection kept,
+/// paused, closed), held long-polls at stop, and events across a restart. The commands the
+/// service sends and a restart's settlement are tested on a fake engine (`FakeEngineLifecycleTests`,
+/// `FakeEngineRestartTests`).
 @Suite struct ServiceControlTests {
     /// The body in 1 KiB writes every 50 ms (20 KiB/s), slow enough to act on mid-transfer even
     /// when the machine is busy: the whole body would fit in the socket buffers, so only the
@@ -117,39 +120,6 @@ import Testing
         #expect(origin.requests.isEmpty)
     }
 
-    @Test func aTaskCreatedSuspendedRunsOnlyWhenResumed() async throws {
-        let body = randomBytes(10_000)
-        let origin = try OriginServer { _ in .respond(body: body) }
-        defer { origin.stop() }
-        let harness = try ServiceHarness()
-        defer { harness.stop() }
-        let created = try harness.task(in: try harness.session(), origin.url("/x"), state: .suspended)
-        let idle = try await harness.progress(created.id, after: created.version, wait: 0.5)
-        #expect(idle.state == .suspended)
-        #expect(idle.version == created.version)
-        #expect(origin.requests.isEmpty)
-        _ = try harness.service.resume(task: created.id, owner: nil)
-        let task = try await harness.completion(created.id)
-        #expect(task.error == nil)
-        #expect(try harness.service.body(task: created.id, owner: nil).body == body)
-    }
-
-    @Test func aLongPollIsAnsweredAtItsDeadlineWithTheUnchangedState() async throws {
-        let harness = try ServiceHarness()
-        defer { harness.stop() }
-        let created = try harness.task(in: try harness.session(), "http://127.0.0.1:9/", state: .suspended)
-        let start = ContinuousClock.now
-        let snapshot = try await harness.progress(created.id, after: created.version, wait: 0.4)
-        let elapsed = seconds(since: start)
-        #expect(snapshot.version == created.version)
-        #expect(elapsed >= 0.35 && elapsed < 3, "answered after \(elapsed) s")
-        // A cursor behind the version is answered at once.
-        let immediate = ContinuousClock.now
-        _ = try await harness.progress(created.id, after: created.version - 1, wait: 30)
-        #expect(seconds(since: immediate) < 1)
-        #expect(throws: ServiceError.notFound("no task 999")) { try harness.service.progress(task: 999, after: 0, wait: 0, owner: nil) { _ in } }
-    }
-
     @Test func stopAnswersHeldLongPolls() async throws {
         let harness = try ServiceHarness()
         let created = try harness.task(in: try harness.session(), "http://127.0.0.1:9/", state: .suspended)
@@ -167,66 +137,6 @@ import Testing
         #expect(received.map(\.taskId) == [created.id])
         #expect(seconds(since: start) < 5)
         #expect(harness.service.heldLongPolls == 0)
-    }
-
-    @Test func restartKeepsCompletedAndSuspendedAndFailsWhatWasRunning() async throws {
-        let body = randomBytes(20_000)
-        let slowBody = randomBytes(40 * 1_024)
-        let origin = try OriginServer { request in
-            switch request.path {
-            case "/stall": return .stallAfterHeaders(contentLength: 1_000, bodyPrefix: randomBytes(10))
-            case "/slow": return .slowBody(body: slowBody, bytesPerWrite: 1_024, interval: .milliseconds(50))
-            default: return .respond(body: body)
-            }
-        }
-        defer { origin.stop() }
-        let folder = try TempDirectory(prefix: "transferd-coretests-restart")
-        defer { folder.remove() }
-
-        let first = try TransferService(configuration: ServiceConfiguration(dataDirectory: folder.path))
-        first.start()
-        let session = try first.createSession(SessionCreate(), owner: nil).session.id
-        let done = try first.createTask(in: session, TaskCreate(request: RequestSpec(url: origin.url("/ok"))), owner: nil)
-        let stalled = try first.createTask(in: session, TaskCreate(request: RequestSpec(url: origin.url("/stall"))), owner: nil)
-        let paused = try first.createTask(in: session, TaskCreate(request: RequestSpec(url: origin.url("/later")), state: .suspended), owner: nil)
-        let midway = try first.createTask(in: session, TaskCreate(request: RequestSpec(url: origin.url("/slow"))), owner: nil)
-        _ = try await first.completion(done.id)
-        try await first.waitFor(stalled.id) { $0.phase == .transferring }
-        try await first.waitFor(midway.id) { $0.progress.bytesReceived > 0 }
-        _ = try first.suspend(task: midway.id, owner: nil)
-        let midwayBefore = try await first.longPoll(midway.id, after: 0, wait: 0)
-        first.stop()
-
-        let second = try TransferService(configuration: ServiceConfiguration(dataDirectory: folder.path))
-        second.start()
-        defer { second.stop() }
-        let completed = try second.task(done.id, owner: nil)
-        #expect(completed.state == .completed && completed.error == nil)
-        #expect(try second.body(task: done.id, owner: nil).body == body)
-        let lost = try second.task(stalled.id, owner: nil)
-        #expect(lost.state == .completed)
-        #expect(lost.error?.code == URLErrorCode.networkConnectionLost.rawValue)
-        let stillPaused = try second.task(paused.id, owner: nil)
-        #expect(stillPaused.state == .suspended)
-        _ = try second.resume(task: paused.id, owner: nil)
-        let resumed = try await second.completion(paused.id)
-        #expect(resumed.error == nil)
-        #expect(try second.body(task: paused.id, owner: nil).body == body)
-        // Paused mid-transfer: its connection died with the service, so it waits to start over,
-        // and the change of its served state is a new version.
-        let restarted = try second.task(midway.id, owner: nil)
-        #expect(restarted.state == .suspended)
-        #expect(restarted.progress.bytesReceived == 0)
-        #expect(restarted.response == nil)
-        #expect(restarted.version > midwayBefore.version, "progress went from \(midwayBefore.progress.bytesReceived) to 0 bytes under the same version")
-        _ = try second.resume(task: midway.id, owner: nil)
-        let midwayDone = try await second.completion(midway.id)
-        #expect(midwayDone.error == nil)
-        #expect(try second.body(task: midway.id, owner: nil).body == slowBody)
-        #expect(origin.requests.filter { $0.path == "/slow" }.count == 2)
-        // New tasks get new ids.
-        let next = try second.createTask(in: session, TaskCreate(request: RequestSpec(url: origin.url("/ok"))), owner: nil)
-        #expect(next.id > paused.id)
     }
 
     @Test func eventRetentionKeepsTheNewestEventsInMemoryInTheStoreAndAcrossARestart() async throws {

@@ -7,51 +7,15 @@ import Testing
 @testable import TransferService
 
 /// waitsForConnectivity: a task whose host cannot be reached waits (phase `waiting`, one
-/// taskIsWaitingForConnectivity event) and tries again until it connects or the resource
-/// timeout passes. Against a port that nothing listens on until the test opens it.
+/// taskIsWaitingForConnectivity event) and tries again until it connects. Against a port that
+/// nothing listens on until the test opens it; the tries, events and the resource deadline are
+/// tested on a fake engine (`FakeEngineConnectivityTests`).
 @Suite struct WaitingForConnectivityTests {
     /// A port on 127.0.0.1 that was free a moment ago (listened on, then closed).
     private func freePort() throws -> Int {
         let probe = try OriginServer { _ in .closeWithoutResponse }
         defer { probe.stop() }
         return probe.port
-    }
-
-    @Test func aTaskWaitsForAPortThatOpensLaterThenCompletes() async throws {
-        let port = try freePort()
-        let harness = try ServiceHarness(RetryTests.fastRetries)
-        defer { harness.stop() }
-        let session = try harness.session { $0.waitsForConnectivity = true }
-        let created = try harness.task(in: session, "http://127.0.0.1:\(port)/later")
-
-        try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
-        // A few tries fail while nothing listens (every 0.1 to 0.4 s), then the host comes up.
-        try await Task.sleep(for: .milliseconds(800))
-        #expect(try harness.service.task(created.id, owner: nil).state == .running)
-        let origin = try OriginServer(port: port) { _ in .text("up") }
-        defer { origin.stop() }
-
-        let task = try await harness.completion(created.id, timeout: 10)
-        #expect(task.error == nil)
-        #expect(try harness.service.body(task: task.id, owner: nil).body == Data("up".utf8))
-        #expect(task.retryCount == 0)  // tries while waiting are not retries
-        let types = try await harness.events(session).map(\.type)
-        #expect(types.filter { $0 == .taskIsWaitingForConnectivity }.count == 1, "\(types)")
-        #expect(types.first == .taskIsWaitingForConnectivity)
-        #expect(!types.contains(.willRetry))
-        #expect(origin.requests.count == 1)
-    }
-
-    @Test func withoutWaitsForConnectivityADefaultSessionFailsAtOnce() async throws {
-        let port = try freePort()
-        let harness = try ServiceHarness(RetryTests.fastRetries)
-        defer { harness.stop() }
-        let session = try harness.session()
-        let start = ContinuousClock.now
-        let task = try await harness.completion(try harness.task(in: session, "http://127.0.0.1:\(port)/never").id)
-        #expect(task.error?.code == URLErrorCode.cannotConnectToHost.rawValue)
-        #expect(seconds(since: start) < 3)  // no wait: the events show none either
-        #expect(try await harness.events(session).map(\.type) == [.didFinishCollectingMetrics, .didCompleteWithError])
     }
 
     @Test func aBackgroundSessionWaitsEvenWithoutTheSetting() async throws {
@@ -65,27 +29,6 @@ import Testing
         defer { origin.stop() }
         let task = try await harness.completion(created.id, timeout: 10)
         #expect(task.error == nil && task.response?.statusCode == 200)
-    }
-
-    @Test func waitingEndsWithTimedOutWhenTheResourceTimeoutPasses() async throws {
-        let port = try freePort()
-        let harness = try ServiceHarness(RetryTests.fastRetries)
-        defer { harness.stop() }
-        let session = try harness.session {
-            $0.waitsForConnectivity = true
-            $0.timeoutIntervalForResource = 1.2
-        }
-        let start = ContinuousClock.now
-        let created = try harness.task(in: session, "http://127.0.0.1:\(port)/never")
-        try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
-        let task = try await harness.completion(created.id, timeout: 10)
-        let elapsed = seconds(since: start)
-        #expect(task.error?.code == URLErrorCode.timedOut.rawValue)
-        #expect(task.error?.message.contains("timeoutIntervalForResource") == true)
-        // At the deadline, not after another wait (slack for a loaded machine).
-        #expect(elapsed >= 0.7 && elapsed < 2.5, "gave up after \(elapsed) s")
-        let types = try await harness.events(session).map(\.type)
-        #expect(types == [.taskIsWaitingForConnectivity, .didFinishCollectingMetrics, .didCompleteWithError])
     }
 
     @Test func aDownloadWaitingForItsHostKeepsItsPartialFile() async throws {

@@ -12,11 +12,12 @@ final class ServiceHarness: Sendable {
     let folder: TempDirectory
     let service: TransferService
 
-    init(_ configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+    /// `engine`: nil runs transfers on libcurl; a `FakeEngine` runs none (the test answers).
+    init(engine: (any TransferRunner)? = nil, _ configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
         folder = try TempDirectory(prefix: "transferd-coretests")
         var configuration = ServiceConfiguration(dataDirectory: folder.path)
         configure(&configuration)
-        service = try TransferService(configuration: configuration)
+        service = try TransferService(configuration: configuration, engine: engine)
         service.start()
     }
 
