@@ -115,19 +115,20 @@ fi
 swift_status=0
 if [ "$mode" != system ]; then
     if [ "$#" -eq 0 ]; then
-        # Two passes. Most suites run in parallel; the suites of Tests/serial-suites.txt (they
+        # Two passes. Most suites run in parallel; the tests of Tests/serial-suites.txt (they
         # assert elapsed time, rates or memory, or kill processes) then run one at a time, as
         # beside other suites on 2 cores the CPU contention alone made them fail. Measured on a
         # quiet 2-core machine: 431 s all serial; about 100 s all parallel, with 7 timed suites
         # failing.
-        # A test's id is Target.Suite/test(): the name between '.' and '/' is its suite (swift
-        # test's filter has no word boundaries: \b matches nothing).
-        serial_pattern="[.]($(grep -v '^#' Tests/serial-suites.txt | grep -v '^$' | paste -sd'|'))[/]"
-        log "swift test ${scratch[*]} --parallel --skip <the suites of Tests/serial-suites.txt>"
+        # A test's id is Target.Suite/test(...): a line 'Suite' matches '.Suite/', a line
+        # 'Suite/test' matches '.Suite/test(' (swift test's filter has no word boundaries: \b
+        # matches nothing).
+        serial_pattern="[.]($(grep -v '^#' Tests/serial-suites.txt | grep -v '^$' | paste -sd'|'))[/(]"
+        log "swift test ${scratch[*]} --parallel --skip <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --parallel --skip "$serial_pattern" || swift_status=$?
         log "swift test (parallel pass) exited with $swift_status"
         serial_status=0
-        log "swift test ${scratch[*]} --no-parallel --filter <the suites of Tests/serial-suites.txt>"
+        log "swift test ${scratch[*]} --no-parallel --filter <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --no-parallel --filter "$serial_pattern" || serial_status=$?
         log "swift test (serial pass) exited with $serial_status"
         if [ "$swift_status" -eq 0 ]; then swift_status=$serial_status; fi
