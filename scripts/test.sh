@@ -102,21 +102,23 @@ log "swift build --build-tests ${scratch[*]}"
 swift build --build-tests "${scratch[@]}"
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
-# The container check (a system test) needs a release build of its own. The Swift tests mostly
-# wait on sockets and timers, so that build runs beside them at the lowest CPU priority (nice 19:
-# a test that wants the CPU gets it); the check then finds it done (its lock orders the two).
+# The container check (a system test) needs a release build of its own. It runs beside the
+# serial pass of the Swift tests, which mostly wait on sockets and timers, at the lowest CPU
+# priority (nice 19: a test that wants the CPU gets it); the check then finds it done (its lock
+# orders the two). Beside the parallel pass it would slow every test for nothing.
 container_prebuild=""
-if [ "$mode" = all ]; then
+start_container_prebuild() {
+    [ "$mode" = all ] || return 0
     mkdir -p .build-peers/logs
     nice -n 19 bash scripts/container-check.sh --build-only >.build-peers/logs/container-prebuild.log 2>&1 &
     container_prebuild=$!
     log "container check's release build started beside the tests (pid $container_prebuild, log .build-peers/logs/container-prebuild.log)"
-fi
+}
 swift_status=0
 if [ "$mode" != system ]; then
     if [ "$#" -eq 0 ]; then
         # Two passes. Most suites run in parallel; the tests of Tests/serial-suites.txt (they
-        # assert elapsed time, rates or memory, or kill processes) then run one at a time, as
+        # assert elapsed time, rates or memory) then run one at a time, as
         # beside other suites on 2 cores the CPU contention alone made them fail. Measured on a
         # quiet 2-core machine: 431 s all serial; about 100 s all parallel, with 7 timed suites
         # failing.
@@ -127,6 +129,7 @@ if [ "$mode" != system ]; then
         log "swift test ${scratch[*]} --parallel --skip <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --parallel --skip "$serial_pattern" || swift_status=$?
         log "swift test (parallel pass) exited with $swift_status"
+        start_container_prebuild
         serial_status=0
         log "swift test ${scratch[*]} --no-parallel --filter <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --no-parallel --filter "$serial_pattern" || serial_status=$?
@@ -153,7 +156,7 @@ if [ "$mode" != swift ]; then
     pytest_arguments=("$@")
     [ "$mode" = all ] && pytest_arguments=()
     log "system tests: pytest Tests/System ${pytest_arguments[*]} (executables in $TRANSFERD_TEST_BIN_DIR)"
-    "$PEERS_VENV/bin/python" -m pytest Tests/System -v -p no:cacheprovider "${pytest_arguments[@]}" || system_status=$?
+    "$PEERS_VENV/bin/python" -m pytest Tests/System -v --durations=8 -p no:cacheprovider "${pytest_arguments[@]}" || system_status=$?
     log "system tests exited with $system_status"
 fi
 
