@@ -11,7 +11,9 @@
 #   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files,
 #      and for the proxy and TLS tests tinyproxy, microsocks and nginx over TLS with certificates
 #      made now), waits until they answer, and exports their addresses (TRANSFERD_TEST_HTTPBIN, ...),
-#   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments,
+#   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments; with
+#      none, in two passes: every test in parallel but those of Tests/serial-suites.txt (timed
+#      ones), then those one at a time,
 #   5. runs the system tests (Tests/System, pytest): the built executables from outside, as
 #      users meet them (dashboard in a browser, transferctl in a terminal, /metrics, the
 #      OpenAPI contract, the container's runtime stage),
