@@ -119,11 +119,11 @@ start_container_prebuild() {
 swift_status=0
 if [ "$mode" != system ]; then
     if [ "$#" -eq 0 ]; then
-        # Two passes. Most suites run in parallel; the tests of Tests/serial-suites.txt (they
-        # assert elapsed time, rates or memory) then run one at a time, as
-        # beside other suites on 2 cores the CPU contention alone made them fail. Measured on a
-        # quiet 2-core machine: 431 s all serial; about 100 s all parallel, with 7 timed suites
-        # failing.
+        # Two passes. Most tests run in parallel; those of Tests/serial-suites.txt (they assert
+        # elapsed time, rates or memory, kill processes, or race a running transfer; its header
+        # says more) then run one at a time: beside other suites on 2 cores the CPU contention
+        # alone made them fail. Measured on a quiet 2-core machine: 431 s all serial; about
+        # 100 s all parallel, with 7 timed suites failing; about 70 s + 225 s in two passes.
         # A test's id is Target.Suite/test(...): a line 'Suite' matches '.Suite/', a line
         # 'Suite/test' matches '.Suite/test(' (swift test's filter has no word boundaries: \b
         # matches nothing).
