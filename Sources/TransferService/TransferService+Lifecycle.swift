@@ -31,7 +31,8 @@ extension TransferService {
     func transition(_ s: inout ServiceState, task id: Int, _ event: TaskMachine.Event, now: Date = Date()) -> [TaskMachine.Action] {
         guard let entry = s.tasks[id] else { return [] }
         let facts = facts(s, entry, for: event, now: now)
-        return (try? s.tasks[id]!.task.lifecycle.handle(event, facts)) ?? []
+        // try?: the machine refuses only client commands (`command`), never these events.
+        return (try? s.tasks[id]?.task.lifecycle.handle(event, facts)) ?? []
     }
 
     /// What the machine needs to know of the task beyond its state and phase.
