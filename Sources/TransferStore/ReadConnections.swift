@@ -8,6 +8,9 @@ internal import Synchronization
 ///
 /// Each connection has its own lock and reads take them in turn: at most `count` reads run at
 /// once, and a slow read holds up only the reads that land on its connection.
+///
+/// No new store and no network: they read the rows the writer wrote, each carrying its owner,
+/// and every caller scopes what it reads to the requesting tenant as before (`TaskStore`).
 final class ReadConnections: Sendable {
     private let connections: [Database]
     private let turn = Atomic<Int>(0)
