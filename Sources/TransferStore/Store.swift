@@ -92,7 +92,7 @@ public final class Store: Sendable {
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .saveMetrics(let taskId, let metrics):
-            let record = String(decoding: try JSONCoding.encoder.encode(metrics), as: UTF8.self)
+            let record = String(decoding: metrics.jsonData(), as: UTF8.self)
             try tx.run("INSERT OR REPLACE INTO task_metrics(task_id, record) VALUES(?, ?)", taskId, record)
         case .appendEvent(let event):
             try tx.run("INSERT OR IGNORE INTO events(seq, session_id, record) VALUES(?, ?, ?)", event.seq, event.sessionId, try Self.json(event))

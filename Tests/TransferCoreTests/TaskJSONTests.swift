@@ -148,4 +148,35 @@ import JSONModel
             #expect(metrics.eventFields["taskInterval"] == JSONValue(encoding: metrics.taskInterval))
         }
     }
+    @Test func metricsAreTheBytesOfTheCodableForm() throws {
+        let start = Date(timeIntervalSince1970: 1_700_000_000.123)
+        let cached = TransactionMetrics.fromCache(url: "http://127.0.0.1/a?b=\"c\"", method: "GET", statusCode: 200, fetchStart: start, end: start.addingTimeInterval(0.0015))
+        var network = cached
+        network.resourceFetchType = TransactionMetrics.networkLoad
+        network.response = nil
+        for (offset, path) in [\TransactionMetrics.domainLookupStartDate, \.domainLookupEndDate, \.connectStartDate, \.connectEndDate,
+                               \.secureConnectionStartDate, \.secureConnectionEndDate, \.requestStartDate, \.requestEndDate,
+                               \.responseStartDate, \.responseEndDate].enumerated() {
+            network[keyPath: path] = MetricsDate(start.addingTimeInterval(Double(offset) * 0.001))
+        }
+        network.networkProtocolName = "http/1.1"
+        network.negotiatedTLSProtocolVersion = .TLSv13
+        network.negotiatedTLSCipherSuite = 4865
+        network.isProxyConnection = true
+        network.isReusedConnection = true
+        network.remoteAddress = "127.0.0.1"
+        network.remotePort = 8443
+        network.localAddress = "::1"
+        network.localPort = 50_000
+        network.countOfRequestHeaderBytesSent = 120
+        network.countOfRequestBodyBytesSent = 7
+        network.countOfResponseHeaderBytesReceived = 230
+        network.countOfResponseBodyBytesReceived = 16_384
+        for transactions in [[], [cached], [network, cached]] {
+            for duration in [0, 0.25, 12.000_001] as [Double] {
+                let metrics = TaskMetrics(taskInterval: .init(start: MetricsDate(start), duration: duration), redirectCount: transactions.count, transactionMetrics: transactions)
+                #expect(String(decoding: metrics.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(metrics), as: UTF8.self))
+            }
+        }
+    }
 }
