@@ -71,6 +71,7 @@ bench_begin
 
 seconds_of() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e9 }'; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? n / s : 0 }'; }
+per_file_us() { awk -v ms="$1" -v n="$FILES" 'BEGIN { printf "%.0f", ms * 1000 / n }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 # check_files DIR TOOL: DIR holds the FILES outputs, each FILE_BYTES long. They are kept until
@@ -83,6 +84,18 @@ check_files() {
     wrong="$(find "$dir" -type f ! -size "${FILE_BYTES}c" | wc -l)"
     [ "$wrong" -eq 0 ] || die "$tool: $wrong files in $dir are not $FILE_BYTES bytes"
 }
+
+# cpu_of CMD...: runs CMD; sets CPU_MS to the CPU time (user + system, ms) CMD and its children
+# used. CPU per file holds still on a busy machine, where files/s moves with the load.
+cpu_of() {
+    local times_out
+    times_out="$( ( "$@" >&2 && times ) )" || return 1
+    CPU_MS="$(echo "$times_out" | awk 'NR == 2 { n = split($0, t, " "); ms = 0
+        for (i = 1; i <= n; i++) { split(t[i], p, "m"); ms += (p[1] * 60 + p[2]) * 1000 } printf "%.0f", ms }')"
+}
+
+# process_cpu_ms PID: the CPU time (user + system, ms) process PID used so far.
+process_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 
 # count_of TEXT PATTERN: how many times PATTERN (a plain string) occurs in TEXT.
 count_of() {
@@ -154,8 +167,9 @@ log "(a) $FILES files: curl --parallel --parallel-max $CONCURRENCY"
 for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg"
 mkdir -p "$WORK/out/curl"
 t0="$(now_ns)"
-timeout "$TIMEOUT" curl -sS --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
+cpu_of timeout "$TIMEOUT" curl -sS --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
 CURL_NS=$(($(now_ns) - t0))
+CURL_CPU_MS="$CPU_MS"
 check_files "$WORK/out/curl" curl
 
 ARIA2_NS=0
@@ -164,10 +178,11 @@ if [ "$WANT_ARIA2" = "1" ]; then
     for name in "${NAMES[@]}"; do printf '%s/files/%s\n  out=%s\n' "$NGINX_URL" "$name" "$name"; done >"$WORK/aria2.list"
     mkdir -p "$WORK/out/aria2"
     t0="$(now_ns)"
-    timeout "$TIMEOUT" aria2c --quiet=true -j"$CONCURRENCY" --max-connection-per-server=1 --split=1 \
+    cpu_of timeout "$TIMEOUT" aria2c --quiet=true -j"$CONCURRENCY" --max-connection-per-server=1 --split=1 \
         --file-allocation=none --allow-overwrite=true --auto-file-renaming=false \
         --dir="$WORK/out/aria2" -i "$WORK/aria2.list" || die "aria2c failed"
     ARIA2_NS=$(($(now_ns) - t0))
+    ARIA2_CPU_MS="$CPU_MS"
     check_files "$WORK/out/aria2" aria2c
 fi
 
@@ -183,11 +198,13 @@ FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
     printf ']}'
 } >"$WORK/files-batch.json"
 log "(a) $FILES files: transferd, one batch to session $FILES_SESSION"
+DAEMON_CPU_BEFORE="$(process_cpu_ms "$DAEMON_PID")"
 t0="$(now_ns)"
 curl -fsS --max-time "$TIMEOUT" -o /dev/null -X POST -H 'Content-Type: application/json' \
     --data-binary "@$WORK/files-batch.json" "$DAEMON_URL/v1/sessions/$FILES_SESSION/tasks:batch" || die "batch POST failed"
 wait_completions "$FILES_SESSION" "$FILES"
 TRANSFERD_NS=$(($(now_ns) - t0))
+TRANSFERD_CPU_MS=$(($(process_cpu_ms "$DAEMON_PID") - DAEMON_CPU_BEFORE))
 [ "$FAILED" -eq 0 ] || die "$FAILED download tasks failed"
 check_files "$WORK/data/downloads/bench" transferd
 
@@ -306,6 +323,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     fi
     printf '    %-44s %8s s %8s files/s\n' "transferd (one batch, POST to last completion)" "$(seconds_of "$TRANSFERD_NS")" "$TRANSFERD_FPS"
     echo "    transferd/curl $(ratio "$TRANSFERD_FPS" "$CURL_FPS") (goal >= 1)$([ "$WANT_ARIA2" = "1" ] && echo ", transferd/aria2 $(ratio "$TRANSFERD_FPS" "$ARIA2_FPS") (goal >= 5)")"
+    echo "    CPU per file (user + system; the daemon's, the client's): curl $(per_file_us "$CURL_CPU_MS") µs$([ "$WANT_ARIA2" = "1" ] && echo ", aria2c $(per_file_us "$ARIA2_CPU_MS") µs"), transferd $(per_file_us "$TRANSFERD_CPU_MS") µs; transferd/curl $(ratio "$TRANSFERD_CPU_MS" "$CURL_CPU_MS")"
     echo
     echo "(b) $SUBMIT single POSTs of suspended tasks over one keep-alive connection"
     echo "    transferd: $SUBMIT_RATE tasks/s overall, first thousand $FIRST_RATE/s, last thousand $LAST_RATE/s (last/first $(ratio "$LAST_RATE" "$FIRST_RATE")), median latency $SUBMIT_LATENCY µs   goal >= 10000/s"
@@ -323,7 +341,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"
     echo "    admission share over the empty queue: 1000: $(awk -v a="$PROBE_1K_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs, $QUEUED_NOW: $(awk -v a="$PROBE_FULL_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs"
     echo
-    printf 'bench: files/s transferd %s curl %s%s; POST %s tasks/s (last/first %s); batch %s tasks/s; %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
-        "$TRANSFERD_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" \
+    printf 'bench: files/s transferd %s curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s); batch %s tasks/s; %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
+        "$TRANSFERD_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$(per_file_us "$TRANSFERD_CPU_MS")" "$(per_file_us "$CURL_CPU_MS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" \
         "$BATCH_RATE" "$PER_TASK_KIB" "$PROBE_1K_US" "$PROBE_FULL_US" "$QUEUED_NOW"
 }

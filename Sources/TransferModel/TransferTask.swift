@@ -13,10 +13,10 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var priority: TaskPriority
     public var description: String?
     public var originalRequest: RequestInfo
-    public var currentRequest: RequestInfo?
-    public var response: ResponseInfo?
+    @Indirect public var currentRequest: RequestInfo?
+    @Indirect public var response: ResponseInfo?
     public var progress: TaskProgress
-    public var error: TaskError?
+    @Indirect public var error: TaskError?
     /// A completed download's file: its absolute path on the daemon's host.
     public var location: String?
     /// A download's destination as the client gave it, relative to the downloads root.
@@ -30,7 +30,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// The fingerprint of the token that created it; not served.
     public var owner: String?
     /// Where a download continues from (its partial file's offset and validators); stored, not served.
-    public var resume: ResumeState?
+    @Indirect public var resume: ResumeState?
     /// The user and password its URL carried (`URLLogin`), sealed; stored, not served.
     package var sealedLogin: String?
     /// What a blob, file or form body streams from; stored, not served.
@@ -38,7 +38,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// A body the client streams in chunks: what has arrived so far.
     public var bodyStream: BodyStreamState?
     /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
-    public var resumable: ResumableUpload?
+    @Indirect public var resumable: ResumableUpload?
     /// URLSessionTask.earliestBeginDate: not started before then.
     public var earliestBeginDate: Date?
     /// How often the scheduler stopped this (background) transfer to give its slot to a higher class.
@@ -47,14 +47,14 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// `RetryPolicy`); tries while waiting for connectivity do not count.
     public var retryCount = 0
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
-    public var bandwidthLimit: BandwidthLimit?
+    @Indirect public var bandwidthLimit: BandwidthLimit?
     /// Where the response came from: the network, the URL cache, or the cache after a 304.
     public var cacheStatus: CacheStatus?
     /// A data task's declared answer to its response; a task it turned into a download keeps it
     /// (its `kind` is then `download`).
     public var responseDisposition: ResponseDisposition?
     /// The digest the task's body or file must have (`"checksum": "sha-256=<hex>"`).
-    public var checksum: Checksum?
+    @Indirect public var checksum: Checksum?
     /// What a completed task's body or file hashed to (SHA-256, and its checksum's algorithm).
     public var digest: TaskDigest?
 

@@ -7,7 +7,7 @@ struct TaskEntry: Sendable {
     /// The request body, kept to start (or restart) the transfer.
     var requestBody: Data?
     /// The user and password its URL carried (`URLLogin`): this task's alone (sealed in its row).
-    var urlLogin: URLLogin?
+    @Indirect var urlLogin: URLLogin?
     /// Whether the engine holds a transfer for it (running or paused).
     var inEngine = false
     /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
@@ -18,14 +18,14 @@ struct TaskEntry: Sendable {
     /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
     var connectivityTries: Int?
     /// What the URL cache is doing for the task's current attempt (`TransferService+URLCache`).
-    var cache: CacheTaskContext?
+    @Indirect var cache: CacheTaskContext?
     /// When the task last entered the scheduler's queue, until it starts (`transferd_admission_wait_seconds`).
     var queuedAt: ContinuousClock.Instant?
     /// The requests the task made so far, as the engine reported them (its metrics at completion).
     var transactions: [TransactionMetrics] = []
     /// A completed task's metrics, for sessions whose records are not stored (ephemeral);
     /// others read them from the store.
-    var metrics: TaskMetrics?
+    @Indirect var metrics: TaskMetrics?
 }
 
 /// Everything `TransferService` guards with its one lock.
