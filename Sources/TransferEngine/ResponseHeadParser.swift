@@ -22,7 +22,7 @@ package struct ResponseHead: Equatable {
     }
 
     package func value(_ name: String) -> String? {
-        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+        fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 }
 

@@ -50,7 +50,7 @@ extension Transfer {
         guard let head = heldUnauthorized else { return }
         heldUnauthorized = nil
         guard let credentials = job.credentials, let origin = ChallengeOrigin(url: currentURL) else { return deliverFinal(head) }
-        let offered = AuthenticationChallenge.parse(head.fields.filter { $0.name.lowercased() == "www-authenticate" }.map(\.value))
+        let offered = AuthenticationChallenge.parse(head.fields.filter { $0.name.equalsIgnoringASCIICase("www-authenticate") }.map(\.value))
         switch challenges.respond(to: offered, from: origin, candidates: credentials.candidates(for:)) {
         case .notAnswerable:
             deliverFinal(head)

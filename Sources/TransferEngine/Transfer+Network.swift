@@ -63,7 +63,7 @@ extension Transfer {
     func isProxyChallengeCurlAnswers(_ head: ResponseHead) -> Bool {
         guard head.statusCode == 407, let route = proxyState.route, route.kind == .http,
               route.username != nil, !proxyState.challenged else { return false }
-        let offered = head.fields.filter { $0.name.lowercased() == "proxy-authenticate" }.map { $0.value.lowercased() }
+        let offered = head.fields.filter { $0.name.equalsIgnoringASCIICase("proxy-authenticate") }.map { $0.value.lowercased() }
         guard offered.contains(where: { $0.hasPrefix("basic") || $0.hasPrefix("digest") }) else { return false }
         proxyState.challenged = true
         return true

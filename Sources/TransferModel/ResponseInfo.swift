@@ -25,7 +25,7 @@ public struct ResponseInfo: Codable, Sendable, Equatable {
 
     /// A header's value by case-insensitive name.
     public static func value(of name: String, in headers: [String: String]) -> String? {
-        headers.first { $0.key.lowercased() == name.lowercased() }?.value
+        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 
     /// The filename from Content-Disposition (RFC 6266, `filename*` first), else the URL's

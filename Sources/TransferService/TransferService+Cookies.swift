@@ -10,7 +10,7 @@ extension TransferService {
     /// The cookie handling of a request of `session`; nil when cookies are off for it.
     func cookieHandling(for request: RequestInfo, in session: Session, owner: String?) -> TransferCookies? {
         guard session.configuration.httpShouldSetCookies, request.httpShouldHandleCookies else { return nil }
-        let ownCookieHeader = request.headers.keys.contains { $0.lowercased() == "cookie" }
+        let ownCookieHeader = request.headers.keys.contains { $0.equalsIgnoringASCIICase("cookie") }
         return TransferCookies(
             storage: cookieStorage, jar: CookieStorage.jar(for: session, requester: owner), sends: !ownCookieHeader,
             acceptPolicy: session.configuration.httpCookieAcceptPolicy,

@@ -23,7 +23,7 @@ struct TransferCookies: CookieHandling {
     /// Stores the Set-Cookie fields of a response head received from `url`, as the policy allows.
     func receive(_ head: ResponseHead, from url: String) {
         guard acceptPolicy != .never else { return }
-        let lines = head.fields.filter { $0.name.lowercased() == "set-cookie" }.map(\.value)
+        let lines = head.fields.filter { $0.name.equalsIgnoringASCIICase("set-cookie") }.map(\.value)
         guard !lines.isEmpty else { return }
         switch acceptPolicy {
         case .always, .never:
