@@ -23,6 +23,9 @@ struct EventLog: Sendable {
         return Array(events[low..<min(events.count, low + min(limit, events.count - low))])
     }
 
+    /// The events with seq > `after`, in order, without copying them.
+    func events(after: Int) -> ArraySlice<TaskEvent> { events[firstIndex(after: after)...] }
+
     /// How many events have seq > `after`.
     func count(after: Int) -> Int { events.count - firstIndex(after: after) }
 

@@ -60,7 +60,9 @@ extension TransferService {
         guard let log = s.events[session] else { return EventPage(events: [], next: after) }
         var events: [TaskEvent] = []
         var next = after
-        for event in log.page(after: after, limit: log.events.count) {
+        // Read in place: a copy of everything after the cursor, under the service's lock, took
+        // milliseconds per poll while a client caught up on a long feed.
+        for event in log.events(after: after) {
             if let task = event.taskId, s.tasks[task]?.task.isVisible(to: owner) == false {
                 next = event.seq
                 continue

@@ -24,6 +24,15 @@ internal import JSONModel
         #expect(log.lastSeq == 10)
     }
 
+    @Test func eventsAfterTheCursorAreEverythingPastIt() {
+        var log = EventLog(capacity: 100)
+        for seq in stride(from: 2, through: 20, by: 2) { _ = log.append(event(seq)) }
+        #expect(log.events(after: 0).map(\.seq) == Array(stride(from: 2, through: 20, by: 2)))
+        #expect(log.events(after: 7).map(\.seq) == [8, 10, 12, 14, 16, 18, 20])
+        #expect(log.events(after: 8).map(\.seq) == [10, 12, 14, 16, 18, 20])
+        #expect(log.events(after: 20).isEmpty)
+    }
+
     @Test func pageFindsTheCursorBetweenSparseSequenceNumbers() {
         // seq is global over sessions, so one session's log has gaps.
         var log = EventLog(capacity: 100)
