@@ -175,6 +175,14 @@ extension TransferOutcome {
 
 package protocol TransferObserver: Sendable {
     func transfer(_ taskId: Int, _ update: TransferUpdate)
+    /// Several updates, in the order reported (`UpdateRelay` hands over what queued meanwhile).
+    func transfers(_ batch: [(taskId: Int, update: TransferUpdate)])
+}
+
+extension TransferObserver {
+    package func transfers(_ batch: [(taskId: Int, update: TransferUpdate)]) {
+        for (taskId, update) in batch { transfer(taskId, update) }
+    }
 }
 
 /// Commands other threads post to the engine thread.

@@ -53,7 +53,7 @@ final class UpdateRelay: TransferObserver {
                 swap(&batch, &queue.updates)
                 return queue.stopping
             }
-            for (taskId, update) in batch { target.transfer(taskId, update) }
+            if !batch.isEmpty { target.transfers(batch) }
             batch.removeAll(keepingCapacity: true)
             guard !stopping else { break }
         }
@@ -62,7 +62,7 @@ final class UpdateRelay: TransferObserver {
             defer { queue.updates.removeAll() }
             return queue.updates
         }
-        for (taskId, update) in rest { target.transfer(taskId, update) }
+        if !rest.isEmpty { target.transfers(rest) }
         ended.signal()
     }
 }

@@ -5,141 +5,160 @@ internal import TransferModel
 internal import TransferEngine
 internal import TransferStore
 extension TransferService {
-    /// Applies one engine update (engine thread) to the task's record and feed.
-    func handle(_ id: Int, _ update: TransferUpdate) {
-        let deliveries = state.withLock { s in
-            var deliveries = Deliveries()
-            guard let entry = s.tasks[id], entry.task.state != .completed else { return deliveries }
-            // A transient failure may be tried again instead of completing the task.
-            if case .completed(let outcome) = update, retryIfTransient(&s, task: id, after: outcome, &deliveries) { return deliveries }
-            if cacheIntercepts(&s, task: id, update, &deliveries) { return deliveries }  // a 304 the URL cache answers
-            let session = entry.task.sessionId
-            switch update {
-            case .connecting:
+    /// Applies one engine update to the task's record and feed.
+    func handle(_ id: Int, _ update: TransferUpdate) { handle([(id, update)]) }
+
+    /// Applies engine updates in order (the engine updates thread hands over what queued
+    /// meanwhile), up to `updatesPerLock` under one hold of the lock: a long-poll woken by the
+    /// first event reads the feed after the rest of the run is in it, so a client gets the
+    /// events of many tasks in one answer instead of one answer per event.
+    func handle(_ batch: [(taskId: Int, update: TransferUpdate)]) {
+        var start = batch.startIndex
+        while start < batch.endIndex {
+            let run = batch[start..<min(batch.endIndex, start + Self.updatesPerLock)]
+            start = run.endIndex
+            let deliveries = state.withLock { s in
+                var deliveries = Deliveries()
+                for (id, update) in run { apply(update, task: id, &s, &deliveries) }
                 return deliveries
-            case .stream(let change):
-                streamChanged(&s, task: id, change, &deliveries)
-            case .transactions(let transactions):
-                s.tasks[id]?.transactions += transactions
-            case .redirect(let statusCode, let from, let to, let method):
-                s.tasks[id]?.task.currentRequest?.url = to
-                s.tasks[id]?.task.currentRequest?.method = method
-                emit(&s, session: session, task: id, .willPerformHTTPRedirection,
-                     ["statusCode": .integer(Int64(statusCode)), "url": .string(from), "newURL": .string(to)], &deliveries)
-                changed(&s, task: id, persist: true, &deliveries)
-            case .challenge(let report):
-                emit(&s, session: session, task: id, .didReceiveChallenge, report.eventFields, &deliveries)
-            case .response(let response):
-                s.tasks[id]?.task.response = response
-                let actions = transition(&s, task: id, .responseReceived)
-                s.tasks[id]?.task.currentRequest?.url = response.url
-                s.tasks[id]?.task.progress.bytesExpectedToReceive = response.expectedContentLength
-                emit(&s, session: session, task: id, .didReceiveResponse, ["response": response.jsonValue], &deliveries)
-                perform(actions, task: id, &s, &deliveries)
-            case .becameDownload:
-                // URLSession gives a new download task object; here the same task goes on as a
-                // download (its id, events and endpoints), so the event names that same id.
-                s.tasks[id]?.task.kind = .download
-                emit(&s, session: session, task: id, .didBecomeDownloadTask, ["downloadTaskId": .integer(Int64(id))], &deliveries)
-                changed(&s, task: id, persist: true, &deliveries)
-            case .received(let bytes, let total, let expected, let speed):
-                s.rates.received(bytes, entry.task.schedulingClass)
-                s.tasks[id]?.task.progress.bytesReceived = total
-                s.tasks[id]?.task.progress.bytesExpectedToReceive = expected
-                s.tasks[id]?.task.progress.bytesPerSecond = speed
-                if entry.task.kind == .download {
-                    emit(&s, session: session, task: id, .didWriteData, [
-                        "bytesWritten": .integer(Int64(bytes)), "totalBytesWritten": .integer(Int64(total)),
-                        "totalBytesExpectedToWrite": expected.map { .integer(Int64($0)) } ?? .null,
-                    ], &deliveries)
-                } else {
-                    emit(&s, session: session, task: id, .didReceiveData, [
-                        "bytesReceived": .integer(Int64(bytes)), "totalBytesReceived": .integer(Int64(total)),
-                        "totalBytesExpectedToReceive": expected.map { .integer(Int64($0)) } ?? .null,
-                    ], &deliveries)
-                }
-                changed(&s, task: id, persist: false, &deliveries)
-            case .sent(let bytes, let total, let expected):
-                s.rates.sent(bytes, entry.task.schedulingClass)
-                s.tasks[id]?.task.progress.bytesSent = total
-                emit(&s, session: session, task: id, .didSendBodyData, [
-                    "bytesSent": .integer(Int64(bytes)), "totalBytesSent": .integer(Int64(total)),
-                    "totalBytesExpectedToSend": expected.map { .integer(Int64($0)) } ?? .null,
+            }
+            // A completion is answered only once it is durable: a client told "completed" must
+            // never find the task lost to a crash a moment later.
+            if run.contains(where: { $0.update.isCompletion }) {
+                store.afterCommit { deliveries.run() }
+            } else {
+                deliveries.run()
+            }
+        }
+    }
+
+    /// How many updates one hold of the service's lock applies at most, so that a long run of
+    /// them never keeps a request waiting for long.
+    static let updatesPerLock = 64
+
+    private func apply(_ update: TransferUpdate, task id: Int, _ s: inout ServiceState, _ deliveries: inout Deliveries) {
+        guard let entry = s.tasks[id], entry.task.state != .completed else { return }
+        // A transient failure may be tried again instead of completing the task.
+        if case .completed(let outcome) = update, retryIfTransient(&s, task: id, after: outcome, &deliveries) { return }
+        if cacheIntercepts(&s, task: id, update, &deliveries) { return }  // a 304 the URL cache answers
+        let session = entry.task.sessionId
+        switch update {
+        case .connecting:
+            return
+        case .stream(let change):
+            streamChanged(&s, task: id, change, &deliveries)
+        case .transactions(let transactions):
+            s.tasks[id]?.transactions += transactions
+        case .redirect(let statusCode, let from, let to, let method):
+            s.tasks[id]?.task.currentRequest?.url = to
+            s.tasks[id]?.task.currentRequest?.method = method
+            emit(&s, session: session, task: id, .willPerformHTTPRedirection,
+                 ["statusCode": .integer(Int64(statusCode)), "url": .string(from), "newURL": .string(to)], &deliveries)
+            changed(&s, task: id, persist: true, &deliveries)
+        case .challenge(let report):
+            emit(&s, session: session, task: id, .didReceiveChallenge, report.eventFields, &deliveries)
+        case .response(let response):
+            s.tasks[id]?.task.response = response
+            let actions = transition(&s, task: id, .responseReceived)
+            s.tasks[id]?.task.currentRequest?.url = response.url
+            s.tasks[id]?.task.progress.bytesExpectedToReceive = response.expectedContentLength
+            emit(&s, session: session, task: id, .didReceiveResponse, ["response": response.jsonValue], &deliveries)
+            perform(actions, task: id, &s, &deliveries)
+        case .becameDownload:
+            // URLSession gives a new download task object; here the same task goes on as a
+            // download (its id, events and endpoints), so the event names that same id.
+            s.tasks[id]?.task.kind = .download
+            emit(&s, session: session, task: id, .didBecomeDownloadTask, ["downloadTaskId": .integer(Int64(id))], &deliveries)
+            changed(&s, task: id, persist: true, &deliveries)
+        case .received(let bytes, let total, let expected, let speed):
+            s.rates.received(bytes, entry.task.schedulingClass)
+            s.tasks[id]?.task.progress.bytesReceived = total
+            s.tasks[id]?.task.progress.bytesExpectedToReceive = expected
+            s.tasks[id]?.task.progress.bytesPerSecond = speed
+            if entry.task.kind == .download {
+                emit(&s, session: session, task: id, .didWriteData, [
+                    "bytesWritten": .integer(Int64(bytes)), "totalBytesWritten": .integer(Int64(total)),
+                    "totalBytesExpectedToWrite": expected.map { .integer(Int64($0)) } ?? .null,
                 ], &deliveries)
-                changed(&s, task: id, persist: false, &deliveries)
-            case .completed(.success(let body, let response, let location, let digest)):
-                if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
-                s.tasks[id]?.task.digest = digest
-                if let location {
-                    // The file is in place: tell the client where before the task completes.
-                    s.tasks[id]?.task.location = location
-                    emit(&s, session: session, task: id, .didFinishDownloadingTo, ["location": .string(location)], &deliveries)
-                    complete(&s, task: id, error: nil, body: nil, &deliveries)
-                } else {
-                    s.tasks[id]?.task.progress.bytesReceived = body.count
-                    complete(&s, task: id, error: nil, body: body, &deliveries)
-                }
-            case .checkpoint(let state):
-                // Stored now, not with the next progress checkpoint: the engine checkpoints every
-                // second and so does the store's timer, so waiting let the stored offset lag the
-                // synced file by up to two intervals, all redownloaded after a kill -9. A new
-                // version, because the store keeps a row only for a higher one: saved under the
-                // version the timer had just stored, the checkpoint was dropped. (Long-polls see
-                // a version with no visible change, once a second at most: progress moves more.)
-                s.tasks[id]?.task.resume = state
-                changed(&s, task: id, persist: true, &deliveries)
-            case .needsBody(let sent):
-                emit(&s, session: session, task: id, .needNewBodyStream, ["totalBytesSent": .integer(Int64(sent))], &deliveries)
-            case .detached(let resume):
-                detached(&s, task: id, resume: resume, &deliveries)
-            case .resumed(let offset, let expectedTotal):
-                s.tasks[id]?.task.progress.bytesReceived = offset
-                s.tasks[id]?.task.progress.bytesExpectedToReceive = expectedTotal
-                emit(&s, session: session, task: id, .didResumeAtOffset, [
-                    "fileOffset": .integer(Int64(offset)),
-                    "expectedTotalBytes": expectedTotal.map { .integer(Int64($0)) } ?? .null,
+            } else {
+                emit(&s, session: session, task: id, .didReceiveData, [
+                    "bytesReceived": .integer(Int64(bytes)), "totalBytesReceived": .integer(Int64(total)),
+                    "totalBytesExpectedToReceive": expected.map { .integer(Int64($0)) } ?? .null,
                 ], &deliveries)
-                changed(&s, task: id, persist: true, &deliveries)
-            case .uploadState(let upload):
-                s.tasks[id]?.task.resumable = upload
-                s.tasks[id]?.task.progress.bytesSent = upload.offset
-                changed(&s, task: id, persist: true, &deliveries)
-            case .uploadResumed(let offset, let expectedTotal, let uploadURL):
-                // didSendBodyData counts what the server has: back to its offset, on from there.
-                s.tasks[id]?.task.progress.bytesSent = offset
-                let actions = transition(&s, task: id, .uploadResumed)
-                emit(&s, session: session, task: id, .didResumeUpload, [
-                    "offset": .integer(Int64(offset)), "totalBytesExpectedToSend": .integer(Int64(expectedTotal)),
-                    "uploadURL": .string(uploadURL),
-                ], &deliveries)
-                perform(actions, task: id, &s, &deliveries)
-            case .uploadRetrying:
-                perform(transition(&s, task: id, .uploadRetrying), task: id, &s, &deliveries)
-            case .completed(.failure(let error)):
-                complete(&s, task: id, error: error, body: nil, &deliveries)
-            case .completed(.destinationTaken(let error, let response, let location, let digest)):
-                // The file is whole and kept where the task's file endpoint serves it; the
-                // task fails because it is not where the client asked.
-                if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
-                s.tasks[id]?.task.digest = digest
+            }
+            changed(&s, task: id, persist: false, &deliveries)
+        case .sent(let bytes, let total, let expected):
+            s.rates.sent(bytes, entry.task.schedulingClass)
+            s.tasks[id]?.task.progress.bytesSent = total
+            emit(&s, session: session, task: id, .didSendBodyData, [
+                "bytesSent": .integer(Int64(bytes)), "totalBytesSent": .integer(Int64(total)),
+                "totalBytesExpectedToSend": expected.map { .integer(Int64($0)) } ?? .null,
+            ], &deliveries)
+            changed(&s, task: id, persist: false, &deliveries)
+        case .completed(.success(let body, let response, let location, let digest)):
+            if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
+            s.tasks[id]?.task.digest = digest
+            if let location {
+                // The file is in place: tell the client where before the task completes.
                 s.tasks[id]?.task.location = location
                 emit(&s, session: session, task: id, .didFinishDownloadingTo, ["location": .string(location)], &deliveries)
-                complete(&s, task: id, error: error, body: nil, &deliveries)
-            case .completed(.interrupted(var error, let state)):
-                // The partial file stays; the error carries resume data to continue from it.
-                error.resumeData = sealedResumeData(for: entry.task, at: state)
-                s.tasks[id]?.task.resume = state
-                s.tasks[id]?.task.progress.bytesReceived = state.offset
-                complete(&s, task: id, error: error, body: nil, &deliveries)
+                complete(&s, task: id, error: nil, body: nil, &deliveries)
+            } else {
+                s.tasks[id]?.task.progress.bytesReceived = body.count
+                complete(&s, task: id, error: nil, body: body, &deliveries)
             }
-            return deliveries
-        }
-        // A completion is answered only once it is durable: a client told "completed" must
-        // never find the task lost to a crash a moment later.
-        if update.isCompletion {
-            store.afterCommit { deliveries.run() }
-        } else {
-            deliveries.run()
+        case .checkpoint(let state):
+            // Stored now, not with the next progress checkpoint: the engine checkpoints every
+            // second and so does the store's timer, so waiting let the stored offset lag the
+            // synced file by up to two intervals, all redownloaded after a kill -9. A new
+            // version, because the store keeps a row only for a higher one: saved under the
+            // version the timer had just stored, the checkpoint was dropped. (Long-polls see
+            // a version with no visible change, once a second at most: progress moves more.)
+            s.tasks[id]?.task.resume = state
+            changed(&s, task: id, persist: true, &deliveries)
+        case .needsBody(let sent):
+            emit(&s, session: session, task: id, .needNewBodyStream, ["totalBytesSent": .integer(Int64(sent))], &deliveries)
+        case .detached(let resume):
+            detached(&s, task: id, resume: resume, &deliveries)
+        case .resumed(let offset, let expectedTotal):
+            s.tasks[id]?.task.progress.bytesReceived = offset
+            s.tasks[id]?.task.progress.bytesExpectedToReceive = expectedTotal
+            emit(&s, session: session, task: id, .didResumeAtOffset, [
+                "fileOffset": .integer(Int64(offset)),
+                "expectedTotalBytes": expectedTotal.map { .integer(Int64($0)) } ?? .null,
+            ], &deliveries)
+            changed(&s, task: id, persist: true, &deliveries)
+        case .uploadState(let upload):
+            s.tasks[id]?.task.resumable = upload
+            s.tasks[id]?.task.progress.bytesSent = upload.offset
+            changed(&s, task: id, persist: true, &deliveries)
+        case .uploadResumed(let offset, let expectedTotal, let uploadURL):
+            // didSendBodyData counts what the server has: back to its offset, on from there.
+            s.tasks[id]?.task.progress.bytesSent = offset
+            let actions = transition(&s, task: id, .uploadResumed)
+            emit(&s, session: session, task: id, .didResumeUpload, [
+                "offset": .integer(Int64(offset)), "totalBytesExpectedToSend": .integer(Int64(expectedTotal)),
+                "uploadURL": .string(uploadURL),
+            ], &deliveries)
+            perform(actions, task: id, &s, &deliveries)
+        case .uploadRetrying:
+            perform(transition(&s, task: id, .uploadRetrying), task: id, &s, &deliveries)
+        case .completed(.failure(let error)):
+            complete(&s, task: id, error: error, body: nil, &deliveries)
+        case .completed(.destinationTaken(let error, let response, let location, let digest)):
+            // The file is whole and kept where the task's file endpoint serves it; the
+            // task fails because it is not where the client asked.
+            if s.tasks[id]?.task.response == nil { s.tasks[id]?.task.response = response }
+            s.tasks[id]?.task.digest = digest
+            s.tasks[id]?.task.location = location
+            emit(&s, session: session, task: id, .didFinishDownloadingTo, ["location": .string(location)], &deliveries)
+            complete(&s, task: id, error: error, body: nil, &deliveries)
+        case .completed(.interrupted(var error, let state)):
+            // The partial file stays; the error carries resume data to continue from it.
+            error.resumeData = sealedResumeData(for: entry.task, at: state)
+            s.tasks[id]?.task.resume = state
+            s.tasks[id]?.task.progress.bytesReceived = state.offset
+            complete(&s, task: id, error: error, body: nil, &deliveries)
         }
     }
 

@@ -240,7 +240,8 @@ extension EventPage {
 /// service only while it runs (the service stops the engine before it goes away).
 struct EngineObserver: TransferObserver {
     let service: TransferService
-    func transfer(_ taskId: Int, _ update: TransferUpdate) { service.handle(taskId, update) }
+    func transfer(_ taskId: Int, _ update: TransferUpdate) { service.handle([(taskId, update)]) }
+    func transfers(_ batch: [(taskId: Int, update: TransferUpdate)]) { service.handle(batch) }
 }
 
 /// The checkpoint timer, set at start and cancelled at stop.
