@@ -17,6 +17,11 @@ public enum RouteResult: Sendable {
     static func json(_ task: TransferTask, status: Int = 200) -> RouteResult {
         .now(.json(task, status: status))
     }
+
+    /// A page of events, likewise.
+    static func json(_ page: EventPage, status: Int = 200) -> RouteResult {
+        .now(.json(page, status: status))
+    }
 }
 
 extension HTTPResponse {
@@ -30,6 +35,11 @@ extension HTTPResponse {
     /// A task, written by `TaskJSONWriter` (the bytes JSONCoding.encoder would write, faster).
     static func json(_ task: TransferTask, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: task.jsonData())
+    }
+
+    /// A page of events, written by `TaskJSONWriter` likewise.
+    static func json(_ page: EventPage, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: page.jsonData())
     }
 }
 

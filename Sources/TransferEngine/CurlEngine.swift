@@ -1,10 +1,13 @@
 package import Curl
+internal import Synchronization
 
 /// The transfer engine as other threads see it: a locked inbox of commands and a waker. The curl
 /// multi handle itself lives on one dedicated thread (`EngineLoop`); posting a command never
 /// blocks on a transfer. Owned by `TransferService`.
 package final class CurlEngine: Sendable {
     private let thread: MultiThread<EngineInbox>
+    /// Carries updates from the engine thread to the observer (`UpdateRelay`); set by `start`.
+    private let relay = Mutex<UpdateRelay?>(nil)
 
     /// `connectionGate`: every connection of every transfer and stream task is put to it
     /// (`NetworkPolicy.connectionGate`).
@@ -16,7 +19,9 @@ package final class CurlEngine: Sendable {
 
     /// Starts the engine thread, reporting to `observer` until `stop`. Call once.
     package func start(observer: any TransferObserver) {
-        thread.start { [thread] multi in EngineLoop(multi: multi, observer: observer).run(inbox: thread.inbox) }
+        let relay = UpdateRelay(target: observer)
+        self.relay.withLock { $0 = relay }
+        thread.start { [thread] multi in EngineLoop(multi: multi, observer: relay).run(inbox: thread.inbox) }
     }
 
     /// Whether the engine thread runs (started, not stopped).
@@ -31,7 +36,13 @@ package final class CurlEngine: Sendable {
     /// `timeout` seconds; returns whether the thread ended.
     @discardableResult
     package func stop(timeout: Double) -> Bool {
-        thread.stop(timeout: timeout)
+        let stopped = thread.stop(timeout: timeout)
+        // What the engine reported before it stopped reaches the observer before this returns.
+        let relay = self.relay.withLock { relay in
+            defer { relay = nil }
+            return relay
+        }
+        return (relay?.stop(timeout: timeout) ?? true) && stopped
     }
 }
 

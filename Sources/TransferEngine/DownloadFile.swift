@@ -144,9 +144,13 @@ final class DownloadFile {
             // Checked again now, before the folders are made and after: a symlink planted after the
             // task was created must lead neither the file nor a folder out of the downloads root.
             let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
+            // A folder that is there already is checked once (mkdir would not touch it).
+            let existed = FileSystem.isDirectory(folder)
             guard FileSystem.isInside(folder, root: target.root) else { throw outside }
-            try FileSystem.makeDirectories(folder)
-            guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+            if !existed {
+                try FileSystem.makeDirectories(folder)
+                guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+            }
             if let path = try placeAtDestination(destination) { return .placed(path) }
             try place(at: defaultPath)
             let taken = target.conflict == .rename ? "it and \(ConflictNames.limit) renamed forms of it exist" : "it exists"

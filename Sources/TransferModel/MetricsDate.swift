@@ -17,8 +17,11 @@ public struct MetricsDate: Codable, Sendable, Equatable, Comparable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(date.formatted(Self.style))
+        try container.encode(text)
     }
+
+    /// The served form.
+    public var text: String { date.formatted(Self.style) }
 
     public static func < (a: MetricsDate, b: MetricsDate) -> Bool { a.date < b.date }
 }

@@ -62,7 +62,7 @@ public struct TaskEvent: Codable, Sendable, Equatable {
         self.fields = fields
     }
 
-    private static let commonKeys: Set<String> = ["seq", "sessionId", "taskId", "type", "time"]
+    static let commonKeys: Set<String> = ["seq", "sessionId", "taskId", "type", "time"]
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyCodingKey.self)

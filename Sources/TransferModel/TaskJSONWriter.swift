@@ -11,7 +11,7 @@ public import FoundationEssentials
 /// JSONCoding.encoder. `TaskJSONTests` holds the output to the Codable form, so a field added
 /// to `TransferTask.encode(to:stored:)` and not here fails a test.
 struct TaskJSONWriter {
-    private(set) var bytes: [UInt8] = []
+    var bytes: [UInt8] = []
 
     init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
 
@@ -31,7 +31,7 @@ struct TaskJSONWriter {
         key("destination"); string(task.destination)
         key("digest"); digest(task.digest)
         key("earliestBeginDate"); date(task.earliestBeginDate)
-        key("error"); encoded(task.error)
+        key("error"); error(task.error)
         key("id"); integer(task.id)
         key("kind"); string(task.kind.rawValue)
         key("location"); string(task.location)
@@ -42,7 +42,7 @@ struct TaskJSONWriter {
         key("preemptions"); integer(task.preemptions)
         key("priority"); number(task.priority.value)
         key("progress"); progress(task.progress)
-        key("response"); encoded(task.response)
+        key("response"); response(task.response)
         key("responseDisposition"); encoded(task.responseDisposition)
         key("resumable"); encoded(task.resumable)
         if stored, let resume = task.resume { key("resume"); encoded(resume) }
@@ -106,17 +106,17 @@ struct TaskJSONWriter {
 
     // MARK: JSON values
 
-    private mutating func open() { bytes.append(UInt8(ascii: "{")) }
-    private mutating func close() { bytes.append(UInt8(ascii: "}")) }
+    mutating func open() { bytes.append(UInt8(ascii: "{")) }
+    mutating func close() { bytes.append(UInt8(ascii: "}")) }
 
     /// `"name":`, after a comma unless it is the object's first key.
-    private mutating func key(_ name: String) {
+    mutating func key(_ name: String) {
         if bytes.last != UInt8(ascii: "{") { bytes.append(UInt8(ascii: ",")) }
         string(name)
         bytes.append(UInt8(ascii: ":"))
     }
 
-    private mutating func string(_ text: String?) {
+    mutating func string(_ text: String?) {
         guard var text else { return raw("null") }
         let plain = text.withUTF8 { utf8 in
             // Quotes, backslashes and control characters need escapes: JSONEncoder writes those.
@@ -129,19 +129,19 @@ struct TaskJSONWriter {
         if !plain { encoded(text) }
     }
 
-    private mutating func integer(_ value: Int) {
+    mutating func integer(_ value: Int) {
         bytes.append(contentsOf: String(value).utf8)
     }
 
     /// As JSONEncoder writes a Double: its description, without a trailing ".0".
-    private mutating func number(_ value: Double) {
+    mutating func number(_ value: Double) {
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)
     }
 
     /// `.iso8601`: `yyyy-MM-ddTHH:mm:ssZ` in UTC, whole seconds (the fraction dropped).
-    private mutating func date(_ value: Date?) {
+    mutating func date(_ value: Date?) {
         guard let value else { return raw("null") }
         var seconds = time_t(value.timeIntervalSince1970.rounded(.down))
         var parts = tm()
@@ -168,7 +168,7 @@ struct TaskJSONWriter {
     }
 
     /// A value JSONCoding.encoder writes (the rare and nested parts); nil is null.
-    private mutating func encoded(_ value: (some Encodable)?) {
+    mutating func encoded(_ value: (some Encodable)?) {
         guard let value else { return raw("null") }
         guard let data = try? JSONCoding.encoder.encode(value) else { return raw("null") }
         bytes.append(contentsOf: data)

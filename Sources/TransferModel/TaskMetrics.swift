@@ -30,7 +30,13 @@ public struct TaskMetrics: Codable, Sendable, Equatable {
         [
             "redirectCount": .integer(Int64(redirectCount)),
             "transactionCount": .integer(Int64(transactionMetrics.count)),
-            "taskInterval": JSONValue(encoding: taskInterval),
+            // Built directly (JSONValue(encoding:) round-trips through JSON text): a whole
+            // number of seconds reads back as an integer, as it would from that text.
+            "taskInterval": .object([
+                "duration": taskInterval.duration == taskInterval.duration.rounded() && abs(taskInterval.duration) < 1e15
+                    ? .integer(Int64(taskInterval.duration)) : .number(taskInterval.duration),
+                "start": .string(taskInterval.start.text),
+            ]),
         ]
     }
 

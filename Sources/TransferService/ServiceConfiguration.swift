@@ -42,11 +42,14 @@ public struct ServiceConfiguration: Sendable {
     public var sshKnownHostsFile: String?
 
     /// `sshKnownHostsFile`, or the daemon user's own known_hosts ($HOME/.ssh/known_hosts).
-    var resolvedSSHKnownHostsFile: String {
-        if let sshKnownHostsFile { return sshKnownHostsFile }
+    var resolvedSSHKnownHostsFile: String { sshKnownHostsFile ?? Self.homeKnownHostsFile }
+
+    /// Read once: `ProcessInfo.environment` copies the whole environment into a dictionary on
+    /// every call, and every task's start asks (3% of a small download's CPU).
+    private static let homeKnownHostsFile: String = {
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/nonexistent"
         return home + "/.ssh/known_hosts"
-    }
+    }()
 
     /// How long a completed task (its record, response body and, unless moved to a destination,
     /// its file) is kept, in seconds; nil keeps it until it is deleted.

@@ -34,7 +34,7 @@ extension TransferService {
                 let actions = transition(&s, task: id, .responseReceived)
                 s.tasks[id]?.task.currentRequest?.url = response.url
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = response.expectedContentLength
-                emit(&s, session: session, task: id, .didReceiveResponse, ["response": JSONValue(encoding: response)], &deliveries)
+                emit(&s, session: session, task: id, .didReceiveResponse, ["response": response.jsonValue], &deliveries)
                 perform(actions, task: id, &s, &deliveries)
             case .becameDownload:
                 // URLSession gives a new download task object; here the same task goes on as a

@@ -107,7 +107,7 @@ extension TransferService {
     /// The fields of an event a transition emits.
     private func eventFields(_ type: EventType, of task: TransferTask) -> [String: JSONValue] {
         switch type {
-        case .didCompleteWithError: ["error": task.error.map { JSONValue(encoding: $0) } ?? .null]
+        case .didCompleteWithError: ["error": task.error.map(\.jsonValue) ?? .null]
         case .willBeginDelayedRequest: ["request": JSONValue(encoding: task.originalRequest)]
         default: [:]
         }

@@ -45,7 +45,7 @@ extension TransferService {
                 "attempt": .integer(Int64(entry.task.retryCount + 2)),  // the first attempt is 1
                 "delay": .number(delay),
                 "statusCode": failure?.statusCode.map { .integer(Int64($0)) } ?? .null,
-                "error": failure?.error.map { JSONValue(encoding: $0) } ?? .null,
+                "error": failure?.error.map(\.jsonValue) ?? .null,
             ], &deliveries)
             hold(&s, task: id, until: now.addingTimeInterval(delay), for: .holdForRetry, &deliveries)
             return true
@@ -54,7 +54,7 @@ extension TransferService {
             if entry.connectivityTries == nil {
                 // URLSession's taskIsWaitingForConnectivity: once per wait, not per try.
                 emit(&s, session: session.id, task: id, .taskIsWaitingForConnectivity, [
-                    "error": failure?.error.map { JSONValue(encoding: $0) } ?? .null,
+                    "error": failure?.error.map(\.jsonValue) ?? .null,
                 ], &deliveries)
             }
             s.tasks[id]?.connectivityTries = waits + 1

@@ -121,7 +121,7 @@ extension TransferService {
         let policy = context.cache.storagePolicy(forSize: body.count)
         guard policy != .notAllowed else { return }
         emit(&s, session: task.sessionId, task: id, .willCacheResponse,
-             ["storagePolicy": .string(policy.rawValue), "response": JSONValue(encoding: response)], &deliveries)
+             ["storagePolicy": .string(policy.rawValue), "response": response.jsonValue], &deliveries)
         context.cache.store(url: response.url, partition: context.partition, requestHeaders: context.requestHeaders, response: response, body: body,
                             requestTime: context.requestTime, responseTime: context.responseTime ?? Date())
     }

@@ -185,14 +185,14 @@ public final class TransferService: Sendable {
     func emit(_ s: inout ServiceState, session: String, task: Int?, _ type: EventType, _ fields: [String: JSONValue], _ deliveries: inout Deliveries) {
         let event = TaskEvent(seq: s.nextEventSeq, sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
         s.nextEventSeq += 1
-        var log = s.events[session] ?? EventLog(capacity: configuration.eventRetention)
-        let trimmed = log.append(event)
-        s.events[session] = log
+        // Appended in place: a copy of the log taken out of the dictionary would make every
+        // append copy the whole array (the log is shared until written back).
+        let trimmed = s.events[session, default: EventLog(capacity: configuration.eventRetention)].append(event)
         record(s, session: session, .appendEvent(event))
         if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
         if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
         for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
-            let page = EventPage(events: log.page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)
+            let page = EventPage(events: s.events[session, default: EventLog(capacity: 1)].page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)
             deliveries.add { waiter.callback(page) }
         }
     }

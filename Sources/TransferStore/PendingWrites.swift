@@ -26,8 +26,10 @@ struct PendingWrites: Sendable {
         return lastSeq
     }
 
-    /// Everything pending, for one transaction.
+    /// Everything pending, for one transaction, coalesced: a task saved at its start, at its
+    /// response and at its completion within one commit is encoded and written once.
     mutating func takeAll() -> [Write] {
+        coalesce()
         defer { items.removeAll(keepingCapacity: true) }
         return items
     }
@@ -42,7 +44,8 @@ struct PendingWrites: Sendable {
 
     /// Keeps one `.saveTask` per task: in the first one's place (a row the task's later writes
     /// may need, a body's foreign key, exists as early as before) with the newest one's content
-    /// (the writer keeps the newest version anyway). Never across a `.deleteTask` of the task.
+    /// (the writer keeps the newest version anyway, and of equal versions the first, as here).
+    /// Never across a `.deleteTask` of the task.
     /// The absorbed writes' sequence numbers go; no creation waits on a `.saveTask`.
     mutating func coalesce() {
         var placed: [Int: Int] = [:]
@@ -52,7 +55,7 @@ struct PendingWrites: Sendable {
             switch write.operation {
             case .saveTask(let task, _):
                 if let index = placed[task.id] {
-                    if case .saveTask(let earlier, _) = kept[index].operation, earlier.version <= task.version {
+                    if case .saveTask(let earlier, _) = kept[index].operation, earlier.version < task.version {
                         kept[index] = Write(seq: kept[index].seq, operation: write.operation)
                     }
                     continue

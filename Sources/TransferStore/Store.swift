@@ -146,8 +146,9 @@ public final class Store: Sendable {
         String(decoding: task.jsonData(stored: true), as: UTF8.self)
     }
 
+    /// Written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
     static func json(_ event: TaskEvent) throws -> String {
-        String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self)
+        String(decoding: event.jsonData(), as: UTF8.self)
     }
 
     /// Every stored session, in creation order (an upsert keeps a row's rowid).

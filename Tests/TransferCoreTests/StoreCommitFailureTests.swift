@@ -163,4 +163,21 @@ import Testing
         #expect(kept.version == 3)
         #expect(writes.containsAny(through: first))
     }
+
+    /// A task saved at its start, response and completion before one commit is written once.
+    @Test func oneCommitWritesEachTaskOnce() {
+        var writes = PendingWrites()
+        _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 1, state: .running), requestBody: nil))
+        _ = writes.append(.saveTask(StoreTests.task(2, session: "s", version: 1, state: .running), requestBody: nil))
+        _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 2, state: .running), requestBody: nil))
+        _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 3, state: .completed), requestBody: nil))
+        let batch = writes.takeAll()
+        let saved = batch.compactMap { write -> (Int, Int)? in
+            if case .saveTask(let task, _) = write.operation { return (task.id, task.version) }
+            return nil
+        }
+        #expect(saved.map(\.0) == [1, 2])
+        #expect(saved.map(\.1) == [3, 1])
+        #expect(writes.items.isEmpty)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import JSONModel
 @testable import TransferModel
 @testable import TransferStore
 @testable import TransferEngine
@@ -105,5 +106,46 @@ import Testing
         struct List: Encodable { let tasks: [TransferTask] }
         let fast = String(decoding: TransferTask.jsonList(tasks, under: "tasks"), as: UTF8.self)
         #expect(fast == String(decoding: try JSONCoding.encoder.encode(List(tasks: tasks)), as: UTF8.self))
+    }
+    static var events: [TaskEvent] {
+        let done = tasks[3]
+        return [
+            TaskEvent(seq: 1, sessionId: "shared", taskId: nil, type: .didBecomeInvalid, time: Date(timeIntervalSince1970: 1_700_000_000.5), fields: [:]),
+            TaskEvent(seq: 42, sessionId: "s/é", taskId: 7, type: .didReceiveResponse, time: Date(timeIntervalSince1970: 0),
+                      fields: ["response": done.response!.jsonValue]),
+            TaskEvent(seq: 43, sessionId: "shared", taskId: 7, type: .didCompleteWithError, time: Date(timeIntervalSince1970: 4_102_444_799),
+                      fields: ["error": done.error!.jsonValue, "aa": .array([.null, .bool(true), .bool(false), .integer(-5), .number(0.25), .number(3e20), .number(1e-7)]),
+                               "zz": .object(["b": .string("quote \" \u{1} ☃"), "a": .object([:]), "B": .array([])]),
+                               // a field named like a common key is not served twice
+                               "seq": .integer(99)]),
+        ]
+    }
+
+    @Test func eventsAndPagesAreTheBytesOfTheCodableForm() throws {
+        for event in Self.events {
+            #expect(String(decoding: event.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self))
+        }
+        let page = EventPage(events: Self.events, next: 44)
+        #expect(String(decoding: page.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(page), as: UTF8.self))
+        let empty = EventPage(events: [], next: 0)
+        #expect(String(decoding: empty.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(empty), as: UTF8.self))
+    }
+
+    /// The event fields built directly equal what a round trip through JSON text makes.
+    @Test func directEventFieldsEqualTheRoundTrip() {
+        var response = ResponseInfo(statusCode: 200, headers: ["Content-Type": "text/plain; charset=UTF-8", "Content-Length": "5"], url: "http://127.0.0.1/a")
+        #expect(response.jsonValue == JSONValue(encoding: response))
+        response = ResponseInfo(statusCode: 304, headers: [:], url: "http://127.0.0.1/")
+        #expect(response.jsonValue == JSONValue(encoding: response))
+        var error = TaskError(.cancelled, "cancelled")
+        #expect(error.jsonValue == JSONValue(encoding: error))
+        error = TaskError(.networkConnectionLost, "lost", reason: "network_policy")
+        error.resumeData = "abc="
+        #expect(error.jsonValue == JSONValue(encoding: error))
+        for duration in [0, 1, 0.001234, 2.5, 86_400] as [Double] {
+            let metrics = TaskMetrics(taskInterval: .init(start: MetricsDate(Date(timeIntervalSince1970: 1_700_000_000.123)), duration: duration),
+                                      redirectCount: 1, transactionMetrics: [])
+            #expect(metrics.eventFields["taskInterval"] == JSONValue(encoding: metrics.taskInterval))
+        }
     }
 }

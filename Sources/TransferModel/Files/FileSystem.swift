@@ -33,11 +33,20 @@ package enum FileSystem {
     }
 
     package static func makeDirectories(_ path: String) throws(TaskError) {
+        // The common case in one call: the folder is there already (every download's partial
+        // folder and most destinations' folders), or only its last level is missing.
+        if mkdir(path, 0o777) == 0 || (errno == EEXIST && isDirectory(path)) { return }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
             throw TaskError(.cannotCreateFile, "cannot create the folder \(path): \(error)")
         }
+    }
+
+    /// Whether `path` is a folder (symlinks followed).
+    package static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The path with every symlink resolved, or nil when it does not exist.

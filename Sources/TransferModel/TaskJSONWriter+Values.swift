@@ -1,0 +1,140 @@
+public import FoundationEssentials
+public import JSONModel
+
+/// The values every task and event carries, written byte for byte as `JSONCoding.encoder`
+/// writes them (keys sorted by their UTF-8 bytes), without Codable's boxing.
+///
+/// Why: a 16 KiB download made five events and three task records; encoding them through
+/// JSONEncoder (and building event fields by encoding a response and decoding it back into a
+/// JSONValue) was most of the store writer's CPU and a tenth of the engine thread's.
+/// `TaskJSONTests` holds every writer here to the Codable form.
+extension TaskJSONWriter {
+    /// An event: its common keys and its fields, in one sorted object.
+    mutating func write(_ event: TaskEvent) {
+        var keys = ["seq", "sessionId", "taskId", "time", "type"]
+        for name in event.fields.keys where !TaskEvent.commonKeys.contains(name) { keys.append(name) }
+        keys.sort(by: Self.precedes)
+        open()
+        for name in keys {
+            key(name)
+            switch name {
+            case "seq": integer(event.seq)
+            case "sessionId": string(event.sessionId)
+            case "taskId": if let id = event.taskId { integer(id) } else { raw("null") }
+            case "time": date(event.time)
+            case "type": string(event.type.rawValue)
+            default: value(event.fields[name] ?? .null)
+            }
+        }
+        close()
+    }
+
+    mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let flag): raw(flag ? "true" : "false")
+        case .integer(let number): bytes.append(contentsOf: String(number).utf8)
+        case .number(let number) where number.isFinite: self.number(number)
+        case .number: raw("null")  // JSON has no NaN or infinity; JSONEncoder would refuse the whole value
+        case .string(let text): string(text)
+        case .array(let items):
+            bytes.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                self.value(item)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            open()
+            for name in fields.keys.sorted(by: Self.precedes) {
+                key(name); self.value(fields[name] ?? .null)
+            }
+            close()
+        }
+    }
+
+    mutating func response(_ info: ResponseInfo?) {
+        guard let info else { return raw("null") }
+        open()
+        key("expectedContentLength"); if let length = info.expectedContentLength { integer(length) } else { raw("null") }
+        key("headers"); strings(info.headers)
+        key("mimeType"); string(info.mimeType)
+        key("statusCode"); integer(info.statusCode)
+        key("suggestedFilename"); string(info.suggestedFilename)
+        key("textEncodingName"); string(info.textEncodingName)
+        key("url"); string(info.url)
+        close()
+    }
+
+    mutating func error(_ error: TaskError?) {
+        guard let error else { return raw("null") }
+        open()
+        key("code"); integer(error.code)
+        key("message"); string(error.message)
+        key("name"); string(error.name)
+        if let reason = error.reason { key("reason"); string(reason) }
+        key("resumeData"); string(error.resumeData)
+        close()
+    }
+
+    mutating func strings(_ object: [String: String]) {
+        open()
+        for name in object.keys.sorted(by: Self.precedes) { key(name); string(object[name]) }
+        close()
+    }
+
+    /// JSONEncoder's `.sortedKeys` order: by UTF-8 bytes.
+    static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+}
+
+extension TaskEvent {
+    /// The event as JSON, as `JSONCoding.encoder` would write it (see `TaskJSONWriter+Values`).
+    public func jsonData() -> Data {
+        var writer = TaskJSONWriter(capacity: 256)
+        writer.write(self)
+        return Data(writer.bytes)
+    }
+}
+
+extension EventPage {
+    /// `{"events":[...],"next":N}`, as `JSONCoding.encoder` would write it.
+    public func jsonData() -> Data {
+        var writer = TaskJSONWriter(capacity: 64 + events.count * 256)
+        writer.raw("{\"events\":[")
+        for (index, event) in events.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.write(event)
+        }
+        writer.raw("],\"next\":")
+        writer.integer(next)
+        writer.raw("}")
+        return Data(writer.bytes)
+    }
+}
+
+extension ResponseInfo {
+    /// The response as an event field: what `JSONValue(encoding:)` makes of it, built directly.
+    public var jsonValue: JSONValue {
+        .object([
+            "expectedContentLength": expectedContentLength.map { .integer(Int64($0)) } ?? .null,
+            "headers": .object(headers.mapValues { .string($0) }),
+            "mimeType": mimeType.map { .string($0) } ?? .null,
+            "statusCode": .integer(Int64(statusCode)),
+            "suggestedFilename": suggestedFilename.map { .string($0) } ?? .null,
+            "textEncodingName": textEncodingName.map { .string($0) } ?? .null,
+            "url": .string(url),
+        ])
+    }
+}
+
+extension TaskError {
+    /// The error as an event field: what `JSONValue(encoding:)` makes of it, built directly.
+    public var jsonValue: JSONValue {
+        var fields: [String: JSONValue] = [
+            "code": .integer(Int64(code)), "message": .string(message), "name": .string(name),
+            "resumeData": resumeData.map { .string($0) } ?? .null,
+        ]
+        if let reason { fields["reason"] = .string(reason) }
+        return .object(fields)
+    }
+}
