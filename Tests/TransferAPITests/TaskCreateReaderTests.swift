@@ -64,7 +64,7 @@ import TestSupport
         #"{"kind":"download","request":{"url":"http://127.0.0.1:9/"},"checksum":"sha-256=2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}"#,
         #"{"kind":"data","request":{"url":"http://127.0.0.1:9/"},"bandwidthLimit":{"downloadBytesPerSecond":1000}}"#,
         #"{"kind":"data","request":{"url":"http://127.0.0.1:9/"},"earliestBeginDate":"2026-01-01T00:00:00Z"}"#,
-        #"{"kind":"data","request":{"url":"http://127.0.0.1:9/"},"responseDisposition":"allow"}"#,
+        #"{"kind":"data","request":{"url":"http://127.0.0.1:9/"},"responseDisposition":{"default":"allow"}}"#,
         #"{"kind":"stream","host":"127.0.0.1","port":9}"#,
         #"{"kind":"data","request":{"url":"http://127.0.0.1:9/","body":{"json":{"a":[1,2.5,null,true,"x"]}}}}"#,
         #"{"kind":"upload","request":{"url":"http://127.0.0.1:9/","body":{"stream":true}}}"#,

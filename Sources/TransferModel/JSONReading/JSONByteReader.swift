@@ -158,7 +158,7 @@ struct JSONByteReader {
     mutating func number() throws(Unread) -> Double {
         skipSpace()
         let start = index
-        if take(byte: UInt8(ascii: "-")) {}
+        _ = take(byte: UInt8(ascii: "-"))
         guard index < bytes.count else { throw Unread() }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
@@ -210,7 +210,23 @@ struct JSONByteReader {
         case UInt8(ascii: "n"):
             guard null() else { throw Unread() }
         default:
-            _ = try number()
+            try skipNumber()
+        }
+    }
+
+    /// Any JSON number, exponent included (it is decoded elsewhere).
+    private mutating func skipNumber() throws(Unread) {
+        _ = take(byte: UInt8(ascii: "-"))
+        guard index < bytes.count else { throw Unread() }
+        if !take(byte: UInt8(ascii: "0")) {
+            guard digits() > 0 else { throw Unread() }
+        }
+        if take(byte: UInt8(ascii: ".")) {
+            guard digits() > 0 else { throw Unread() }
+        }
+        if take(byte: UInt8(ascii: "e")) || take(byte: UInt8(ascii: "E")) {
+            if !take(byte: UInt8(ascii: "+")) { _ = take(byte: UInt8(ascii: "-")) }
+            guard digits() > 0 else { throw Unread() }
         }
     }
 
