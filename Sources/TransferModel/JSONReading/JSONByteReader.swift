@@ -41,9 +41,7 @@ struct JSONByteReader {
     /// The next member's key (its bytes, which hold no escape) with its `:` read, or nil once
     /// the object's `}` is read. `first` is true before the first member.
     mutating func nextKey(_ first: inout Bool) throws(Unread) -> UnsafeRawBufferPointer? {
-        if take(UInt8(ascii: "}")) { return nil }
-        if !first { try expect(UInt8(ascii: ",")) }
-        first = false
+        guard try another(&first, before: UInt8(ascii: "}")) else { return nil }
         try expect(UInt8(ascii: "\""))
         let start = index
         while index < bytes.count {
@@ -66,9 +64,7 @@ struct JSONByteReader {
 
     /// Whether another element follows (its `,` read); false once the array's `]` is read.
     mutating func nextElement(_ first: inout Bool) throws(Unread) -> Bool {
-        if take(UInt8(ascii: "]")) { return false }
-        if !first { try expect(UInt8(ascii: ",")) }
-        first = false
+        guard try another(&first, before: UInt8(ascii: "]")) else { return false }
         // A `,` before `]` is not JSON (FoundationEssentials' decoder takes it; the API refuses it).
         skipSpace()
         guard index < bytes.count, bytes[index] != UInt8(ascii: "]") else { throw Unread() }
@@ -153,6 +149,12 @@ struct JSONByteReader {
         return value
     }
 
+    /// A string that is the raw value of a case of `T` (an enum the API takes by name).
+    mutating func named<T: RawRepresentable>(_ type: T.Type) throws(Unread) -> T where T.RawValue == String {
+        guard let value = T(rawValue: try string()) else { throw Unread() }
+        return value
+    }
+
     /// A number without an exponent and of at most 20 characters (so it cannot overflow or
     /// underflow, where decoders differ), as a Double.
     mutating func number() throws(Unread) -> Double {
@@ -232,9 +234,7 @@ struct JSONByteReader {
 
     /// Like `nextKey`, for keys of any content (in a value that is only skipped).
     private mutating func nextKeySkippingEscapes(_ first: inout Bool) throws(Unread) -> Bool {
-        if take(UInt8(ascii: "}")) { return false }
-        if !first { try expect(UInt8(ascii: ",")) }
-        first = false
+        guard try another(&first, before: UInt8(ascii: "}")) else { return false }
         try skipString()
         try expect(UInt8(ascii: ":"))
         return true
@@ -253,6 +253,15 @@ struct JSONByteReader {
     }
 
     // MARK: bytes
+
+    /// Whether a member or element follows (its `,` read unless it is the first), or the
+    /// object or array ends (`closing` read).
+    private mutating func another(_ first: inout Bool, before closing: UInt8) throws(Unread) -> Bool {
+        if take(closing) { return false }
+        if !first { try expect(UInt8(ascii: ",")) }
+        first = false
+        return true
+    }
 
     /// Whether `key` (from `nextKey`) is `name`.
     static func key(_ key: UnsafeRawBufferPointer, is name: StaticString) -> Bool {

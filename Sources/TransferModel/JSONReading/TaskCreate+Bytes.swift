@@ -36,7 +36,7 @@ extension TaskCreate {
         while let key = try reader.nextKey(&first) {
             if JSONByteReader.key(key, is: "kind") {
                 try seen.insert(0)
-                kind = TaskKind(rawValue: try reader.string())
+                kind = try reader.named(TaskKind.self)
             } else if JSONByteReader.key(key, is: "request") {
                 try seen.insert(1)
                 request = try RequestSpec.read(&reader)
@@ -48,15 +48,13 @@ extension TaskCreate {
                 description = reader.null() ? nil : try reader.string()
             } else if JSONByteReader.key(key, is: "state") {
                 try seen.insert(4)
-                guard let value = try TaskState(rawValue: reader.string()) else { throw JSONByteReader.Unread() }
-                state = value
+                state = try reader.named(TaskState.self)
             } else if JSONByteReader.key(key, is: "destination") {
                 try seen.insert(5)
                 destination = try reader.string()
             } else if JSONByteReader.key(key, is: "conflict") {
                 try seen.insert(6)
-                conflict = try DownloadConflict(rawValue: reader.string())
-                if conflict == nil { throw JSONByteReader.Unread() }
+                conflict = try reader.named(DownloadConflict.self)
             } else {
                 throw JSONByteReader.Unread()
             }
@@ -106,15 +104,13 @@ extension RequestSpec {
                 body = try RequestBody.read(&reader)
             } else if JSONByteReader.key(key, is: "cachePolicy") {
                 try seen.insert(4)
-                cachePolicy = try CachePolicy(rawValue: reader.string())
-                if cachePolicy == nil { throw JSONByteReader.Unread() }
+                cachePolicy = try reader.named(CachePolicy.self)
             } else if JSONByteReader.key(key, is: "timeoutInterval") {
                 try seen.insert(5)
                 timeoutInterval = try reader.number()
             } else if JSONByteReader.key(key, is: "networkServiceType") {
                 try seen.insert(6)
-                networkServiceType = try NetworkServiceType(rawValue: reader.string())
-                if networkServiceType == nil { throw JSONByteReader.Unread() }
+                networkServiceType = try reader.named(NetworkServiceType.self)
             } else if JSONByteReader.key(key, is: "allowsCellularAccess") {
                 try seen.insert(7)
                 _ = try reader.bool()
