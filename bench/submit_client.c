@@ -5,6 +5,7 @@
 //
 //   submit_client PORT PATH BODYFILE COUNT GROUP STATUS [EXPECT]
 //
+// BODYFILE "-" sends GET PATH without a body instead (bench/scale.sh's reads).
 // Connects to 127.0.0.1:PORT. Every answer must have status STATUS and a Content-Length (no
 // chunked bodies, no Connection: close); if EXPECT is given, the answers containing it are
 // counted. Prints, on stdout:
@@ -90,21 +91,28 @@ int main(int argc, char **argv) {
     const char *expect = argc > 7 ? argv[7] : NULL;
     if (count <= 0 || group <= 0) fail("COUNT and GROUP must be positive");
 
-    FILE *file = fopen(argv[3], "rb");
-    if (!file) fail("cannot open BODYFILE");
-    fseek(file, 0, SEEK_END);
-    long body_size = ftell(file);
-    fseek(file, 0, SEEK_SET);
+    int get = strcmp(argv[3], "-") == 0;
+    FILE *file = get ? NULL : fopen(argv[3], "rb");
+    if (!get && !file) fail("cannot open BODYFILE");
+    long body_size = 0;
+    if (file) {
+        fseek(file, 0, SEEK_END);
+        body_size = ftell(file);
+        fseek(file, 0, SEEK_SET);
+    }
     char head[512];
-    int head_size = snprintf(head, sizeof head,
-                             "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %ld\r\n\r\n", path, port, body_size);
+    int head_size = get ? snprintf(head, sizeof head, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port)
+                        : snprintf(head, sizeof head,
+                                   "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                                   "Content-Length: %ld\r\n\r\n", path, port, body_size);
     size_t request_size = (size_t)head_size + (size_t)body_size;
     char *request = malloc(request_size);
     if (!request) fail("out of memory");
     memcpy(request, head, (size_t)head_size);
-    if (fread(request + head_size, 1, (size_t)body_size, file) != (size_t)body_size) fail("cannot read BODYFILE");
-    fclose(file);
+    if (file) {
+        if (fread(request + head_size, 1, (size_t)body_size, file) != (size_t)body_size) fail("cannot read BODYFILE");
+        fclose(file);
+    }
 
     capacity = 1 << 16;
     buffer = malloc(capacity);

@@ -40,12 +40,12 @@ enum SessionRoutes {
             }
         }
         router.add("POST", "/v1/sessions/{sid}/tasks") { request in
-            let body = try request.decode(TaskCreate.self)
+            let body = try request.decodeTaskCreate()
             return .json(try service.createTask(in: request.parameter("sid"), body, owner: request.owner), status: 201)
         }
         // All or nothing, in order; `tasks:batch` is one literal segment (the AIP-136 style).
         router.add("POST", "/v1/sessions/{sid}/tasks:batch") { request in
-            let body = try request.decode(TaskBatchCreate.self)
+            let body = try request.decodeTaskBatch()
             let tasks = try service.createTasks(in: request.parameter("sid"), body.tasks, owner: request.owner)
             let answer = TransferTask.jsonList(tasks, under: "tasks")
             return .now(HTTPResponse(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: answer))

@@ -85,10 +85,10 @@ extension TransferService {
             // One operation, so one transaction, even if the writer has to retry it alone.
             let written: Int?
             if isRecorded(s, session: sessionId) {
-                written = store.enqueue(.saveTasks(saved))
+                written = store.enqueueForSettle(.saveTasks(saved))
             } else if let last = ids.last {
                 // An ephemeral task's id is still reserved, so a restart never gives it again.
-                written = store.enqueue(.reserveTaskId(last))
+                written = store.enqueueForSettle(.reserveTaskId(last))
             } else {
                 written = nil
             }

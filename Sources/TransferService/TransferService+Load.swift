@@ -40,9 +40,8 @@ extension TransferService {
                 s.nextTaskId = max(s.nextTaskId, task.id + 1)
             }
             for event in events {
-                var log = s.events[event.sessionId] ?? EventLog(capacity: configuration.eventRetention)
-                _ = log.append(event)
-                s.events[event.sessionId] = log
+                // In place: a copy of the log per event made the start-up quadratic in the events kept.
+                _ = s.events[event.sessionId, default: EventLog(capacity: configuration.eventRetention)].append(event)
             }
             s.nextEventSeq = maxSeq + 1
             s.nextTaskId = max(s.nextTaskId, maxTaskId + 1)

@@ -65,7 +65,7 @@ extension TransferService {
     /// it created sees it removed.
     private func forgetRefused(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks.removeValue(forKey: id) else { return }
-        s.tasksBySession[entry.task.sessionId]?.removeAll { $0 == id }
+        s.tasksBySession[entry.task.sessionId]?.removeAscending(id)
         s.dirty.remove(id)
         noteTaskRemoval(&s, task: entry.task, &deliveries)
         let snapshot = ProgressSnapshot(entry.task)

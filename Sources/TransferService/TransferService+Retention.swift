@@ -86,7 +86,7 @@ extension TransferService {
     /// its last state.
     private func remove(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks.removeValue(forKey: id) else { return }
-        s.tasksBySession[entry.task.sessionId]?.removeAll { $0 == id }
+        s.tasksBySession[entry.task.sessionId]?.removeAscending(id)
         s.dirty.remove(id)
         record(s, session: entry.task.sessionId, .deleteTask(id: id))
         noteTaskRemoval(&s, task: entry.task, &deliveries)

@@ -31,7 +31,8 @@ extension TransferService {
                 after = value
             }
             var items: [TransferTask] = []
-            for taskId in s.tasksBySession[sessionId] ?? [] where taskId > after {
+            let ids = s.tasksBySession[sessionId] ?? []
+            for taskId in ids[ids.ascendingIndex(after: after)...] {
                 guard let task = s.tasks[taskId]?.task, task.isVisible(to: owner), filter == nil || task.state == filter else { continue }
                 items.append(task)
                 if items.count > limit { break }

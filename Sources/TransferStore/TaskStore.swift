@@ -34,6 +34,8 @@ package protocol TaskStore: AnyObject, Sendable {
     /// Queues writes that commit in one transaction; returns the last one's sequence number.
     @discardableResult
     func enqueue(_ operations: [StoreOperation]) -> Int?
+    /// Queues a write that the caller settles at once (`settle`), without waking the writer.
+    func enqueueForSettle(_ operation: StoreOperation) -> Int
     /// Waits until every write queued before the call was tried. Never throws.
     func flush()
     /// Waits like `flush()`, then throws when a write queued before the call is not committed.

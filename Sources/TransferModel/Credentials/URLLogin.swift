@@ -18,7 +18,9 @@ package struct URLLogin: Codable, Sendable, Equatable {
     /// Splits `url` into the URL without its userinfo and the login it carried (nil when it
     /// had none, or when it is not a hierarchical URL with an authority, e.g. data:).
     package static func split(_ url: String) -> (url: String, login: URLLogin?) {
-        guard let colonSlashSlash = url.firstRange(of: "://") else { return (url, nil) }
+        // Most URLs have no `@` at all: a byte scan spares them the generic substring search
+        // (5% of a batch's creation, issue 18).
+        guard url.utf8.contains(UInt8(ascii: "@")), let colonSlashSlash = url.firstRange(of: "://") else { return (url, nil) }
         let authorityStart = colonSlashSlash.upperBound
         let authorityEnd = url[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
         guard let at = url[authorityStart..<authorityEnd].lastIndex(of: "@") else { return (url, nil) }
