@@ -101,6 +101,40 @@ final class DownloadFile {
         }
     }
 
+    /// Writes bytes at `offset` without moving the append position: a part of a segmented
+    /// download (`SegmentedDownload`). The digest does not see them: `assembled` has it read the
+    /// file back when the download ends. False when the disk refused them.
+    func write(_ bytes: RawSpan, at offset: Int) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let result = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                done += result
+            }
+            return true
+        }
+    }
+
+    /// Reserves the whole resource's blocks before the parts are written in place, so a full
+    /// disk fails the download at once rather than part-way; false when there is no room.
+    /// A file system without fallocate gets a sparse file of that length instead.
+    func preallocate(_ length: Int) -> Bool {
+        let result = posix_fallocate(descriptor, 0, off_t(length))
+        if result == 0 { return true }
+        if result == ENOSPC || result == EFBIG { return false }
+        return ftruncate(descriptor, off_t(length)) == 0
+    }
+
+    /// Every part of a segmented download is in place: the file is `length` bytes, and its
+    /// digest reads back what it did not see written.
+    func assembled(length: Int) {
+        written = length
+    }
+
     /// The final response's head: a digest header in it is checked too (`Checksum.announced`).
     func expectDigest(announcedBy response: ResponseInfo, method: String) {
         digest.expect(Checksum.announced(by: response, method: method))

@@ -76,6 +76,20 @@ package final class Transfer: EasyHandleDelegate {
     var recorder = TransactionRecorder()
     private var received = 0
     private var unreportedReceived = 0
+
+    /// Set while this transfer is one connection of a segmented download (`SegmentedDownload`):
+    /// worker 0 is the task's own transfer, the others fetch ranges for it.
+    weak var segmented: SegmentedDownload?
+    var segmentWorker = 0
+    /// Called once the final response shows the download can be segmented (`Transfer+Segments`).
+    var onSegmentOffer: ((Transfer) -> Void)?
+
+    /// Bytes another connection of this segmented download wrote: counted as this task's.
+    func countPartBytes(_ count: Int) {
+        received += count
+        unreportedReceived += count
+        lastActivity = EngineLoop.now()
+    }
     private var sent = 0
     private var unreportedSent = 0
     private var lastReport = 0.0
@@ -271,6 +285,7 @@ package final class Transfer: EasyHandleDelegate {
 
     /// The head of the response the task gets (not a redirect, not a challenge answered).
     func deliverFinal(_ head: ResponseHead) {
+        if let segmented, segmentWorker != 0 { return segmented.received(head, worker: segmentWorker) }
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: URLLogin.strip(handle.effectiveURL ?? currentURL))
         response = info
         // The response first, then how a resumed download goes on (URLSESSION.md's order:
@@ -291,6 +306,7 @@ package final class Transfer: EasyHandleDelegate {
                 failure = TaskError(.badServerResponse, "the server answered 206 (a part of the resource) to a request for all of it")
             } else {
                 expectedTotal = info.expectedContentLength
+                offerSegments(head)
             }
         }
     }
@@ -376,6 +392,7 @@ package final class Transfer: EasyHandleDelegate {
     /// Keeps body bytes (decoded, when the response had a Content-Encoding transferd decodes):
     /// into the partial file, or into memory for a data task. False fails the transfer.
     func take(_ bytes: RawSpan) -> Bool {
+        if let segmented { return segmented.take(bytes, from: self) }
         if let file {
             guard file.write(bytes) else {
                 failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
@@ -569,7 +586,8 @@ package final class Transfer: EasyHandleDelegate {
         let headers = response.headers
         let etag = ResponseInfo.value(of: "ETag", in: headers) ?? (base > 0 ? job.resume?.etag : nil)
         let lastModified = ResponseInfo.value(of: "Last-Modified", in: headers) ?? (base > 0 ? job.resume?.lastModified : nil)
-        let state = ResumeState(offset: file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
+        // A segmented download's parts beyond its first gap are not kept by a plain resume.
+        let state = ResumeState(offset: segmented?.plan.contiguous ?? file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
         return state.ifRange == nil ? nil : state
     }
 
