@@ -52,7 +52,9 @@ final class DownloadFile {
 
     /// Opens the partial file: empty, or kept up to `resumeAt` bytes. A file shorter than that
     /// (data lost since the offset was recorded) is detected: `written` says what is really there.
-    init(target: DownloadTarget, resumeAt offset: Int = 0) throws(TaskError) {
+    /// `keepingParts`: a segmented download's file, whose parts beyond `offset` are kept too
+    /// (it is as long as the resource); only a file shorter than that is cut at `offset`.
+    init(target: DownloadTarget, resumeAt offset: Int = 0, keepingParts: Bool = false) throws(TaskError) {
         self.target = target
         digest = DownloadDigest(checksum: target.checksum)
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
@@ -67,8 +69,12 @@ final class DownloadFile {
         guard descriptor >= 0 else {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
         }
-        if offset > 0 {
-            truncate(to: min(offset, FileSystem.size(of: target.partialPath) ?? 0))
+        let size = FileSystem.size(of: target.partialPath) ?? 0
+        if offset > 0, keepingParts, size > offset {
+            lseek(descriptor, off_t(offset), SEEK_SET)
+            written = offset
+        } else if offset > 0 {
+            truncate(to: min(offset, size))
         }
     }
 

@@ -36,7 +36,7 @@ extension EngineLoop {
     private func startSegments(_ taskId: Int) {
         guard let transfer = transfers[taskId], transfer.segmented == nil, transfer.failure == nil, let file = transfer.file,
               let total = transfer.expectedTotal, let state = transfer.resumeState(),
-              let plan = SegmentPlan(total: total, count: transfer.job.segmentCount, written: file.written, firstOwner: 0) else { return }
+              let plan = plan(for: transfer, file: file, total: total) else { return }
         guard file.preallocate(total) else {
             transfer.failure = TaskError(.cannotWriteToFile, "no room on the disk for the download's \(total) bytes")
             return
@@ -46,7 +46,34 @@ extension EngineLoop {
         let download = SegmentedDownload(primary: transfer, plan: plan, representation: representation, sources: sources, connections: transfer.job.segmentCount)
         transfer.segmented = download
         segmentTable.downloads[taskId] = download
+        transfer.setBandwidthLimit(Self.share(of: transfer.job.bandwidthLimit, download))
         spawnWorkers(download)
+    }
+
+    /// A task's own rate limit is for the task: each of its connections gets an equal share.
+    static func share(of limit: BandwidthLimit?, _ download: SegmentedDownload) -> BandwidthLimit? {
+        guard var limit, let rate = limit.downloadBytesPerSecond else { return limit }
+        limit.downloadBytesPerSecond = max(1, rate / download.connections)
+        return limit
+    }
+
+    /// The task's rate limit changed (PATCH): every connection takes its share of the new one.
+    func setSegmentBandwidthLimit(_ taskId: Int, _ limit: BandwidthLimit?) {
+        guard let download = segmentTable.downloads[taskId] else { return }
+        let share = Self.share(of: limit, download)
+        download.primary.setBandwidthLimit(share)
+        for transfer in download.workerTransfers { transfer.setBandwidthLimit(share) }
+    }
+
+    /// A new plan, or (a download resumed from a checkpoint or resume data that recorded its
+    /// parts) the recorded one, each part going on from its own synced offset.
+    private func plan(for transfer: Transfer, file: DownloadFile, total: Int) -> SegmentPlan? {
+        guard transfer.base > 0, let resume = transfer.job.resume else {
+            return SegmentPlan(total: total, count: transfer.job.segmentCount, written: file.written, firstOwner: 0)
+        }
+        guard let parts = resume.parts, resume.expectedLength == total else { return nil }
+        return SegmentPlan(total: total, restoring: parts, resumedAt: transfer.base,
+                           fileSize: FileSystem.size(of: file.target.partialPath) ?? 0, firstOwner: 0)
     }
 
     /// Adds workers while there is work, connections to spare and room at the host (the
@@ -68,6 +95,8 @@ extension EngineLoop {
         var job = download.primary.job
         job.request.url = download.sources[source]
         job.request.headers["Range"] = "bytes=\(range.lowerBound)-\(range.upperBound - 1)"
+        // The file holds the identity representation: a coded range could not be written.
+        job.request.headers["Accept-Encoding"] = "identity"
         job.download = nil
         job.resume = nil
         job.checkpoints = false
@@ -78,6 +107,7 @@ extension EngineLoop {
         job.conversionTarget = nil
         // The task URL's user and password are for its own host, not a mirror's.
         if source != 0 { job.urlLogin = nil }
+        job.bandwidthLimit = Self.share(of: job.bandwidthLimit, download)
         do {
             // Its updates are the task's only through worker 0 (`SegmentedDownload.take`).
             let transfer = try Transfer(job: job, governor: governor) { _ in }

@@ -136,6 +136,7 @@ package final class EngineLoop {
             // A tus upload's next step starts with the new limit too.
             tusRuns[taskId]?.job.bandwidthLimit = limit
             transfers[taskId]?.setBandwidthLimit(limit)
+            setSegmentBandwidthLimit(taskId, limit)
         case .setLimits(let limits):
             governor.setLimits(limits, now: Self.now())
         case .renewConnections(let pool):

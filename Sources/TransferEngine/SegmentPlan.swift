@@ -1,3 +1,5 @@
+internal import TransferModel
+
 /// How a segmented download's resource is cut into byte ranges, which connection holds which,
 /// and how far each got. A value with no I/O (`SegmentPlanTests`); `SegmentedDownload` drives it.
 ///
@@ -46,8 +48,11 @@ struct SegmentPlan: Equatable {
         self.parts = parts
     }
 
-    /// A plan restored from a checkpoint's parts (nil when they do not tile `0..<total`).
-    init?(total: Int, restoring saved: [Part]) {
+    /// A plan restored from a checkpoint's parts, the first connection (continuing the file
+    /// from `resumedAt`, its bytes from 0 without a gap) owning the part that goes on from
+    /// there; bytes past `fileSize` are fetched again. Nil when the parts do not tile
+    /// `0..<total` or none goes on from `resumedAt`.
+    init?(total: Int, restoring saved: [ResumePart], resumedAt offset: Int, fileSize: Int, firstOwner: Int) {
         let sorted = saved.sorted { $0.start < $1.start }
         var expected = 0
         for part in sorted {
@@ -56,8 +61,13 @@ struct SegmentPlan: Equatable {
         }
         guard expected == total, !sorted.isEmpty else { return nil }
         self.total = total
-        parts = sorted.map { Part(start: $0.start, end: $0.end, next: $0.next, owner: nil) }
+        parts = sorted.map { Part(start: $0.start, end: $0.end, next: max($0.start, min($0.next, fileSize)), owner: nil) }
+        guard let first = parts.firstIndex(where: { $0.next == offset && !$0.isDone }) else { return nil }
+        parts[first].owner = firstOwner
     }
+
+    /// The parts as a checkpoint records them.
+    var resumeParts: [ResumePart] { parts.map { ResumePart(start: $0.start, end: $0.end, next: $0.next) } }
 
     var isComplete: Bool { parts.allSatisfy(\.isDone) }
     /// Bytes written in all parts.
@@ -107,6 +117,7 @@ struct SegmentPlan: Equatable {
     /// Every connection but the first is gone: the first one's part reaches to the end, so its
     /// GET brings the rest (a server that will not serve ranges after all).
     mutating func extendFirst() {
-        parts = [Part(start: 0, end: total, next: parts[0].next, owner: parts[0].owner)]
+        guard let first = parts.first(where: { $0.owner == 0 && !$0.isDone }) else { return }
+        parts = [Part(start: 0, end: total, next: first.next, owner: 0)]
     }
 }

@@ -32,6 +32,8 @@ final class SegmentedDownload {
         let source: Int
         let first: Int
         let last: Int
+        /// Its answer passed the checks: only then are its bytes written.
+        var accepted = false
         var refused: String?
     }
     private(set) var workers: [Int: Worker] = [:]
@@ -82,13 +84,20 @@ final class SegmentedDownload {
     func received(_ head: ResponseHead, worker id: Int) {
         guard let worker = workers[id] else { return }
         let verdict: RangedAnswer
-        if head.statusCode == 206 {
+        let coding = head.value("Content-Encoding")?.lowercased()
+        if let coding, coding != "identity" {
+            // Ranges of a coded body count coded bytes: not the bytes of the file.
+            verdict = .mismatch("the range came with Content-Encoding \(coding)")
+        } else if head.statusCode == 206 {
             verdict = RangedAnswer.check(contentRange: head.value("Content-Range"), etag: head.value("ETag"), lastModified: head.value("Last-Modified"),
                                          offset: worker.first, last: worker.last, resume: representation)
         } else {
             verdict = .mismatch("the server answered \(head.statusCode) to a range request, not 206")
         }
-        if case .mismatch(let reason) = verdict { workers[id]?.refused = "\(sources[worker.source]): \(reason)" }
+        switch verdict {
+        case .continues: workers[id]?.accepted = true
+        case .mismatch(let reason): workers[id]?.refused = "\(sources[worker.source]): \(reason)"
+        }
     }
 
     /// Body bytes of `transfer`: written in place at its part's next offset, never past the
@@ -104,7 +113,7 @@ final class SegmentedDownload {
             // The first connection's GET continues part 0 from where the file ends.
             guard let file = primary.file, file.write(chunk) else { return writeFailed(transfer) }
         } else {
-            guard workers[id]?.refused == nil else { return false }
+            guard workers[id]?.accepted == true else { return false }  // unchecked or refused
             guard let file = primary.file, file.write(chunk, at: plan.parts[index].next) else { return writeFailed(transfer) }
         }
         plan.wrote(count, in: index)
@@ -157,6 +166,9 @@ final class SegmentedDownload {
     func fallBackToFirstConnection() {
         plan.extendFirst()
     }
+
+    /// Where each part stands, for a checkpoint or resume data.
+    var resumeParts: [ResumePart] { plan.resumeParts }
 
     /// The worker transfers, for pausing, throttling and removal.
     var workerTransfers: [Transfer] { workers.values.map(\.transfer) }

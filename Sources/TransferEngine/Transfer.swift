@@ -110,10 +110,11 @@ package final class Transfer: EasyHandleDelegate {
     /// The state to record and a descriptor to fdatasync first, when a resumable download has
     /// moved since its last checkpoint.
     func checkpointCandidate() -> (ResumeState, Int32)? {
-        guard let file, let state = resumeState(), state.offset != checkpointedOffset else { return nil }
+        // A segmented download moves in every part, not only at its contiguous offset.
+        guard let file, let state = resumeState(), (segmented?.plan.written ?? state.offset) != checkpointedOffset else { return nil }
         let descriptor = file.duplicateDescriptor()
         guard descriptor >= 0 else { return nil }
-        checkpointedOffset = state.offset
+        checkpointedOffset = segmented?.plan.written ?? state.offset
         return (state, descriptor)
     }
 
@@ -134,7 +135,9 @@ package final class Transfer: EasyHandleDelegate {
         self.currentMethod = job.request.method
         remoteScheme = RemoteFileScheme(url: job.request.url)
         challenges = job.challenges
-        let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
+        let file = try job.download.map { target throws(TaskError) in
+            try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0, keepingParts: job.resume?.parts != nil && job.segmentCount > 1)
+        }
         self.file = file
         base = file?.written ?? 0
         handle = try EasyHandle()
@@ -343,6 +346,7 @@ package final class Transfer: EasyHandleDelegate {
             case .continues(let total):
                 expectedTotal = total
                 report(.resumed(offset: base, expectedTotal: total))
+                if job.resume?.parts != nil { onSegmentOffer?(self) }  // the other parts go on too
             case .mismatch(let reason):
                 restartReason = reason
                 needsRestartFromZero = true
@@ -586,8 +590,10 @@ package final class Transfer: EasyHandleDelegate {
         let headers = response.headers
         let etag = ResponseInfo.value(of: "ETag", in: headers) ?? (base > 0 ? job.resume?.etag : nil)
         let lastModified = ResponseInfo.value(of: "Last-Modified", in: headers) ?? (base > 0 ? job.resume?.lastModified : nil)
-        // A segmented download's parts beyond its first gap are not kept by a plain resume.
-        let state = ResumeState(offset: segmented?.plan.contiguous ?? file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
+        // A segmented download's offset is its bytes from 0 without a gap (what a plain resume
+        // may continue from); its parts say where each range stands.
+        var state = ResumeState(offset: segmented?.plan.contiguous ?? file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
+        state.parts = segmented?.resumeParts
         return state.ifRange == nil ? nil : state
     }
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import TransferEngine
+@testable import TransferModel
 
 /// `SegmentPlan`: how a resource is cut into parts, handed out, and split when a connection is
 /// free while another has much left (aria2's min-split-size).
@@ -60,7 +61,39 @@ import Testing
         plan.wrote(2 * Self.mib, in: 2)
         #expect(plan.contiguous == 2 * Self.mib + 100)
         #expect(plan.written == 4 * Self.mib + 100)
+    }
+
+    @Test func theFirstConnectionCanTakeTheRest() throws {
+        var plan = try #require(SegmentPlan(total: 6 * Self.mib, count: 3, written: 0, firstOwner: 0))
+        plan.wrote(1000, in: 0)
+        plan.wrote(2 * Self.mib, in: 2)
         plan.extendFirst()
-        #expect(plan.parts.count == 1 && plan.parts[0].end == 6 * Self.mib && plan.parts[0].next == 2 * Self.mib)
+        #expect(plan.parts == [SegmentPlan.Part(start: 0, end: 6 * Self.mib, next: 1000, owner: 0)])
+    }
+}
+
+/// `SegmentPlan` restored from a checkpoint's parts.
+@Suite struct SegmentPlanRestoreTests {
+    static let mib = 1024 * 1024
+
+    @Test func eachPartGoesOnFromItsOwnOffset() throws {
+        let saved = [ResumePart(start: 0, end: 2 * Self.mib, next: 1000), ResumePart(start: 2 * Self.mib, end: 4 * Self.mib, next: 3 * Self.mib)]
+        let plan = try #require(SegmentPlan(total: 4 * Self.mib, restoring: saved, resumedAt: 1000, fileSize: 4 * Self.mib, firstOwner: 0))
+        #expect(plan.parts.map(\.next) == [1000, 3 * Self.mib])
+        #expect(plan.parts[0].owner == 0 && plan.parts[1].owner == nil)
+        #expect(plan.resumeParts == saved)
+    }
+
+    @Test func partsThatDoNotTileTheResourceAreRefused() {
+        let gap = [ResumePart(start: 0, end: 100, next: 50), ResumePart(start: 200, end: 4 * Self.mib, next: 300)]
+        #expect(SegmentPlan(total: 4 * Self.mib, restoring: gap, resumedAt: 50, fileSize: 4 * Self.mib, firstOwner: 0) == nil)
+        let short = [ResumePart(start: 0, end: 100, next: 50)]
+        #expect(SegmentPlan(total: 4 * Self.mib, restoring: short, resumedAt: 50, fileSize: 4 * Self.mib, firstOwner: 0) == nil)
+    }
+
+    @Test func bytesPastTheFilesEndAreFetchedAgain() throws {
+        let saved = [ResumePart(start: 0, end: 2 * Self.mib, next: 1000), ResumePart(start: 2 * Self.mib, end: 4 * Self.mib, next: 3 * Self.mib)]
+        let plan = try #require(SegmentPlan(total: 4 * Self.mib, restoring: saved, resumedAt: 1000, fileSize: 2 * Self.mib + 10, firstOwner: 0))
+        #expect(plan.parts[1].next == 2 * Self.mib + 10)
     }
 }
