@@ -30,16 +30,26 @@ struct SegmentPlan: Equatable {
     private(set) var parts: [Part]
 
     /// `count` parts of about equal size over `total` bytes, the first already holding
-    /// `written` bytes (what the first connection wrote before the plan was made). Fewer parts
-    /// when they would be smaller than `minimumSplitSize`; nil when one part is all there is.
+    /// `written` bytes (what the first connection wrote before the plan was made: a server's
+    /// first burst may be a MiB or more). Equal parts of the whole, so that connections of
+    /// equal speed end together; when the first already holds about its share, what is left
+    /// is shared out instead. Fewer parts when they would be smaller than
+    /// `minimumSplitSize`; nil when one part is all there is.
     init?(total: Int, count: Int, written: Int, firstOwner: Int) {
-        let remaining = total - written
-        let count = min(count, remaining / Self.minimumSplitSize)
+        var count = min(count, total / Self.minimumSplitSize)
         guard count > 1 else { return nil }
+        var size = (total + count - 1) / count
+        var firstEnd = size
+        if written + Self.minimumSplitSize > size {
+            let remaining = total - written
+            count = min(count, remaining / Self.minimumSplitSize)
+            guard count > 1 else { return nil }
+            size = (remaining + count - 1) / count
+            firstEnd = written + size
+        }
         self.total = total
-        let size = (remaining + count - 1) / count
-        var parts = [Part(start: 0, end: written + size, next: written, owner: firstOwner)]
-        var start = written + size
+        var parts = [Part(start: 0, end: firstEnd, next: written, owner: firstOwner)]
+        var start = firstEnd
         while start < total {
             let end = min(total, start + size)
             parts.append(Part(start: start, end: end, next: start, owner: nil))
