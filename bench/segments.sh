@@ -4,7 +4,9 @@
 # Measures a transferd download task with "segments" (issue 18 item 2) against aria2c with the
 # same number of connections, on one file served by nginx on loopback:
 #   1. builds the release binary (as bench/download.sh; BENCH_BINARY skips it),
-#   2. writes a random file of BENCH_SIZE_MB MiB (default 32) into a temporary folder,
+#   2. writes a random file of BENCH_SIZE_MB MiB (default 32) for the limited runs and one of
+#      BENCH_FULL_SIZE_MB MiB (default 256) for the unlimited ones (32 MiB take 0.1 s there,
+#      too short to time on a busy machine) into a temporary folder,
 #   3. starts nginx (one worker, sendfile) serving it twice: /limited/ with 'limit_rate 1m'
 #      (each connection at most 1 MiB/s, as a server that limits connections) and /files/ at
 #      full speed; and transferd (its own data folder), each on 127.0.0.1 on a free port,
@@ -22,6 +24,7 @@
 # Environment:
 #   BENCH_SIZE_MB=32         size of the file, in MiB
 #   BENCH_ROUNDS=2           rounds
+#   BENCH_FULL_SIZE_MB=256   size of the file of the unlimited runs, in MiB
 #   BENCH_SEGMENTS=4         connections for aria2c -x/-s and transferd's "segments"
 #   BENCH_TIMEOUT=600        seconds one transfer may take before the benchmark gives up
 #   BENCH_BINARY=PATH        use this transferd binary instead of building one
@@ -41,6 +44,9 @@ BENCH_SIZE_MB="${BENCH_SIZE_MB:-32}"
 BENCH_ROUNDS="${BENCH_ROUNDS:-2}"
 bench_settings
 SEGMENTS="${BENCH_SEGMENTS:-4}"
+FULL_SIZE_MB="${BENCH_FULL_SIZE_MB:-256}"
+[[ "$FULL_SIZE_MB" =~ ^[1-9][0-9]*$ ]] || die "BENCH_FULL_SIZE_MB must be a positive integer, got '$FULL_SIZE_MB'"
+FULL_SIZE_BYTES=$((FULL_SIZE_MB * 1048576))
 [[ "$SEGMENTS" =~ ^([2-9]|1[0-6])$ ]] || die "BENCH_SEGMENTS must be from 2 to 16, got '$SEGMENTS'"
 
 bench_begin
@@ -52,15 +58,16 @@ median2() {
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# check_output FILE ROUND RUN: the file has the source's size (and sha256 in round 1); deleted.
+# check_output FILE ROUND RUN [BYTES SHA256]: the file has the source's size (and sha256 in
+# round 1); deleted. BYTES and SHA256 default to the limited runs' file.
 check_output() {
-    local file="$1" round="$2" run="$3" size sum
+    local file="$1" round="$2" run="$3" bytes="${4:-$SIZE_BYTES}" expected="${5:-$SOURCE_SHA256}" size sum
     [ -f "$file" ] || die "$run round $round: no file at $file"
     size="$(stat -c %s "$file")"
-    [ "$size" -eq "$SIZE_BYTES" ] || die "$run round $round: $file has $size bytes, expected $SIZE_BYTES"
+    [ "$size" -eq "$bytes" ] || die "$run round $round: $file has $size bytes, expected $bytes"
     if [ "$round" -eq 1 ]; then
         sum="$(sha256sum "$file" | cut -d' ' -f1)"
-        [ "$sum" = "$SOURCE_SHA256" ] || die "$run round $round: sha256 $sum differs from the source's $SOURCE_SHA256"
+        [ "$sum" = "$expected" ] || die "$run round $round: sha256 $sum differs from the source's $expected"
     fi
     rm -f "$file"
     timeout 120 sync || log "sync took over 120 s"
@@ -79,12 +86,12 @@ run_aria2c() {
     check_output "$WORK/out/$name" "$round" "$run"
 }
 
-# run_transferd ROUND URL SEGMENTS RUN
+# run_transferd ROUND URL SEGMENTS RUN [BYTES SHA256]
 run_transferd() {
     local round="$1" url="$2" segments="$3" run="$4" destination
     destination="bench/$run-$round.bin"
     run_task "$round" "{\"kind\":\"download\",\"request\":{\"url\":\"$url\"},\"segments\":$segments,\"destination\":\"$destination\"}"
-    check_output "$WORK/data/downloads/$destination" "$round" "$run"
+    check_output "$WORK/data/downloads/$destination" "$round" "$run" "${5:-$SIZE_BYTES}" "${6:-$SOURCE_SHA256}"
 }
 
 # ---- set up ----------------------------------------------------------------------------------
@@ -101,11 +108,14 @@ mkdir -p "$WORK/www" "$WORK/out" "$WORK/data" "$WORK/nginx/tmp" "$WORK/logs"
 log "writing a ${SIZE_MB} MiB random file in $WORK/www"
 head -c "$SIZE_BYTES" /dev/urandom >"$WORK/www/source.bin"
 SOURCE_SHA256="$(sha256sum "$WORK/www/source.bin" | cut -d' ' -f1)"
-sync "$WORK/www/source.bin"
+log "writing a ${FULL_SIZE_MB} MiB random file in $WORK/www"
+head -c "$FULL_SIZE_BYTES" /dev/urandom >"$WORK/www/full.bin"
+FULL_SHA256="$(sha256sum "$WORK/www/full.bin" | cut -d' ' -f1)"
+sync "$WORK/www/source.bin" "$WORK/www/full.bin"
 
 # /files/ at full speed, /limited/ at 1 MiB/s per connection (nginx's limit_rate is per connection).
 start_bench_nginx 64 "tcp_nopush on;" "location /files/ { alias $WORK/www/; } location /limited/ { alias $WORK/www/; limit_rate 1m; }"
-FULL_URL="$NGINX_URL/files/source.bin"
+FULL_URL="$NGINX_URL/files/full.bin"
 LIMITED_URL="$NGINX_URL/limited/source.bin"
 
 start_bench_daemon
@@ -119,8 +129,8 @@ declare -A RESULTS=()
 declare -A LABELS=(
     [aria2c-limited]="aria2c -x$SEGMENTS -s$SEGMENTS, limit_rate 1m"
     [transferd-limited]="transferd segments $SEGMENTS, limit_rate 1m"
-    [transferd-full-1]="transferd segments 1, unlimited"
-    [transferd-full-n]="transferd segments $SEGMENTS, unlimited"
+    [transferd-full-1]="transferd segments 1, unlimited, $FULL_SIZE_MB MiB"
+    [transferd-full-n]="transferd segments $SEGMENTS, unlimited, $FULL_SIZE_MB MiB"
 )
 
 log "commands: aria2c -x $SEGMENTS -s $SEGMENTS --min-split-size=1M --file-allocation=none -d DIR -o FILE $LIMITED_URL"
@@ -133,11 +143,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
         case "$run" in
             aria2c-limited) run_aria2c "$round" "$LIMITED_URL" "$run" ;;
             transferd-limited) run_transferd "$round" "$LIMITED_URL" "$SEGMENTS" "$run" ;;
-            transferd-full-1) run_transferd "$round" "$FULL_URL" 1 "$run" ;;
-            transferd-full-n) run_transferd "$round" "$FULL_URL" "$SEGMENTS" "$run" ;;
+            transferd-full-1) run_transferd "$round" "$FULL_URL" 1 "$run" "$FULL_SIZE_BYTES" "$FULL_SHA256" ;;
+            transferd-full-n) run_transferd "$round" "$FULL_URL" "$SEGMENTS" "$run" "$FULL_SIZE_BYTES" "$FULL_SHA256" ;;
         esac
-        RESULTS[$run]+="$(mbps2 "$SIZE_BYTES" "$ELAPSED_NS") "
-        log "round $round: $run $(mbps2 "$SIZE_BYTES" "$ELAPSED_NS") MB/s ($(awk -v ns="$ELAPSED_NS" 'BEGIN { printf "%.2f", ns / 1e9 }') s)"
+        bytes="$SIZE_BYTES"
+        [[ "$run" == transferd-full-* ]] && bytes="$FULL_SIZE_BYTES"
+        RESULTS[$run]+="$(mbps2 "$bytes" "$ELAPSED_NS") "
+        log "round $round: $run $(mbps2 "$bytes" "$ELAPSED_NS") MB/s ($(awk -v ns="$ELAPSED_NS" 'BEGIN { printf "%.2f", ns / 1e9 }') s)"
     done
 done
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -157,7 +169,7 @@ LIMITED_OK="$(awk -v r="$LIMITED_RATIO" 'BEGIN { print (r >= 0.95) ? "met" : "NO
 CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 {
     echo
-    echo "transferd segmented download benchmark: ${SIZE_MB} MiB ($SIZE_BYTES bytes) from nginx $("$NGINX_BIN" -v 2>&1 | sed 's|.*nginx/||') on 127.0.0.1, $ROUNDS rounds, order rotating"
+    echo "transferd segmented download benchmark: ${SIZE_MB} MiB ($SIZE_BYTES bytes) limited, ${FULL_SIZE_MB} MiB unlimited, from nginx $("$NGINX_BIN" -v 2>&1 | sed 's|.*nginx/||') on 127.0.0.1, $ROUNDS rounds, order rotating"
     echo "machine: nproc $(nproc), kernel $(uname -r), ${CPU_MODEL:-unknown CPU}, load average $LOAD_BEFORE before the rounds, $LOAD_AFTER after"
     echo "transferd: $BINARY ($(bench_commit)); $(aria2c --version 2>/dev/null | head -n 1 || echo 'aria2c: none')"
     echo "MB/s = 10^6 bytes per second; limit_rate 1m = 1 MiB/s (1.05 MB/s) per connection"

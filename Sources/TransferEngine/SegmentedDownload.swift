@@ -118,7 +118,13 @@ final class SegmentedDownload {
         }
         plan.wrote(count, in: index)
         primary.countPartBytes(count)
-        return count == bytes.byteCount
+        guard count == bytes.byteCount else { return false }
+        // A part done while its request reaches further (the first GET, a range that was
+        // split) ends now: waiting for the next chunk would hold the download up for as long
+        // as a limited server waits before sending it (about a second behind limit_rate).
+        guard plan.parts[index].isDone else { return true }
+        let asked = id == 0 ? plan.total : (workers[id].map { $0.last + 1 } ?? plan.total)
+        return plan.parts[index].end >= asked
     }
 
     private func writeFailed(_ transfer: Transfer) -> Bool {
