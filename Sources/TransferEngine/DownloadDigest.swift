@@ -59,7 +59,7 @@ struct DownloadDigest {
     /// Reads the file back from `hashed` towards `end`, at most `budget` bytes.
     mutating func catchUp(_ descriptor: Int32, to end: Int, budget: Int = .max) {
         guard !unreadable, hashed < end else { return }
-        let stop = min(end, hashed + budget)
+        let stop = end - hashed <= budget ? end : hashed + budget  // `hashed + .max` would overflow
         let chunk = 1024 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }

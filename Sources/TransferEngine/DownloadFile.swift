@@ -52,7 +52,9 @@ final class DownloadFile {
 
     /// Opens the partial file: empty, or kept up to `resumeAt` bytes. A file shorter than that
     /// (data lost since the offset was recorded) is detected: `written` says what is really there.
-    init(target: DownloadTarget, resumeAt offset: Int = 0) throws(TaskError) {
+    /// `keepingParts`: a segmented download's file, whose parts beyond `offset` are kept too
+    /// (it is as long as the resource); only a file shorter than that is cut at `offset`.
+    init(target: DownloadTarget, resumeAt offset: Int = 0, keepingParts: Bool = false) throws(TaskError) {
         self.target = target
         digest = DownloadDigest(checksum: target.checksum)
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
@@ -67,8 +69,12 @@ final class DownloadFile {
         guard descriptor >= 0 else {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
         }
-        if offset > 0 {
-            truncate(to: min(offset, FileSystem.size(of: target.partialPath) ?? 0))
+        let size = FileSystem.size(of: target.partialPath) ?? 0
+        if offset > 0, keepingParts, size > offset {
+            lseek(descriptor, off_t(offset), SEEK_SET)
+            written = offset
+        } else if offset > 0 {
+            truncate(to: min(offset, size))
         }
     }
 
@@ -99,6 +105,40 @@ final class DownloadFile {
             written += buffer.count
             return true
         }
+    }
+
+    /// Writes bytes at `offset` without moving the append position: a part of a segmented
+    /// download (`SegmentedDownload`). The digest does not see them: `assembled` has it read the
+    /// file back when the download ends. False when the disk refused them.
+    func write(_ bytes: RawSpan, at offset: Int) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let result = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                done += result
+            }
+            return true
+        }
+    }
+
+    /// Reserves the whole resource's blocks before the parts are written in place, so a full
+    /// disk fails the download at once rather than part-way; false when there is no room.
+    /// A file system without fallocate gets a sparse file of that length instead.
+    func preallocate(_ length: Int) -> Bool {
+        let result = posix_fallocate(descriptor, 0, off_t(length))
+        if result == 0 { return true }
+        if result == ENOSPC || result == EFBIG { return false }
+        return ftruncate(descriptor, off_t(length)) == 0
+    }
+
+    /// Every part of a segmented download is in place: the file is `length` bytes, and its
+    /// digest reads back what it did not see written.
+    func assembled(length: Int) {
+        written = length
     }
 
     /// The final response's head: a digest header in it is checked too (`Checksum.announced`).

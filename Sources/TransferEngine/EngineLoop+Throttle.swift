@@ -7,8 +7,7 @@ extension EngineLoop {
     /// paused (it left the line when suspended). Returns the seconds until the next transfer
     /// is due, or nil when none waits.
     func releaseThrottled(now: Double) -> Double? {
-        let waiting = transfers.values
-            .filter { $0.throttle.isThrottled && $0.pausedAt == nil }
+        let waiting = (transfers.values.filter { $0.throttle.isThrottled && $0.pausedAt == nil } + throttledSegmentWorkers())
             .sorted { ($0.throttle.waitingSince.values.min() ?? now) < ($1.throttle.waitingSince.values.min() ?? now) }
         guard !waiting.isEmpty else { return nil }
         var soonest = Double.infinity

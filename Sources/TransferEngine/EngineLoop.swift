@@ -24,6 +24,8 @@ package final class EngineLoop {
     var nextPoolSweep = 0.0
     /// Stream tasks' connections (`EngineLoop+Streams`).
     let streams = StreamTable()
+    /// Segmented downloads and their workers (`EngineLoop+Segments`).
+    let segmentTable = SegmentTable()
 
     init(multi: MultiHandle, observer: any TransferObserver) {
         self.multi = multi
@@ -40,8 +42,10 @@ package final class EngineLoop {
             if stopping { break }
             forgetFinishedCopies()
             multi.perform()
+            startOfferedSegments()
             for (easy, code) in multi.completions() {
                 if streamHandleDone(easy, code) { continue }
+                if segmentHandleDone(easy, code) { continue }
                 guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
                 transfer.remoteTransferEnded(code)
                 if transfer.needsRestartFromZero {
@@ -93,6 +97,7 @@ package final class EngineLoop {
             do {
                 let transfer = try Transfer(job: job, governor: governor) { [observer] update in observer.transfer(taskId, update) }
                 try sizeReceiveBuffer(transfer)
+                listenForSegmentOffer(transfer)
                 try addToMulti(transfer)
                 transfers[taskId] = transfer
                 taskIds[ObjectIdentifier(transfer.handle)] = taskId
@@ -105,9 +110,11 @@ package final class EngineLoop {
             tusRuns[taskId]?.paused = true
             localCopies[taskId]?.pause()
             if let transfer = transfers[taskId] { pause(transfer) }
+            pauseSegmentWorkers(taskId)
         case .resume(let taskId):
             tusRuns[taskId]?.paused = false
             localCopies[taskId]?.resume()
+            resumeSegmentWorkers(taskId)
             guard let transfer = transfers[taskId], transfer.pausedAt != nil else { return }
             transfer.pausedAt = nil
             transfer.lastActivity = Self.now()
@@ -129,6 +136,7 @@ package final class EngineLoop {
             // A tus upload's next step starts with the new limit too.
             tusRuns[taskId]?.job.bandwidthLimit = limit
             transfers[taskId]?.setBandwidthLimit(limit)
+            setSegmentBandwidthLimit(taskId, limit)
         case .setLimits(let limits):
             governor.setLimits(limits, now: Self.now())
         case .renewConnections(let pool):
@@ -255,6 +263,7 @@ package final class EngineLoop {
     /// requests it made (before whatever the caller reports next, such as the completion).
     func detach(_ taskId: Int) -> Transfer? {
         guard let transfer = transfers.removeValue(forKey: taskId) else { return nil }
+        dropSegmentWorkers(taskId)
         taskIds[ObjectIdentifier(transfer.handle)] = nil
         governor.forget(taskId, &transfer.throttle)
         reportMetrics(taskId, transfer)

@@ -15,8 +15,9 @@ enum RangedAnswer: Equatable {
     /// - Parameters:
     ///   - contentRange, etag, lastModified: the 206's fields.
     ///   - offset: where the request's `Range: bytes=OFFSET-` started (the partial file's size).
+    ///   - last: the last byte asked for (`Range: bytes=OFFSET-LAST`, a segment); nil: to the end.
     ///   - resume: what the partial file came from: the validators If-Range sent, the known size.
-    static func check(contentRange: String?, etag: String?, lastModified: String?, offset: Int, resume: ResumeState?) -> RangedAnswer {
+    static func check(contentRange: String?, etag: String?, lastModified: String?, offset: Int, last asked: Int? = nil, resume: ResumeState?) -> RangedAnswer {
         guard let range = ContentRange(contentRange), let last = range.last else {
             return .mismatch("the 206 has no usable Content-Range (\(contentRange ?? "none"))")
         }
@@ -25,7 +26,10 @@ enum RangedAnswer: Equatable {
         guard range.first == offset else {
             return .mismatch("the 206 starts at byte \(range.first), not at \(offset) as asked")
         }
-        if let total = range.total, last != total - 1 {
+        if let asked {
+            // A segment's answer must be exactly its range: a longer one would overwrite the next part.
+            guard last == asked else { return .mismatch("the 206 ends at byte \(last), not at \(asked) as asked") }
+        } else if let total = range.total, last != total - 1 {
             return .mismatch("the 206 ends at byte \(last) of \(total), not at the end as asked")
         }
         if let known = resume?.expectedLength, let total = range.total, known != total {

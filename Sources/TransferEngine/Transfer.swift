@@ -76,6 +76,20 @@ package final class Transfer: EasyHandleDelegate {
     var recorder = TransactionRecorder()
     private var received = 0
     private var unreportedReceived = 0
+
+    /// Set while this transfer is one connection of a segmented download (`SegmentedDownload`):
+    /// worker 0 is the task's own transfer, the others fetch ranges for it.
+    weak var segmented: SegmentedDownload?
+    var segmentWorker = 0
+    /// Called once the final response shows the download can be segmented (`Transfer+Segments`).
+    var onSegmentOffer: ((Transfer) -> Void)?
+
+    /// Bytes another connection of this segmented download wrote: counted as this task's.
+    func countPartBytes(_ count: Int) {
+        received += count
+        unreportedReceived += count
+        lastActivity = EngineLoop.now()
+    }
     private var sent = 0
     private var unreportedSent = 0
     private var lastReport = 0.0
@@ -96,10 +110,11 @@ package final class Transfer: EasyHandleDelegate {
     /// The state to record and a descriptor to fdatasync first, when a resumable download has
     /// moved since its last checkpoint.
     func checkpointCandidate() -> (ResumeState, Int32)? {
-        guard let file, let state = resumeState(), state.offset != checkpointedOffset else { return nil }
+        // A segmented download moves in every part, not only at its contiguous offset.
+        guard let file, let state = resumeState(), (segmented?.plan.written ?? state.offset) != checkpointedOffset else { return nil }
         let descriptor = file.duplicateDescriptor()
         guard descriptor >= 0 else { return nil }
-        checkpointedOffset = state.offset
+        checkpointedOffset = segmented?.plan.written ?? state.offset
         return (state, descriptor)
     }
 
@@ -120,7 +135,9 @@ package final class Transfer: EasyHandleDelegate {
         self.currentMethod = job.request.method
         remoteScheme = RemoteFileScheme(url: job.request.url)
         challenges = job.challenges
-        let file = try job.download.map { target throws(TaskError) in try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0) }
+        let file = try job.download.map { target throws(TaskError) in
+            try DownloadFile(target: target, resumeAt: job.resume?.offset ?? 0, keepingParts: job.resume?.parts != nil && job.segmentCount > 1)
+        }
         self.file = file
         base = file?.written ?? 0
         handle = try EasyHandle()
@@ -271,6 +288,7 @@ package final class Transfer: EasyHandleDelegate {
 
     /// The head of the response the task gets (not a redirect, not a challenge answered).
     func deliverFinal(_ head: ResponseHead) {
+        if let segmented, segmentWorker != 0 { return segmented.received(head, worker: segmentWorker) }
         let info = ResponseInfo(statusCode: head.statusCode, headers: head.joined, url: URLLogin.strip(handle.effectiveURL ?? currentURL))
         response = info
         // The response first, then how a resumed download goes on (URLSESSION.md's order:
@@ -291,6 +309,7 @@ package final class Transfer: EasyHandleDelegate {
                 failure = TaskError(.badServerResponse, "the server answered 206 (a part of the resource) to a request for all of it")
             } else {
                 expectedTotal = info.expectedContentLength
+                offerSegments(head)
             }
         }
     }
@@ -327,6 +346,7 @@ package final class Transfer: EasyHandleDelegate {
             case .continues(let total):
                 expectedTotal = total
                 report(.resumed(offset: base, expectedTotal: total))
+                if job.resume?.parts != nil { onSegmentOffer?(self) }  // the other parts go on too
             case .mismatch(let reason):
                 restartReason = reason
                 needsRestartFromZero = true
@@ -376,6 +396,7 @@ package final class Transfer: EasyHandleDelegate {
     /// Keeps body bytes (decoded, when the response had a Content-Encoding transferd decodes):
     /// into the partial file, or into memory for a data task. False fails the transfer.
     func take(_ bytes: RawSpan) -> Bool {
+        if let segmented { return segmented.take(bytes, from: self) }
         if let file {
             guard file.write(bytes) else {
                 failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
@@ -569,7 +590,10 @@ package final class Transfer: EasyHandleDelegate {
         let headers = response.headers
         let etag = ResponseInfo.value(of: "ETag", in: headers) ?? (base > 0 ? job.resume?.etag : nil)
         let lastModified = ResponseInfo.value(of: "Last-Modified", in: headers) ?? (base > 0 ? job.resume?.lastModified : nil)
-        let state = ResumeState(offset: file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
+        // A segmented download's offset is its bytes from 0 without a gap (what a plain resume
+        // may continue from); its parts say where each range stands.
+        var state = ResumeState(offset: segmented?.plan.contiguous ?? file.written, etag: etag, lastModified: lastModified, expectedLength: expectedTotal)
+        state.parts = segmented?.resumeParts
         return state.ifRange == nil ? nil : state
     }
 

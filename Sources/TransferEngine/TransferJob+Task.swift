@@ -7,5 +7,9 @@ extension TransferJob {
         priority = task.priority.value
         bandwidthLimit = task.bandwidthLimit
         connectionPool = Session.connectionPool(session: task.sessionId, owner: task.owner)
+        if task.kind == .download {
+            segments = task.segments
+            mirrors = task.mirrors ?? []
+        }
     }
 }

@@ -56,6 +56,14 @@ package struct TransferJob: Sendable {
     package var conversionTarget: DownloadTarget? = nil
     /// The digest a data task's body must have (a download's is in its `DownloadTarget`).
     package var checksum: Checksum? = nil
+    /// A download's connections at once as its task asked (nil: `sessionSegments`, its session's
+    /// `maximumSegmentsPerDownload`) and its mirrors (`SegmentedDownload`).
+    package var segments: Int? = nil
+    package var sessionSegments = 1
+    package var mirrors: [String] = []
+    /// Its session's httpMaximumConnectionsPerHost: a segmented download opens extra
+    /// connections only while its host has fewer than this (`EngineLoop+Segments`).
+    package var hostConnectionLimit = 6
 
     /// The memberwise initializer, for the layers above.
     package init(

@@ -65,6 +65,8 @@ extension TransferJob {
             pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
             httpVersion: configuration.httpVersion,
             ftpRequiresTLS: configuration.ftpRequiresTLS)
+        sessionSegments = configuration.maximumSegmentsPerDownload
+        hostConnectionLimit = configuration.httpMaximumConnectionsPerHost
     }
 }
 

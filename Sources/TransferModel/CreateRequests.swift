@@ -69,6 +69,10 @@ public struct TaskCreate: Decodable, Sendable {
     public var stream: StreamEndpoint?
     /// Download and data tasks: the digest the file or body must have, `"sha-256=<hex>"`.
     public var checksum: Checksum?
+    /// Downloads only: how many connections fetch the resource at once (nil: the session's
+    /// `maximumSegmentsPerDownload`), and other URLs of the same resource (`DownloadSegments`).
+    public var segments: Int?
+    public var mirrors: [String]?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -81,7 +85,7 @@ public struct TaskCreate: Decodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
         case resumeData, destination, conflict, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
-        case responseDisposition, checksum
+        case responseDisposition, checksum, segments, mirrors
     }
 
     public init(from decoder: any Decoder) throws {
@@ -129,7 +133,9 @@ public struct TaskCreate: Decodable, Sendable {
         if checksum != nil, kind != .download, kind != .data {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.checksum), message: "is for download and data tasks only")
         }
-        for key in [CodingKeys.destination, .conflict] where c.contains(key) && kind != .download {
+        segments = try c.decodeSegments(forKey: .segments, field: decoder.path(CodingKeys.segments))
+        mirrors = try c.decodeMirrors(forKey: .mirrors, field: decoder.path(CodingKeys.mirrors))
+        for key in [CodingKeys.destination, .conflict, .segments, .mirrors] where c.contains(key) && kind != .download {
             throw InputError.invalidValue(field: decoder.path(key), message: "is for download tasks only")
         }
         guard request != nil || resumeData != nil else {

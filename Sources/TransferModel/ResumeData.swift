@@ -8,6 +8,10 @@ public struct ResumeState: Codable, Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var expectedLength: Int?
+    /// A segmented download's parts (issue 18 item 2), each with its own synced offset; `offset`
+    /// is then the bytes from 0 without a gap, which a plain resume may continue from. Nil for
+    /// a download over one connection.
+    public var parts: [ResumePart]?
 
     /// A strong ETag, else Last-Modified: what If-Range may carry (RFC 9110 13.1.5).
     public var ifRange: String? {

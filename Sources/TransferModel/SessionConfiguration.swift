@@ -40,6 +40,9 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     /// Not URLSession's: the most tasks of this session running at once (nil: only the global
     /// and per-host caps apply).
     @NullEncoded public var maximumConcurrentTasks: Int? = nil
+    /// Not URLSession's: the connections a download uses at once when its task does not say
+    /// (`"segments"`, 1 to 16; 1: one connection, as URLSession).
+    public var maximumSegmentsPerDownload = 1
     /// URLSessionConfiguration.urlCache: the cache's capacities, or nil for no cache. Left out,
     /// the session kind's default cache (`URLCacheConfiguration.automatic`, resolved at creation).
     @NullEncoded public var urlCache: URLCacheConfiguration? = .automatic
@@ -53,7 +56,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys, ftpRequiresTLS
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, httpVersion, maximumConcurrentTasks
-        case urlCache
+        case urlCache, maximumSegmentsPerDownload
     }
 
     public init(from decoder: any Decoder) throws {
@@ -86,6 +89,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         httpMaximumConnectionsPerHost = try Self.integer(c, .httpMaximumConnectionsPerHost) ?? 6
         httpVersion = try value(.httpVersion, defaults.httpVersion)
         maximumConcurrentTasks = try Self.integer(c, .maximumConcurrentTasks, nullable: true)
+        maximumSegmentsPerDownload = try Self.integer(c, .maximumSegmentsPerDownload) ?? 1
         // Absent: the kind's default cache; null: none.
         urlCache = c.contains(.urlCache) ? try c.decode(URLCacheConfiguration?.self, forKey: .urlCache) : .automatic
 
@@ -97,6 +101,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         if let cap = maximumConcurrentTasks, !(1...10_000).contains(cap) {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.maximumConcurrentTasks), message: "must be between 1 and 10000, or null")
         }
+        try DownloadSegments.check(segments: maximumSegmentsPerDownload, field: decoder.path(CodingKeys.maximumSegmentsPerDownload))
         if tlsMinimumSupportedProtocolVersion.rawValue > tlsMaximumSupportedProtocolVersion.rawValue {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.tlsMinimumSupportedProtocolVersion), message: "must not be above tlsMaximumSupportedProtocolVersion")
         }

@@ -35,6 +35,7 @@ struct TaskJSONWriter {
         key("id"); integer(task.id)
         key("kind"); string(task.kind.rawValue)
         key("location"); string(task.location)
+        key("mirrors"); encoded(task.mirrors)
         key("networkServiceType"); string(task.networkServiceType.rawValue)
         key("originalRequest"); request(task.originalRequest)
         if stored, let owner = task.owner { key("owner"); string(owner) }
@@ -49,6 +50,7 @@ struct TaskJSONWriter {
         key("retryCount"); integer(task.retryCount)
         key("schedulingClass"); string(task.schedulingClass.rawValue)
         if stored, let sealed = task.sealedLogin { key("sealedLogin"); string(sealed) }
+        key("segments"); if let segments = task.segments { integer(segments) } else { raw("null") }
         key("sessionId"); string(task.sessionId)
         key("startedAt"); date(task.startedAt)
         key("state"); string(task.state.rawValue)

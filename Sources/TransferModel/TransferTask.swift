@@ -57,6 +57,10 @@ public struct TransferTask: Codable, Sendable, Equatable {
     @Indirect public var checksum: Checksum?
     /// What a completed task's body or file hashed to (SHA-256, and its checksum's algorithm).
     public var digest: TaskDigest?
+    /// A download's connections at once, as asked (nil: the session's `maximumSegmentsPerDownload`).
+    public var segments: Int?
+    /// Other URLs of a download's resource, used for segments and as failover (`DownloadSegments`).
+    public var mirrors: [String]?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -67,7 +71,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, conflict, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, sealedLogin, streamedBody, bodyStream, retryCount
-        case cacheStatus, responseDisposition, checksum, digest
+        case cacheStatus, responseDisposition, checksum, digest, segments, mirrors
     }
 
     public init(from decoder: any Decoder) throws {
@@ -104,6 +108,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         responseDisposition = try c.decodeIfPresent(ResponseDisposition.self, forKey: .responseDisposition)
         checksum = try c.decodeIfPresent(Checksum.self, forKey: .checksum)  // absent in rows stored before checksums
         digest = try c.decodeIfPresent(TaskDigest.self, forKey: .digest)
+        segments = try c.decodeIfPresent(Int.self, forKey: .segments)  // absent in rows stored before segments
+        mirrors = try c.decodeIfPresent([String].self, forKey: .mirrors)
     }
 
     package init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -160,6 +166,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(startedAt, forKey: .startedAt)
         try c.encode(completedAt, forKey: .completedAt)
         try c.encode(version, forKey: .version)
+        try c.encode(segments, forKey: .segments)
+        try c.encode(mirrors, forKey: .mirrors)
         if stored {
             try c.encodeIfPresent(owner, forKey: .owner)
             try c.encodeIfPresent(resume, forKey: .resume)

@@ -157,6 +157,8 @@ extension TransferService {
         task.bandwidthLimit = request.bandwidthLimit
         task.responseDisposition = request.responseDisposition
         task.checksum = prepared.checksum
+        task.segments = request.segments
+        task.mirrors = request.mirrors
         task.streamedBody = prepared.streamed?.segments
         if request.request?.body == .stream { task.bodyStream = BodyStreamState() }
         if let resumable = request.resumable {

@@ -34,6 +34,7 @@ import TransferService
         "httpMaximumConnectionsPerHost": 6,
         "httpVersion": "auto",
         "maximumConcurrentTasks": NSNull(),
+        "maximumSegmentsPerDownload": 1,
         "urlCache": ["memoryCapacity": 4_194_304, "diskCapacity": 67_108_864],
     ] }
 

@@ -96,6 +96,8 @@ import Testing
         (#"{"httpMaximumConnectionsPerHost": 65}"#, "httpMaximumConnectionsPerHost"),
         (#"{"maximumConcurrentTasks": 0}"#, "maximumConcurrentTasks"),
         (#"{"maximumConcurrentTasks": 10001}"#, "maximumConcurrentTasks"),
+        (#"{"maximumSegmentsPerDownload": 0}"#, "maximumSegmentsPerDownload"),
+        (#"{"maximumSegmentsPerDownload": 17}"#, "maximumSegmentsPerDownload"),
         (#"{"tlsMinimumSupportedProtocolVersion": "TLSv13", "tlsMaximumSupportedProtocolVersion": "TLSv12"}"#, "tlsMinimumSupportedProtocolVersion"),
         (#"{"httpAdditionalHeaders": {"Bad Name": "x"}}"#, "httpAdditionalHeaders"),
         (#"{"httpAdditionalHeaders": {"X-Inject": "a\r\nEvil: 1"}}"#, "httpAdditionalHeaders"),

@@ -1,0 +1,242 @@
+internal import Curl
+internal import FoundationEssentials
+internal import TransferModel
+
+/// The segmented downloads the engine runs and their workers' easy handles (`EngineLoop+Segments`).
+final class SegmentTable {
+    var downloads: [Int: SegmentedDownload] = [:]
+    /// A worker's easy handle: its task and worker number.
+    var workerHandles: [ObjectIdentifier: (taskId: Int, worker: Int)] = [:]
+    /// Tasks whose first answer showed they can be segmented, started after `perform` returns
+    /// (easy handles are not added from inside curl's callbacks).
+    var offered: [Int] = []
+}
+
+/// Segmented downloads (issue 18 item 2): the task's transfer offers itself once its first
+/// answer shows ranges can be trusted (`Transfer.offerSegments`); then the resource is split
+/// (`SegmentPlan`), the partial file preallocated, and ranged workers are added while the
+/// download may use more connections and the host has room. Each worker's answer is checked
+/// before a byte is written (`SegmentedDownload.received`); a source that answers wrongly is
+/// dropped and its range goes back to the pool; with no source left the first connection's GET
+/// reads the rest, or the download continues over one connection from its contiguous prefix.
+extension EngineLoop {
+    /// A download that may use several connections listens for its first answer.
+    func listenForSegmentOffer(_ transfer: Transfer) {
+        guard transfer.job.segmentCount > 1 else { return }
+        transfer.onSegmentOffer = { [segmentTable] offered in segmentTable.offered.append(offered.job.taskId) }
+    }
+
+    func startOfferedSegments() {
+        guard !segmentTable.offered.isEmpty else { return }
+        let offered = segmentTable.offered
+        segmentTable.offered.removeAll()
+        for taskId in offered { startSegments(taskId) }
+    }
+
+    private func startSegments(_ taskId: Int) {
+        guard let transfer = transfers[taskId], transfer.segmented == nil, transfer.failure == nil, let file = transfer.file,
+              let total = transfer.expectedTotal, let state = transfer.resumeState(),
+              let plan = plan(for: transfer, file: file, total: total) else { return }
+        guard file.preallocate(total) else {
+            transfer.failure = TaskError(.cannotWriteToFile, "no room on the disk for the download's \(total) bytes")
+            return
+        }
+        let representation = ResumeState(offset: 0, etag: state.etag, lastModified: state.lastModified, expectedLength: total)
+        let sources = [transfer.currentURL] + transfer.job.mirrors.filter { $0 != transfer.currentURL }
+        let download = SegmentedDownload(primary: transfer, plan: plan, representation: representation, sources: sources, connections: transfer.job.segmentCount)
+        transfer.segmented = download
+        segmentTable.downloads[taskId] = download
+        transfer.setBandwidthLimit(Self.share(of: transfer.job.bandwidthLimit, download))
+        spawnWorkers(download)
+    }
+
+    /// A task's own rate limit is for the task: each of its connections gets an equal share.
+    static func share(of limit: BandwidthLimit?, _ download: SegmentedDownload) -> BandwidthLimit? {
+        guard var limit, let rate = limit.downloadBytesPerSecond else { return limit }
+        limit.downloadBytesPerSecond = max(1, rate / download.connections)
+        return limit
+    }
+
+    /// The task's rate limit changed (PATCH): every connection takes its share of the new one.
+    func setSegmentBandwidthLimit(_ taskId: Int, _ limit: BandwidthLimit?) {
+        guard let download = segmentTable.downloads[taskId] else { return }
+        let share = Self.share(of: limit, download)
+        download.primary.setBandwidthLimit(share)
+        for transfer in download.workerTransfers { transfer.setBandwidthLimit(share) }
+    }
+
+    /// A new plan, or (a download resumed from a checkpoint or resume data that recorded its
+    /// parts) the recorded one, each part going on from its own synced offset.
+    private func plan(for transfer: Transfer, file: DownloadFile, total: Int) -> SegmentPlan? {
+        guard transfer.base > 0, let resume = transfer.job.resume else {
+            return SegmentPlan(total: total, count: transfer.job.segmentCount, written: file.written, firstOwner: 0)
+        }
+        guard let parts = resume.parts, resume.expectedLength == total else { return nil }
+        return SegmentPlan(total: total, restoring: parts, resumedAt: transfer.base,
+                           fileSize: FileSystem.size(of: file.target.partialPath) ?? 0, firstOwner: 0)
+    }
+
+    /// Adds workers while there is work, connections to spare and room at the host (the
+    /// session's httpMaximumConnectionsPerHost counts every connection the engine has open to
+    /// it); one at least when nothing else runs, so a busy host never stalls the download.
+    private func spawnWorkers(_ download: SegmentedDownload) {
+        let pool = download.primary.job.connectionPool
+        let limit = download.primary.job.hostConnectionLimit
+        while true {
+            let idle = download.runningConnections == 0
+            guard let assignment = download.assign(mayUse: { [self] source in
+                idle || connections(to: Self.hostKey(download.sources[source]), pool: pool) < limit
+            }) else { return }
+            if !startWorker(download, assignment.worker, source: assignment.source, range: assignment.range) { return }
+        }
+    }
+
+    private func startWorker(_ download: SegmentedDownload, _ worker: Int, source: Int, range: Range<Int>) -> Bool {
+        var job = download.primary.job
+        job.request.url = download.sources[source]
+        job.request.headers["Range"] = "bytes=\(range.lowerBound)-\(range.upperBound - 1)"
+        // The file holds the identity representation: a coded range could not be written.
+        job.request.headers["Accept-Encoding"] = "identity"
+        job.download = nil
+        job.resume = nil
+        job.checkpoints = false
+        job.checksum = nil
+        job.segments = 1
+        job.mirrors = []
+        job.responseDisposition = nil
+        job.conversionTarget = nil
+        // The task URL's user and password are for its own host, not a mirror's.
+        if source != 0 { job.urlLogin = nil }
+        job.bandwidthLimit = Self.share(of: job.bandwidthLimit, download)
+        do {
+            // Its updates are the task's only through worker 0 (`SegmentedDownload.take`).
+            let transfer = try Transfer(job: job, governor: governor) { _ in }
+            transfer.segmented = download
+            transfer.segmentWorker = worker
+            try sizeReceiveBuffer(transfer)
+            try addToMulti(transfer)
+            download.add(worker, transfer, source: source, range: range)
+            segmentTable.workerHandles[ObjectIdentifier(transfer.handle)] = (download.taskId, worker)
+            if download.primary.pausedAt != nil { pause(transfer) }
+            return true
+        } catch {
+            download.abandon(worker)
+            return false
+        }
+    }
+
+    /// A finished easy handle of a segmented download (a worker's, or the task's own while it
+    /// is segmented): true when it was one, handled here.
+    func segmentHandleDone(_ easy: EasyHandle, _ code: CurlCode) -> Bool {
+        let id = ObjectIdentifier(easy)
+        if let (taskId, worker) = segmentTable.workerHandles.removeValue(forKey: id) {
+            guard let download = segmentTable.downloads[taskId] else { return true }
+            removeWorkerHandle(download, worker)
+            download.ended(worker: worker, transportFailed: !code.isOK)
+            advance(download)
+            return true
+        }
+        guard let taskId = taskIds[id], let transfer = transfers[taskId], let download = transfer.segmented else { return false }
+        // Its part done (the write callback stopped it at the part's end) or failed: the rest
+        // of its part, if any, goes back to the pool. The handle stays in the multi until the
+        // task ends (`detach`).
+        download.primaryEnded()
+        advance(download)
+        return true
+    }
+
+    /// After a connection ended: the download completes, fails, falls back, or takes more workers.
+    private func advance(_ download: SegmentedDownload) {
+        let taskId = download.taskId
+        let primary = download.primary
+        if primary.failure != nil {
+            primary.reportProgress(now: Self.now(), force: true)
+            return finish(taskId, primary.outcome(.ok))
+        }
+        if download.plan.isComplete {
+            primary.file?.assembled(length: download.plan.total)
+            primary.reportProgress(now: Self.now(), force: true)
+            return finish(taskId, primary.outcome(.ok))
+        }
+        for (worker, state) in download.workers where download.dropped.contains(state.source) {
+            removeWorkerHandle(download, worker)
+            download.stop(worker: worker)
+        }
+        if download.usableSources.isEmpty {
+            // A server that will not serve ranges after all, or mirrors that all differ.
+            guard download.primaryRunning else { return continueOverOneConnection(download) }
+            return download.fallBackToFirstConnection()
+        }
+        spawnWorkers(download)
+    }
+
+    /// No source can serve ranges any more and the first connection ended: the download goes
+    /// on as a plain one from the bytes it holds from 0 without a gap (a ranged request with
+    /// If-Range, checked by `RangedAnswer` as any resumed download is).
+    private func continueOverOneConnection(_ download: SegmentedDownload) {
+        let taskId = download.taskId
+        guard detach(taskId) != nil else { return }
+        var job = download.primary.job
+        job.segments = 1
+        let prefix = download.plan.contiguous
+        var state = download.representation
+        state.offset = prefix
+        job.resume = prefix > 0 ? state : nil
+        apply(.start(job))
+        observer.transfer(taskId, .resumed(offset: prefix, expectedTotal: download.plan.total))
+    }
+
+    private func removeWorkerHandle(_ download: SegmentedDownload, _ worker: Int) {
+        guard let transfer = download.workers[worker]?.transfer else { return }
+        segmentTable.workerHandles[ObjectIdentifier(transfer.handle)] = nil
+        governor.forget(download.taskId, &transfer.throttle)
+        multi.remove(transfer.handle)
+    }
+
+    /// The task leaves the engine (done, failed, cancelled, suspended too long): its workers go.
+    func dropSegmentWorkers(_ taskId: Int) {
+        guard let download = segmentTable.downloads.removeValue(forKey: taskId) else { return }
+        for worker in download.workers.keys {
+            removeWorkerHandle(download, worker)
+            download.stop(worker: worker)
+        }
+    }
+
+    func pauseSegmentWorkers(_ taskId: Int) {
+        for transfer in segmentTable.downloads[taskId]?.workerTransfers ?? [] { pause(transfer) }
+    }
+
+    func resumeSegmentWorkers(_ taskId: Int) {
+        for transfer in segmentTable.downloads[taskId]?.workerTransfers ?? [] where transfer.pausedAt != nil {
+            transfer.pausedAt = nil
+            transfer.lastActivity = Self.now()
+            try? transfer.handle.pause(false)
+        }
+    }
+
+    /// Workers waiting for bandwidth tokens (`releaseThrottled`).
+    func throttledSegmentWorkers() -> [Transfer] {
+        guard !segmentTable.downloads.isEmpty else { return [] }
+        return segmentTable.downloads.values.flatMap(\.workerTransfers).filter { $0.throttle.isThrottled && $0.pausedAt == nil }
+    }
+
+    /// The connections the engine has open (or opening) to `host` in connection pool `pool`:
+    /// every running transfer and every segment worker.
+    private func connections(to host: String, pool: String?) -> Int {
+        var count = 0
+        for transfer in transfers.values where transfer.job.connectionPool == pool && Self.hostKey(transfer.currentURL) == host {
+            if let download = transfer.segmented, !download.primaryRunning { continue }
+            count += 1
+        }
+        for download in segmentTable.downloads.values where download.primary.job.connectionPool == pool {
+            count += download.workers.values.filter { Self.hostKey(download.sources[$0.source]) == host }.count
+        }
+        return count
+    }
+
+    /// scheme://host:port of a URL, lowercased.
+    static func hostKey(_ url: String) -> String {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else { return url }
+        return "\(scheme)://\((parsed.host ?? "").lowercased()):\(parsed.port ?? (scheme == "https" ? 443 : 80))"
+    }
+}
