@@ -31,8 +31,10 @@ public struct WebhookSpec: Decodable, Sendable, Equatable {
         guard let scheme = URL(string: url)?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.url), message: "must be an http or https URL")
         }
-        guard (16...1024).contains(secret.utf8.count) else {
-            throw InputError.invalidValue(field: decoder.path(CodingKeys.secret), message: "must be 16 to 1024 bytes")
+        // Counted as JSON Schema counts a string's length (openapi.yaml's minLength and
+        // maxLength): in characters (Unicode code points), not UTF-8 bytes.
+        guard (16...1024).contains(secret.unicodeScalars.count) else {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.secret), message: "must be 16 to 1024 characters")
         }
     }
 }

@@ -223,6 +223,8 @@ import TransferService
                 (["url": "gopher://127.0.0.1/x", "secret": Self.secret], 422, "invalid_value", "webhook.url"),
                 (["url": "not a url", "secret": Self.secret], 422, "invalid_url", "webhook.url"),
                 (["url": "http://127.0.0.1/x", "secret": "short"], 422, "invalid_value", "webhook.secret"),
+                // 15 characters, 30 bytes: the length is counted in characters, as the schema's minLength
+                (["url": "http://127.0.0.1/x", "secret": String(repeating: "é", count: 15)], 422, "invalid_value", "webhook.secret"),
                 (["url": "http://127.0.0.1/x"], 400, "missing_field", "webhook.secret"),
                 (["url": "http://127.0.0.1/x", "secret": Self.secret, "mode": "sometimes"], 422, "invalid_value", "webhook.mode"),
                 (["url": "http://127.0.0.1/x", "secret": Self.secret, "retries": 3], 400, "unknown_field", "webhook.retries"),
