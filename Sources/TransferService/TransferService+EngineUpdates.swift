@@ -11,24 +11,26 @@ extension TransferService {
     /// Applies engine updates in order (the engine updates thread hands over what queued
     /// meanwhile), up to `updatesPerLock` under one hold of the lock: a long-poll woken by the
     /// first event reads the feed after the rest of the run is in it, so a client gets the
-    /// events of many tasks in one answer instead of one answer per event.
+    /// events of many tasks in one answer instead of one answer per event. What a completion
+    /// answers waits for the commit; what the other updates answer does not.
     func handle(_ batch: [(taskId: Int, update: TransferUpdate)]) {
         var start = batch.startIndex
         while start < batch.endIndex {
             let run = batch[start..<min(batch.endIndex, start + Self.updatesPerLock)]
             start = run.endIndex
-            let deliveries = state.withLock { s in
-                var deliveries = Deliveries()
-                for (id, update) in run { apply(update, task: id, &s, &deliveries) }
-                return deliveries
+            let (now, durable) = state.withLock { s in
+                var now = Deliveries(), durable = Deliveries()
+                for (id, update) in run {
+                    var deliveries = Deliveries()
+                    apply(update, task: id, &s, &deliveries)
+                    if update.isCompletion { durable.add(deliveries) } else { now.add(deliveries) }
+                }
+                return (now, durable)
             }
+            now.run()
             // A completion is answered only once it is durable: a client told "completed" must
             // never find the task lost to a crash a moment later.
-            if run.contains(where: { $0.update.isCompletion }) {
-                store.afterCommit { deliveries.run() }
-            } else {
-                deliveries.run()
-            }
+            if run.contains(where: { $0.update.isCompletion }) { store.afterCommit { durable.run() } }
         }
     }
 
