@@ -207,11 +207,7 @@ extension EngineLoop {
     }
 
     func resumeSegmentWorkers(_ taskId: Int) {
-        for transfer in segmentTable.downloads[taskId]?.workerTransfers ?? [] where transfer.pausedAt != nil {
-            transfer.pausedAt = nil
-            transfer.lastActivity = Self.now()
-            try? transfer.handle.pause(false)
-        }
+        for transfer in segmentTable.downloads[taskId]?.workerTransfers ?? [] { unpause(transfer) }
     }
 
     /// Workers waiting for bandwidth tokens (`releaseThrottled`).

@@ -115,11 +115,7 @@ package final class EngineLoop {
             tusRuns[taskId]?.paused = false
             localCopies[taskId]?.resume()
             resumeSegmentWorkers(taskId)
-            guard let transfer = transfers[taskId], transfer.pausedAt != nil else { return }
-            transfer.pausedAt = nil
-            transfer.lastActivity = Self.now()
-            transfer.resetSpeed()
-            try? transfer.handle.pause(false)
+            if let transfer = transfers[taskId] { unpause(transfer) }
         case .preempt(let taskId):
             guard let transfer = transfers[taskId], transfer.isDownload, tusRuns[taskId] == nil else { return }
             letConnectionGo(taskId, transfer)
@@ -184,6 +180,15 @@ package final class EngineLoop {
         // Suspended, it gives up its place in line; resuming redelivers its chunk, which queues again.
         governor.forget(transfer.job.taskId, &transfer.throttle)
         try? transfer.handle.pause(true)
+    }
+
+    /// Undoes `pause`: the transfer moves again, its idle clock and speed starting afresh.
+    func unpause(_ transfer: Transfer) {
+        guard transfer.pausedAt != nil else { return }
+        transfer.pausedAt = nil
+        transfer.lastActivity = Self.now()
+        transfer.resetSpeed()
+        try? transfer.handle.pause(false)
     }
 
     /// Reports coalesced progress and times out transfers suspended for longer than their idle

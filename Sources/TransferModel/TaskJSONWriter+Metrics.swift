@@ -12,12 +12,7 @@ extension TaskJSONWriter {
         key("duration"); number(metrics.taskInterval.duration)
         key("start"); string(metrics.taskInterval.start.text)
         close()
-        key("transactionMetrics"); bytes.append(UInt8(ascii: "["))
-        for (index, transaction) in metrics.transactionMetrics.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(transaction)
-        }
-        bytes.append(UInt8(ascii: "]"))
+        key("transactionMetrics"); list(metrics.transactionMetrics) { $0.write($1) }
         close()
     }
 
@@ -35,12 +30,12 @@ extension TaskJSONWriter {
         key("isProxyConnection"); raw(t.isProxyConnection ? "true" : "false")
         key("isReusedConnection"); raw(t.isReusedConnection ? "true" : "false")
         key("localAddress"); string(t.localAddress)
-        key("localPort"); optional(t.localPort)
-        key("negotiatedTLSCipherSuite"); optional(t.negotiatedTLSCipherSuite)
+        key("localPort"); integerOrNull(t.localPort)
+        key("negotiatedTLSCipherSuite"); integerOrNull(t.negotiatedTLSCipherSuite)
         key("negotiatedTLSProtocolVersion"); string(t.negotiatedTLSProtocolVersion?.rawValue)
         key("networkProtocolName"); string(t.networkProtocolName)
         key("remoteAddress"); string(t.remoteAddress)
-        key("remotePort"); optional(t.remotePort)
+        key("remotePort"); integerOrNull(t.remotePort)
         key("request"); open()
         key("method"); string(t.request.method)
         key("url"); string(t.request.url)
@@ -62,10 +57,6 @@ extension TaskJSONWriter {
     }
 
     private mutating func date(_ value: MetricsDate?) { string(value?.text) }
-
-    private mutating func optional(_ value: Int?) {
-        if let value { integer(value) } else { raw("null") }
-    }
 }
 
 extension TaskMetrics {

@@ -22,12 +22,9 @@ extension TaskChangePage {
         var writer = TaskJSONWriter(capacity: 64 + tasks.count * 700 + removed.count * 8)
         writer.raw("{\"next\":")
         writer.integer(next)
-        writer.raw(",\"removed\":[")
-        for (index, id) in removed.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.integer(id)
-        }
-        writer.raw("],\"resync\":")
+        writer.raw(",\"removed\":")
+        writer.list(removed) { $0.integer($1) }
+        writer.raw(",\"resync\":")
         writer.raw(resync ? "true" : "false")
         writer.raw(",\"tasks\":")
         writer.tasks(tasks)
@@ -39,11 +36,6 @@ extension TaskChangePage {
 extension TaskJSONWriter {
     /// `[task,...]` in the served form.
     mutating func tasks(_ tasks: [TransferTask]) {
-        raw("[")
-        for (index, task) in tasks.enumerated() {
-            if index > 0 { raw(",") }
-            write(task, stored: false)
-        }
-        raw("]")
+        list(tasks) { $0.write($1, stored: false) }
     }
 }

@@ -38,12 +38,7 @@ extension TaskJSONWriter {
         case .number: raw("null")  // JSON has no NaN or infinity; JSONEncoder would refuse the whole value
         case .string(let text): string(text)
         case .array(let items):
-            bytes.append(UInt8(ascii: "["))
-            for (index, item) in items.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                self.value(item)
-            }
-            bytes.append(UInt8(ascii: "]"))
+            list(items) { $0.value($1) }
         case .object(let fields):
             open()
             for name in fields.keys.sorted(by: Self.precedes) {
@@ -56,7 +51,7 @@ extension TaskJSONWriter {
     mutating func response(_ info: ResponseInfo?) {
         guard let info else { return raw("null") }
         open()
-        key("expectedContentLength"); if let length = info.expectedContentLength { integer(length) } else { raw("null") }
+        key("expectedContentLength"); integerOrNull(info.expectedContentLength)
         key("headers"); strings(info.headers)
         key("mimeType"); string(info.mimeType)
         key("statusCode"); integer(info.statusCode)
@@ -83,6 +78,22 @@ extension TaskJSONWriter {
         close()
     }
 
+    /// `[a,b,...]`, each element written by `element`.
+    mutating func list<Items: Sequence>(_ items: Items, _ element: (inout TaskJSONWriter, Items.Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for item in items {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            element(&self, item)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    mutating func integerOrNull(_ value: Int?) {
+        if let value { integer(value) } else { raw("null") }
+    }
+
     /// JSONEncoder's `.sortedKeys` order: by UTF-8 bytes.
     static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
 }
@@ -100,12 +111,9 @@ extension EventPage {
     /// `{"events":[...],"next":N}`, as `JSONCoding.encoder` would write it.
     public func jsonData() -> Data {
         var writer = TaskJSONWriter(capacity: 64 + events.count * 256)
-        writer.raw("{\"events\":[")
-        for (index, event) in events.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.write(event)
-        }
-        writer.raw("],\"next\":")
+        writer.raw("{\"events\":")
+        writer.list(events) { $0.write($1) }
+        writer.raw(",\"next\":")
         writer.integer(next)
         writer.raw("}")
         return Data(writer.bytes)

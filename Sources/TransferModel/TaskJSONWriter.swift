@@ -68,13 +68,9 @@ struct TaskJSONWriter {
     private mutating func request(_ info: RequestInfo?) {
         guard let info else { return raw("null") }
         open()
-        key("bodyLength"); info.bodyLength.map { integer($0) } ?? raw("null")
+        key("bodyLength"); integerOrNull(info.bodyLength)
         key("cachePolicy"); string(info.cachePolicy.rawValue)
-        key("headers"); open()
-        for name in info.headers.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            key(name); string(info.headers[name])
-        }
-        close()
+        key("headers"); strings(info.headers)
         key("httpShouldHandleCookies"); raw(info.httpShouldHandleCookies ? "true" : "false")
         key("mainDocumentURL"); string(info.mainDocumentURL)
         key("method"); string(info.method)
@@ -86,8 +82,8 @@ struct TaskJSONWriter {
 
     private mutating func progress(_ progress: TaskProgress) {
         open()
-        key("bytesExpectedToReceive"); progress.bytesExpectedToReceive.map { integer($0) } ?? raw("null")
-        key("bytesExpectedToSend"); progress.bytesExpectedToSend.map { integer($0) } ?? raw("null")
+        key("bytesExpectedToReceive"); integerOrNull(progress.bytesExpectedToReceive)
+        key("bytesExpectedToSend"); integerOrNull(progress.bytesExpectedToSend)
         key("bytesPerSecond"); number(progress.bytesPerSecond)
         key("bytesReceived"); integer(progress.bytesReceived)
         key("bytesSent"); integer(progress.bytesSent)
@@ -99,11 +95,7 @@ struct TaskJSONWriter {
     /// `{"md5":"...","sha-256":"..."}`: names and lowercase hex, which need no escapes.
     private mutating func digest(_ digest: TaskDigest?) {
         guard let digest else { return raw("null") }
-        open()
-        for name in digest.values.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            key(name); string(digest.values[name])
-        }
-        close()
+        strings(digest.values)
     }
 
     // MARK: JSON values
@@ -191,12 +183,9 @@ extension TransferTask {
         var writer = TaskJSONWriter(capacity: 64 + tasks.count * 700)
         writer.raw("{\"")
         writer.raw(key)
-        writer.raw("\":[")
-        for (index, task) in tasks.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.write(task, stored: false)
-        }
-        writer.raw("]}")
+        writer.raw("\":")
+        writer.tasks(tasks)
+        writer.raw("}")
         return Data(writer.bytes)
     }
 }

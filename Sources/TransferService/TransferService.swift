@@ -192,7 +192,7 @@ public final class TransferService: Sendable {
         if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
         if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
         for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
-            let page = EventPage(events: s.events[session, default: EventLog(capacity: 1)].page(after: waiter.after, limit: waiter.limit), next: 0).withNext(after: waiter.after)
+            let page = EventPage(events: s.events[session]?.page(after: waiter.after, limit: waiter.limit) ?? [], next: 0).withNext(after: waiter.after)
             deliveries.add { waiter.callback(page) }
         }
     }
