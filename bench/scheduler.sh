@@ -97,11 +97,9 @@ cpu_of() {
 # process_cpu_ms PID: the CPU time (user + system, ms) process PID used so far.
 process_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 
-# count_of TEXT PATTERN: how many times PATTERN (a plain string) occurs in TEXT.
-count_of() {
-    local stripped="${1//"$2"/}"
-    echo $(((${#1} - ${#stripped}) / ${#2}))
-}
+# count_in FILE PATTERN: how many times PATTERN (a plain string) occurs in FILE (grep: bash's
+# own pattern substitution took 70 ms per page of 1,000 events, CPU taken from the daemon's run).
+count_in() { grep -oF -- "$2" "$1" | wc -l || true; }
 
 # post PATH JSON: POSTs JSON to the daemon and prints the answer; fails on a non-2xx answer.
 post() {
@@ -125,19 +123,20 @@ batch_body() {
     awk -v n="$count" -v spec="$spec" 'BEGIN { printf "{\"tasks\":["; for (i = 0; i < n; i++) printf "%s%s", (i ? "," : ""), spec; printf "]}" }'
 }
 
-# wait_completions SESSION COUNT: long-polls the session's events until COUNT tasks completed;
+# wait_completions SESSION COUNT: long-polls the session's completion events (types=, so the
+# other four events of each download neither wake nor fill the poll) until COUNT tasks completed;
 # sets FAILED to the number that completed with an error.
 wait_completions() {
-    local session="$1" count="$2" after=0 done=0 page deadline
+    local session="$1" count="$2" after=0 done=0 deadline page="$WORK/events.json"
     FAILED=0
     deadline=$((SECONDS + TIMEOUT))
     while [ "$done" -lt "$count" ]; do
         [ "$SECONDS" -lt "$deadline" ] || die "only $done of $count tasks completed within ${TIMEOUT}s"
-        page="$(curl -fsS --max-time 40 "$DAEMON_URL/v1/sessions/$session/events?after=$after&wait=30&limit=1000")" \
+        curl -fsS --max-time 40 -o "$page" "$DAEMON_URL/v1/sessions/$session/events?after=$after&wait=30&limit=1000&types=didCompleteWithError" \
             || die "events poll failed"
-        done=$((done + $(count_of "$page" '"type":"didCompleteWithError"')))
-        FAILED=$((FAILED + $(count_of "$page" '"error":{')))
-        [[ "$page" =~ \"next\":([0-9]+)\}$ ]] && after="${BASH_REMATCH[1]}"
+        done=$((done + $(count_in "$page" '"type":"didCompleteWithError"')))
+        FAILED=$((FAILED + $(count_in "$page" '"error":{')))
+        [[ "$(tail -c 40 "$page")" =~ \"next\":([0-9]+)\}$ ]] && after="${BASH_REMATCH[1]}"
     done
 }
 

@@ -1,6 +1,7 @@
 internal import FoundationEssentials
 public import HTTPServer
 internal import TransferModel
+internal import TransferService
 
 /// A request as route handlers see it: the HTTP request, its path parameters, and the identity
 /// of the client (the token fingerprint that owns what it creates, its role and name).
@@ -74,6 +75,19 @@ public struct APIRequest: Sendable {
             throw APIError(400, "invalid_query", "after must be an integer of 0 or more", field: "after")
         }
         return value
+    }
+
+    /// `types`: the event types an events read wants, comma-separated (default: all).
+    func eventFilter() throws -> EventFilter {
+        guard let text = http.query["types"] else { return EventFilter() }
+        var types = Set<EventType>()
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let type = EventType(rawValue: String(name)) else {
+                throw APIError(400, "invalid_query", "types must be event types separated by commas, such as didCompleteWithError; '\(name)' is not one", field: "types")
+            }
+            types.insert(type)
+        }
+        return EventFilter(types: types)
     }
 
     /// `wait` in seconds (>= 0, default 0; the service caps it).

@@ -25,7 +25,7 @@ enum SessionRoutes {
             return .json(try service.invalidate(session: request.parameter("sid"), cancelTasks: body.cancelTasks, owner: request.owner))
         }
         router.add("GET", "/v1/sessions/{sid}/events") { request in
-            let (after, wait, limit) = (try request.after(), try request.wait(), try request.limit())
+            let (after, wait, limit, filter) = (try request.after(), try request.wait(), try request.limit(), try request.eventFilter())
             let session = request.parameter("sid")
             // Look the session up now so an unknown id is a 404, not a held request.
             _ = try service.session(session, owner: request.owner)
@@ -34,7 +34,7 @@ enum SessionRoutes {
                 try service.keepAttached(session: session, attachment: attachment, owner: request.owner)
             }
             return .later { respond in
-                try service.events(session: session, after: after, limit: limit, wait: wait, owner: request.owner) { page in
+                try service.events(session: session, after: after, limit: limit, wait: wait, owner: request.owner, filter: filter) { page in
                     respond(.json(page))
                 }
             }

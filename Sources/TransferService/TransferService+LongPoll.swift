@@ -24,22 +24,26 @@ extension TransferService {
 
     /// Answers with the session's events after `after` at once when there are any, otherwise
     /// holds until one arrives or `wait` seconds pass. Events of tasks the client may not see
-    /// (other tokens' tasks in the shared session) are skipped, and do not end the wait.
-    public func events(session id: String, after: Int, limit: Int, wait: Double, owner: String?, answer: @escaping @Sendable (EventPage) -> Void) throws {
+    /// (other tokens' tasks in the shared session) are skipped, and do not end the wait; so are
+    /// the events `filter` leaves out.
+    public func events(
+        session id: String, after: Int, limit: Int, wait: Double, owner: String?, filter: EventFilter = EventFilter(),
+        answer: @escaping @Sendable (EventPage) -> Void
+    ) throws {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
         let (immediate, recorded) = try state.withLock { s throws -> (EventPage?, Bool) in
             _ = try visibleSession(s, id, owner)
-            let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner)
+            let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner, filter: filter)
             if !page.events.isEmpty || wait == 0 || !s.accepting { return (page, isRecorded(s, session: id)) }
             // Woken by a new event (or the deadline, or shutdown): read again from the cursor with
             // the time left, which answers at once unless every new event is invisible to this client.
-            let waiter = s.waiters.add(session: id, after: page.next, limit: limit) { [weak self] woken in
+            let waiter = s.waiters.add(session: id, after: page.next, limit: limit, filter: filter, owner: owner) { [weak self] woken in
                 guard let self else { return answer(woken) }
                 let left = deadline - ContinuousClock.now
                 let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
                 do {
-                    try events(session: id, after: page.next, limit: limit, wait: seconds, owner: owner, answer: answer)
+                    try events(session: id, after: page.next, limit: limit, wait: seconds, owner: owner, filter: filter, answer: answer)
                 } catch {
                     answer(EventPage(events: [], next: page.next))
                 }
@@ -54,16 +58,17 @@ extension TransferService {
         if recorded { store.afterCommit { answer(immediate) } } else { answer(immediate) }
     }
 
-    /// Up to `limit` events after `after` that `owner` may see; `next` is the last one answered,
-    /// or past the invisible ones read, or `after`.
-    private func visibleEvents(_ s: ServiceState, session: String, after: Int, limit: Int, owner: String?) -> EventPage {
+    /// Up to `limit` events after `after` that `owner` may see and `filter` reads; `next` is the
+    /// last one answered, or past the skipped ones read, or `after`.
+    func visibleEvents(_ s: ServiceState, session: String, after: Int, limit: Int, owner: String?, filter: EventFilter = EventFilter()) -> EventPage {
         guard let log = s.events[session] else { return EventPage(events: [], next: after) }
         var events: [TaskEvent] = []
         var next = after
         // Read in place: a copy of everything after the cursor, under the service's lock, took
         // milliseconds per poll while a client caught up on a long feed.
         for event in log.events(after: after) {
-            if let task = event.taskId, s.tasks[task]?.task.isVisible(to: owner) == false {
+            let visible = event.taskId.map { s.tasks[$0]?.task.isVisible(to: owner) != false } ?? true
+            if !visible || !filter.reads(event.type) {
                 next = event.seq
                 continue
             }
@@ -72,6 +77,11 @@ extension TransferService {
             next = event.seq
         }
         return EventPage(events: events, next: next)
+    }
+
+    /// What a held events poll is answered with when woken, at its deadline or at shutdown.
+    func visibleEvents(_ s: ServiceState, waiting w: Waiters.EventsWaiter, in session: String) -> EventPage {
+        visibleEvents(s, session: session, after: w.after, limit: w.limit, owner: w.owner, filter: w.filter)
     }
 
     /// At the deadline, answers the waiter with the current state if nothing answered it first.
@@ -85,7 +95,7 @@ extension TransferService {
                     let snapshot = ProgressSnapshot(entry.task)
                     return { w.callback(snapshot) }
                 case .events(let session, let w)?:
-                    let page = EventPage(events: s.events[session]?.page(after: w.after, limit: w.limit) ?? [], next: 0).withNext(after: w.after)
+                    let page = visibleEvents(s, waiting: w, in: session)
                     return { w.callback(page) }
                 case nil:
                     return nil

@@ -191,8 +191,8 @@ public final class TransferService: Sendable {
         record(s, session: session, .appendEvent(event))
         if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
         if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
-        for waiter in s.waiters.takeEvents(session: session, below: event.seq) {
-            let page = EventPage(events: s.events[session]?.page(after: waiter.after, limit: waiter.limit) ?? [], next: 0).withNext(after: waiter.after)
+        for waiter in s.waiters.takeEvents(session: session, below: event.seq, type: type) {
+            let page = visibleEvents(s, waiting: waiter, in: session)
             deliveries.add { waiter.callback(page) }
         }
     }
@@ -221,7 +221,7 @@ public final class TransferService: Sendable {
         let (progress, events) = state.withLock { s in
             (waiting.progress.compactMap { id, list in s.tasks[id].map { (ProgressSnapshot($0.task), list) } },
              waiting.events.flatMap { session, list in
-                 list.map { w in (EventPage(events: s.events[session]?.page(after: w.after, limit: w.limit) ?? [], next: 0).withNext(after: w.after), w) }
+                 list.map { w in (visibleEvents(s, waiting: w, in: session), w) }
              })
         }
         for (snapshot, list) in progress { for waiter in list { waiter.callback(snapshot) } }

@@ -8,7 +8,16 @@ struct Waiters: Sendable {
     typealias EventsCallback = @Sendable (EventPage) -> Void
 
     struct ProgressWaiter: HeldPoll { let id: Int; let after: Int; let callback: ProgressCallback }
-    struct EventsWaiter: HeldPoll { let id: Int; let after: Int; let limit: Int; let callback: EventsCallback }
+    struct EventsWaiter: HeldPoll {
+        let id: Int
+        let after: Int
+        let limit: Int
+        /// Which events the poll reads: the others neither answer nor wake it.
+        let filter: EventFilter
+        /// The token whose tasks' events it may read (nil: every task's).
+        let owner: String?
+        let callback: EventsCallback
+    }
 
     enum Key: Sendable, Hashable { case task(Int), session(String) }
 
@@ -26,9 +35,12 @@ struct Waiters: Sendable {
         return nextId
     }
 
-    mutating func add(session: String, after: Int, limit: Int, callback: @escaping EventsCallback) -> Int {
+    mutating func add(
+        session: String, after: Int, limit: Int, filter: EventFilter = EventFilter(), owner: String? = nil,
+        callback: @escaping EventsCallback
+    ) -> Int {
         nextId += 1
-        events[session, default: []].append(EventsWaiter(id: nextId, after: after, limit: limit, callback: callback))
+        events[session, default: []].append(EventsWaiter(id: nextId, after: after, limit: limit, filter: filter, owner: owner, callback: callback))
         keys[nextId] = .session(session)
         return nextId
     }
@@ -38,16 +50,23 @@ struct Waiters: Sendable {
         Self.take(from: &progress, key: task, below: version, ids: &keys)
     }
 
-    /// Removes and returns the session's waiters whose cursor is below `seq`.
-    mutating func takeEvents(session: String, below seq: Int) -> [EventsWaiter] {
-        Self.take(from: &events, key: session, below: seq, ids: &keys)
+    /// Removes and returns the session's waiters whose cursor is below `seq` and that read
+    /// events of `type` (all of them when `type` is nil).
+    mutating func takeEvents(session: String, below seq: Int, type: EventType? = nil) -> [EventsWaiter] {
+        Self.take(from: &events, key: session, below: seq, ids: &keys) { waiter in
+            type.map { waiter.filter.reads($0) } ?? true
+        }
     }
 
-    private static func take<Key: Hashable, Waiter: HeldPoll>(from table: inout [Key: [Waiter]], key: Key, below cursor: Int, ids: inout [Int: Waiters.Key]) -> [Waiter] {
+    private static func take<Key: Hashable, Waiter: HeldPoll>(
+        from table: inout [Key: [Waiter]], key: Key, below cursor: Int, ids: inout [Int: Waiters.Key],
+        where wanted: (Waiter) -> Bool = { _ in true }
+    ) -> [Waiter] {
         guard let list = table[key] else { return [] }
-        let ready = list.filter { $0.after < cursor }
+        func isReady(_ waiter: Waiter) -> Bool { waiter.after < cursor && wanted(waiter) }
+        let ready = list.filter(isReady)
         guard !ready.isEmpty else { return [] }
-        let rest = list.filter { $0.after >= cursor }
+        let rest = list.filter { !isReady($0) }
         table[key] = rest.isEmpty ? nil : rest
         for waiter in ready { ids[waiter.id] = nil }
         return ready

@@ -76,6 +76,49 @@ import Testing
         #expect(page.next == page.events.last?.seq)
     }
 
+    @Test func aFilteredEventPollIsWokenOnlyByTheTypesItReads() async throws {
+        let engine = FakeEngine()
+        let harness = try ServiceHarness(engine: engine)
+        defer { harness.stop() }
+        let session = try harness.session()
+        let created = try harness.task(in: session, "http://origin.invalid/x")
+        let after = try await harness.events(session).last?.seq ?? 0
+
+        let (pages, continuation) = AsyncStream<EventPage>.makeStream()
+        try harness.service.events(session: session, after: after, limit: 100, wait: 30, owner: nil,
+                                   filter: EventFilter(types: [.didCompleteWithError])) { page in
+            continuation.yield(page)
+            continuation.finish()
+        }
+        let bound = Task { try await Task.sleep(for: .seconds(5)); continuation.finish() }
+        defer { bound.cancel() }
+        // The response's event is not one the poll reads: it stays held.
+        engine.respond(to: created.id, with: .response(engine.head(of: created.id)))
+        let soFar: [TaskEvent] = try await harness.events(session)
+        #expect(soFar.contains { $0.type == .didReceiveResponse })  // the fake delivers at once
+        #expect(harness.service.heldLongPolls == 1)
+        engine.succeed(created.id, body: Data("done".utf8))
+        var iterator = pages.makeAsyncIterator()
+        let page = try #require(await iterator.next())
+        #expect(page.events.map(\.type) == [.didCompleteWithError])
+        #expect(page.next == page.events.last?.seq)
+        // Read again from the start with two types: the others are skipped, `next` past them all.
+        let all = try await harness.events(session)
+        let again: EventPage = try await withCheckedThrowingContinuation { continuation in
+            do {
+                try harness.service.events(session: session, after: 0, limit: 100, wait: 0, owner: nil,
+                                           filter: EventFilter(types: [.didReceiveResponse, .didCompleteWithError])) { continuation.resume(returning: $0) }
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        let wanted: Set<EventType> = [.didReceiveResponse, .didCompleteWithError]
+        let expected: [EventType] = all.map(\.type).filter { wanted.contains($0) }
+        #expect(again.events.map(\.type) == expected)
+        #expect(expected.count >= 2 && expected.count < all.count)  // both kinds there, and others skipped
+        #expect(again.next == all.last?.seq)
+    }
+
     @Test func anEventPollWithNothingNewIsAnsweredEmptyAtItsDeadline() async throws {
         let engine = FakeEngine()
         let harness = try ServiceHarness(engine: engine)
