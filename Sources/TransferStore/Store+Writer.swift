@@ -35,13 +35,26 @@ extension Store {
         return seq
     }
 
-    /// A drain for what was just queued. While commits fail the retry timer drains instead
-    /// (and an API write's own `commit()`): a drain per progress checkpoint would redo the whole
-    /// failing batch each time. The recovering drain wakes the writer again (`noteCommit`).
+    /// A drain for what was just queued, `groupCommitWindow` from now unless one is scheduled
+    /// already: writes that arrive together share a transaction (group commit). A 16 KiB
+    /// download queues about seven rows in the milliseconds it runs; drained as each came, that
+    /// was a commit per download and the same table and index pages written to the WAL again
+    /// each time. Nothing that answers a client waits for the window: `commit()`, `flush()` and
+    /// `settle` drain at once. While commits fail the retry timer drains instead (and an API
+    /// write's own `commit()`): a drain per progress checkpoint would redo the whole failing
+    /// batch each time. The recovering drain wakes the writer again (`noteCommit`).
     private func wakeWriter() {
         guard health.withLock({ $0.failure == nil }) else { return }
-        writer.async { [self] in drain() }
+        scheduleGroupCommit()
     }
+
+    private func scheduleGroupCommit() {
+        guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        writer.asyncAfter(deadline: .now() + Self.groupCommitWindow) { [self] in drain() }
+    }
+
+    /// How long a queued write waits for others to share its commit.
+    static let groupCommitWindow: DispatchTimeInterval = .milliseconds(2)
 
     /// Waits until the writer has tried every write queued before the call. Never throws: for
     /// readers that only want to see what is committed, and background work.
@@ -79,12 +92,19 @@ extension Store {
         writes.withLock { $0.withdraw(transform) }
     }
 
-    /// Runs `action` (off the writer) once the writer has tried every write queued before the call.
+    /// Runs `action` (off the writer) once the writer has tried every write queued before the
+    /// call: with the next group commit, or at once while commits fail (an answer never waits
+    /// for the retry timer).
     package func afterCommit(_ action: @escaping @Sendable () -> Void) {
-        writer.async { [self] in
-            drain()
-            DispatchQueue.global().async(execute: action)
+        guard health.withLock({ $0.failure == nil }) else {
+            writer.async { [self] in
+                drain()
+                DispatchQueue.global().async(execute: action)
+            }
+            return
         }
+        afterDrain.withLock { $0.append(action) }
+        scheduleGroupCommit()
     }
 
     /// Why commits fail now, nil while they succeed.
@@ -98,6 +118,16 @@ extension Store {
     /// pending while commits fail, it writes a probe row instead, so readiness comes back once
     /// the disk takes writes again.
     private func drain() {
+        drainScheduled.store(false, ordering: .releasing)
+        // Taken before the writes: an action's writes were queued before it was, so they are in
+        // this batch (or an earlier one).
+        let actions = afterDrain.withLock { actions in
+            defer { actions.removeAll() }
+            return actions
+        }
+        defer {
+            if !actions.isEmpty { DispatchQueue.global().async { for action in actions { action() } } }
+        }
         guard isOpen else { return }
         let batch = writes.withLock { $0.takeAll() }
         guard !batch.isEmpty else {

@@ -24,6 +24,11 @@ public final class Store: Sendable {
     let health = Mutex(StoreHealth())
     /// Set while a retry of failed writes is scheduled on `writer`.
     let retryScheduled = Atomic<Bool>(false)
+    /// Set while a group commit is scheduled on `writer` (`wakeWriter`): writes queued
+    /// meanwhile join it instead of scheduling their own.
+    let drainScheduled = Atomic<Bool>(false)
+    /// What waits for the next drain (`afterCommit`), taken by the drain before its writes.
+    let afterDrain = Mutex<[@Sendable () -> Void]>([])
     public let path: String
     /// Cleared by `close()`; `GET /readyz` asks it.
     private let open = Atomic<Bool>(true)
