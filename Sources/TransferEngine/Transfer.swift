@@ -531,27 +531,32 @@ package final class Transfer: EasyHandleDelegate {
 
     /// The outcome once libcurl reported the transfer done with `code`.
     func outcome(_ code: CurlCode) -> TransferOutcome {
+        switch conclusion(code) {
+        case .ended(let outcome): outcome
+        case .toPlace(let placing): placing.outcome()
+        }
+    }
+
+    /// How the transfer ends, with a downloaded file's placing (its digest checked, the move
+    /// into place) left for the caller to do where it likes (`EngineLoop`: off its thread).
+    func conclusion(_ code: CurlCode) -> TransferConclusion {
         if let failure {
             file?.discard()
-            return .failure(failure)
+            return .ended(.failure(failure))
         }
         // curl reads a header line into a 100 KiB buffer and fails a longer one as out of memory.
         if code == .outOfMemory && response == nil {
             file?.discard()
-            return .failure(ResponseHeadLimit.lineTooLong)
+            return .ended(.failure(ResponseHeadLimit.lineTooLong))
         }
-        guard code.isOK else { return interrupted(transportError(code)) }
+        guard code.isOK else { return .ended(interrupted(transportError(code))) }
         if let error = decodingEndedEarly() {
             file?.discard()
-            return .failure(error)
+            return .ended(.failure(error))
         }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: URLLogin.strip(handle.effectiveURL ?? currentURL))
-        guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
-        do {
-            return try .finished(file, response: info)
-        } catch {
-            return .failure(error)
-        }
+        guard let file else { return .ended(.verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum)) }
+        return .toPlace(FilePlacing(file: file, response: info))
     }
 
     /// Every request this transfer made, the last one ended now (call once, as it ends).

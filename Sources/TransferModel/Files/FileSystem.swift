@@ -49,19 +49,39 @@ package enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// The path with every symlink resolved, or nil when it does not exist.
+    /// The path with every symlink resolved, or nil when it does not exist. The kernel resolves
+    /// it in one open (O_PATH) and names what it found (/proc/self/fd): three system calls,
+    /// where realpath(3) makes a readlink per component (a quarter of a batch POST's CPU for
+    /// its destinations). realpath where /proc is not there.
     package static func resolved(_ path: String) -> String? {
+        let descriptor = open(path, Self.pathOnly | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+        if length > 0, length < buffer.count - 1, buffer[0] == 0x2F {  // "/": not " (deleted)" or a pipe
+            let name = buffer[..<length].withUnsafeBufferPointer { String(decoding: UnsafeRawBufferPointer($0), as: UTF8.self) }
+            if !name.hasSuffix(" (deleted)") { return name }
+        }
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
     }
 
+    /// O_PATH (Linux, the same value on every architecture we build for), which Glibc's module
+    /// does not export: it needs _GNU_SOURCE.
+    private static let pathOnly: Int32 = 0o10_000_000
+
     /// Whether `path` resolves (symlinks followed) to `root` or below it. A path that does not
     /// exist yet is judged by its deepest existing ancestor, which is where mkdir would start.
     package static func isInside(_ path: String, root: String) -> Bool {
         var existing = path
-        while resolved(existing) == nil, existing != "/", existing != "." { existing = parent(of: existing) }
-        guard let resolvedPath = resolved(existing), let resolvedRoot = resolved(root) else { return false }
+        var resolvedPath = resolved(existing)
+        while resolvedPath == nil, existing != "/", existing != "." {
+            existing = parent(of: existing)
+            resolvedPath = resolved(existing)
+        }
+        guard let resolvedPath, let resolvedRoot = resolved(root) else { return false }
         return resolvedPath == resolvedRoot || resolvedPath.hasPrefix(resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/")
     }
 

@@ -1,0 +1,48 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import TransferModel
+
+/// `FileSystem.resolved` and `isInside`: the checks that keep a download inside its root.
+@Suite struct FileSystemResolveTests {
+    @Test func resolvesSymlinksAtEveryLevelAsRealpathDoes() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let root = try #require(realpathString(folder.path))
+        try FileManager.default.createDirectory(atPath: root + "/a/b", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: root + "/a/b/file", contents: Data("x".utf8)))
+        symlink(root + "/a", root + "/link")  // a folder link
+        symlink("b/file", root + "/a/rel")  // a relative file link
+        for path in ["/a/b/file", "/link/b/file", "/link/rel", "/a/./b/../b/file", "/link/b/", "/"] {
+            #expect(FileSystem.resolved(root + path) == realpathString(root + path), "\(path)")
+        }
+        #expect(FileSystem.resolved(root + "/link/rel") == root + "/a/b/file")
+        #expect(FileSystem.resolved(root + "/missing") == nil)
+        #expect(FileSystem.resolved(root + "/a/b/file/below") == nil)
+        // A folder whose name looks like what /proc says of a deleted one is still itself.
+        try FileManager.default.createDirectory(atPath: root + "/x (deleted)", withIntermediateDirectories: true)
+        #expect(FileSystem.resolved(root + "/x (deleted)") == root + "/x (deleted)")
+    }
+
+    @Test func isInsideFollowsLinksAndJudgesMissingPathsByTheirAncestor() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let base = try #require(realpathString(folder.path))
+        try FileManager.default.createDirectory(atPath: base + "/root/in", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: base + "/outside", withIntermediateDirectories: true)
+        symlink(base + "/outside", base + "/root/escape")
+        symlink(base + "/root/in", base + "/root/alias")
+        #expect(FileSystem.isInside(base + "/root/in", root: base + "/root"))
+        #expect(FileSystem.isInside(base + "/root/in/not/yet", root: base + "/root"))
+        #expect(FileSystem.isInside(base + "/root/alias/new", root: base + "/root"))
+        #expect(!FileSystem.isInside(base + "/root/escape", root: base + "/root"))
+        #expect(!FileSystem.isInside(base + "/root/escape/new/deeper", root: base + "/root"))
+        #expect(!FileSystem.isInside(base + "/rootless", root: base + "/root"))  // a prefix is not inside
+    }
+
+    private func realpathString(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
+    }
+}
