@@ -57,11 +57,7 @@ package final class EngineLoop {
                     continue
                 }
                 transfer.reportProgress(now: Self.now(), force: true)
-                switch transfer.conclusion(code) {
-                case .toPlace(let placing) where tusRuns[taskId] == nil: placeOffThread(taskId, placing)
-                case .toPlace(let placing): stepEnded(taskId, placing.outcome())
-                case .ended(let outcome): stepEnded(taskId, outcome)
-                }
+                stepEnded(taskId, transfer.outcome(code))
             }
             let pending = sweep(now: Self.now())
             retireIdlePools(now: Self.now())
@@ -75,8 +71,6 @@ package final class EngineLoop {
             if let wait = streamTimeout(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
             streamsReady(multi.poll(timeoutMilliseconds: timeout, watching: streamWatches()))
         }
-        // Files being placed are reported before the engine counts as stopped.
-        placer.sync {}
         for transfer in transfers.values { multi.remove(transfer.handle) }
         for copy in localCopies.values { copy.abandon() }
         localCopies.removeAll()
@@ -260,18 +254,6 @@ package final class EngineLoop {
         tusRuns[taskId] = nil
         if case .failure = outcome { transfer.discardPartialFile() }
         observer.transfer(taskId, .completed(outcome))
-    }
-
-    /// Where downloaded files are checked and moved into place (`FilePlacing`), in the order
-    /// their transfers ended, so the engine thread goes back to libcurl at once.
-    private let placer = DispatchQueue(label: "transferd.engine.placer")
-
-    /// A download whose bytes are all there: its transfer leaves the engine now (its connection
-    /// goes back to the pool, its metrics are reported), its file is placed on `placer`, which
-    /// then reports the completion.
-    private func placeOffThread(_ taskId: Int, _ placing: FilePlacing) {
-        _ = detach(taskId)
-        placer.async { [observer] in observer.transfer(taskId, .completed(placing.outcome())) }
     }
 
     /// A transfer ended by itself (done, failed, idle too long): a tus upload decides its next

@@ -531,32 +531,27 @@ package final class Transfer: EasyHandleDelegate {
 
     /// The outcome once libcurl reported the transfer done with `code`.
     func outcome(_ code: CurlCode) -> TransferOutcome {
-        switch conclusion(code) {
-        case .ended(let outcome): outcome
-        case .toPlace(let placing): placing.outcome()
-        }
-    }
-
-    /// How the transfer ends, with a downloaded file's placing (its digest checked, the move
-    /// into place) left for the caller to do where it likes (`EngineLoop`: off its thread).
-    func conclusion(_ code: CurlCode) -> TransferConclusion {
         if let failure {
             file?.discard()
-            return .ended(.failure(failure))
+            return .failure(failure)
         }
         // curl reads a header line into a 100 KiB buffer and fails a longer one as out of memory.
         if code == .outOfMemory && response == nil {
             file?.discard()
-            return .ended(.failure(ResponseHeadLimit.lineTooLong))
+            return .failure(ResponseHeadLimit.lineTooLong)
         }
-        guard code.isOK else { return .ended(interrupted(transportError(code))) }
+        guard code.isOK else { return interrupted(transportError(code)) }
         if let error = decodingEndedEarly() {
             file?.discard()
-            return .ended(.failure(error))
+            return .failure(error)
         }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: URLLogin.strip(handle.effectiveURL ?? currentURL))
-        guard let file else { return .ended(.verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum)) }
-        return .toPlace(FilePlacing(file: file, response: info))
+        guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
+        do {
+            return try .finished(file, response: info)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Every request this transfer made, the last one ended now (call once, as it ends).
