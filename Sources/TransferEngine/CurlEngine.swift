@@ -28,7 +28,12 @@ package final class CurlEngine: Sendable {
     package var isRunning: Bool { thread.isRunning }
 
     package func submit(_ command: EngineCommand) {
-        thread.post { $0.commands.append(command); return true }
+        // One wake-up until the loop takes the commands: a service run that starts sixteen
+        // transfers wakes the engine once (curl_multi_wakeup is remembered until its next poll).
+        thread.post { inbox in
+            inbox.commands.append(command)
+            return inbox.commands.count == 1
+        }
     }
 
     /// Stops the thread: running transfers are dropped (their tasks stay as the service recorded

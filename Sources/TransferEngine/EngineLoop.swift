@@ -38,8 +38,13 @@ package final class EngineLoop {
                 defer { inbox.commands.removeAll(keepingCapacity: true) }
                 return (inbox.commands, inbox.stopping)
             }
+            // The turn's updates go to the service together, with one wake-up.
+            observer.holdUpdates()
             for command in commands { apply(command) }
-            if stopping { break }
+            if stopping {
+                observer.releaseUpdates()
+                break
+            }
             forgetFinishedCopies()
             multi.perform()
             startOfferedSegments()
@@ -69,6 +74,7 @@ package final class EngineLoop {
             if let wait = startDueTusSteps(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
             pumpStreams()
             if let wait = streamTimeout(now: Self.now()) { timeout = min(timeout, max(1, Int((wait * 1000).rounded(.up)))) }
+            observer.releaseUpdates()
             streamsReady(multi.poll(timeoutMilliseconds: timeout, watching: streamWatches()))
         }
         for transfer in transfers.values { multi.remove(transfer.handle) }

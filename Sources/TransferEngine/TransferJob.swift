@@ -185,12 +185,19 @@ package protocol TransferObserver: Sendable {
     func transfer(_ taskId: Int, _ update: TransferUpdate)
     /// Several updates, in the order reported (`UpdateRelay` hands over what queued meanwhile).
     func transfers(_ batch: [(taskId: Int, update: TransferUpdate)])
+    /// The engine loop's turn begins and ends: an observer that queues updates for another
+    /// thread may hand over the turn's updates together (`UpdateRelay`). Engine thread only.
+    func holdUpdates()
+    func releaseUpdates()
 }
 
 extension TransferObserver {
     package func transfers(_ batch: [(taskId: Int, update: TransferUpdate)]) {
         for (taskId, update) in batch { transfer(taskId, update) }
     }
+
+    package func holdUpdates() {}
+    package func releaseUpdates() {}
 }
 
 /// Commands other threads post to the engine thread.

@@ -47,7 +47,8 @@
 ///     streamOpening    [not inEngine] /connecting,      - (*)                            completeCancelled (*)
 ///                      recordStart,
 ///                      engine(openStream), persist
-///     responseReceived, streamConnected, uploadResumed, servedFromCache:
+///     responseReceived /transferring, publish           as running                       as running
+///     streamConnected, uploadResumed, servedFromCache:
 ///                      /transferring, persist           as running                       as running
 ///     uploadRetrying   /retrying, publish               as running                       as running
 ///     detached         /queued, leaveScheduler,         /queued, leaveScheduler,         /queued, leaveScheduler,
@@ -101,7 +102,14 @@ package struct TaskMachine: Sendable, Hashable {
             guard facts.inEngine else { return [] }
             phase = .queued
             return [.engine(.preempt), .emit(.wasPreempted), .persist]
-        case .responseReceived, .streamConnected, .uploadResumed, .servedFromCache:
+        case .responseReceived:
+            // A transfer's response is progress-like: a restart runs the transfer again, and
+            // what a resumed download needs of it (its validator) is in the checkpoint, which is
+            // stored at once. Stored with the next checkpoint or the completion, it is not a
+            // row write of its own for every download (a 16 KiB one made three).
+            phase = .transferring
+            return [.publish]
+        case .streamConnected, .uploadResumed, .servedFromCache:
             phase = .transferring
             return [.persist]
         case .uploadRetrying:

@@ -16,7 +16,7 @@ import Testing
         var machine = TaskMachine(created: .running)
         #expect(try step(&machine, .schedule) == (.running, .queued, [.enqueue]))
         #expect(try step(&machine, .admit) == (.running, .connecting, [.recordStart, .startTransfer]))
-        #expect(try step(&machine, .responseReceived, Facts(inEngine: true)) == (.running, .transferring, [.persist]))
+        #expect(try step(&machine, .responseReceived, Facts(inEngine: true)) == (.running, .transferring, [.publish]))
         let (state, phase, actions) = try step(&machine, .finish, Facts(inEngine: true))
         #expect((state, phase) == (.completed, .done))
         #expect(actions.first(where: { if case .emit = $0 { true } else { false } }) == .emit(.didCompleteWithError))

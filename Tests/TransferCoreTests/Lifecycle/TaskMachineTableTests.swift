@@ -86,7 +86,7 @@ import Testing
 
     /// The engine's updates act alike in every state but the last.
     static let engineRows: [TableRow] = [TaskState.running, .suspended, .canceling].flatMap { state in [
-        TableRow(.responseReceived, state, inEngine, to: .moved(nil, .transferring, [.persist])),
+        TableRow(.responseReceived, state, inEngine, to: .moved(nil, .transferring, [.publish])),
         TableRow(.streamConnected, state, inEngine, to: .moved(nil, .transferring, [.persist])),
         TableRow(.uploadResumed, state, inEngine, to: .moved(nil, .transferring, [.persist])),
         TableRow(.servedFromCache, state, to: .moved(nil, .transferring, [.persist])),
