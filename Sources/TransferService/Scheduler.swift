@@ -267,7 +267,12 @@ struct Scheduler: Sendable {
         if !connectionWants.isEmpty {
             // A queued task that waits for the global cap does not hold grants back: they do
             // not count against it. One bound for the host parked there does (`firstParked`).
-            for host in connectionWants.wantedHosts { grantConnections(to: host, before: nil, &decisions) }
+            // One connection per host in turns, so that a download's mirrors share its load.
+            var granting = true
+            while granting {
+                granting = false
+                for host in connectionWants.wantedHosts where grantConnections(to: host, before: nil, atMost: 1, &decisions) > 0 { granting = true }
+            }
         }
         return decisions
     }
@@ -301,16 +306,20 @@ struct Scheduler: Sendable {
 
     /// Grants `host`'s free slots to the running tasks that want them, in line order, while
     /// each comes before `limit` (a queued task that waits) and before any task parked on the
-    /// host (it takes the slot when it surfaces).
-    private mutating func grantConnections(to host: Int, before limit: Key?, _ decisions: inout [Decision]) {
-        while perHost[host, default: 0] < (hostLimits[host] ?? 1), let key = connectionWants.first(for: host) {
-            if let limit, !(key < limit) { return }
-            if key.discretionary && !discretionaryMayStart { return }  // all after it are too
-            if let parked = firstParked(on: host), parked < key { return }
+    /// host (it takes the slot when it surfaces); `atMost` of them. Answers how many.
+    @discardableResult
+    private mutating func grantConnections(to host: Int, before limit: Key?, atMost: Int = .max, _ decisions: inout [Decision]) -> Int {
+        var granted = 0
+        while granted < atMost, perHost[host, default: 0] < (hostLimits[host] ?? 1), let key = connectionWants.first(for: host) {
+            if let limit, !(key < limit) { break }
+            if key.discretionary && !discretionaryMayStart { break }  // all after it are too
+            if let parked = firstParked(on: host), parked < key { break }
             connectionWants.grant(key.taskId, host: host)
             perHost[host, default: 0] += 1
             decisions.append(.grant(key.taskId, host: hostNames[host] ?? ""))
+            granted += 1
         }
+        return granted
     }
 
     /// The best task parked on `host`, its stale keys dropped on the way.

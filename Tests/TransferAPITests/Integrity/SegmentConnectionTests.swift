@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A segmented download's connections beyond its first are the scheduler's to grant (issue 18
+/// item 2), with real libcurl against an in-process origin: the origin never sees more
+/// connections at once than the session's httpMaximumConnectionsPerHost, though two
+/// segmented downloads and queued single downloads compete for them; and the task's
+/// `bandwidthLimit` is one limit for all its connections.
+@Suite struct SegmentConnectionTests {
+    static let single = Data((0..<(512 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+
+    @Test func theOriginNeverSeesMoreConnectionsThanThePerHostCap() async throws {
+        // Downloads' plain GETs trickle (so their ranges start while they run); their ranges
+        // come at once; the singles trickle too (about 0.15 s each).
+        let origin = try OriginServer { request in
+            if request.path.hasPrefix("/single") {
+                return .slowBody(headers: ["ETag": "\"S\""], body: Self.single, bytesPerWrite: 64 * 1024, interval: .milliseconds(20))
+            }
+            return request.header("Range") == nil
+                ? SegmentedDownloadTests.slowWhole()
+                : .ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let session = try await daemon.createSession(["configuration": ["httpMaximumConnectionsPerHost": 4]])
+            let sid = try #require(session.string("id"))
+            var downloads: [Int] = []
+            for n in 1...2 {
+                let created = try await daemon.createTask(in: sid, ["kind": "download", "segments": 4, "request": ["url": origin.url("/big-\(n).bin")]])
+                downloads.append(try #require(created.int("id")))
+            }
+            var singles: [Int] = []
+            for n in 1...6 {
+                let created = try await daemon.createTask(in: sid, ["kind": "download", "request": ["url": origin.url("/single-\(n)")]])
+                singles.append(try #require(created.int("id")))
+            }
+            for id in downloads {
+                let task = try await daemon.waitForCompletion(id, timeout: 90)
+                #expect(task.object("error") == nil, "\(task)")
+                let file = try await daemon.file(id).body
+                #expect(SegmentedDownloadTests.firstDifference(file, SegmentedDownloadTests.versionA) == nil)
+            }
+            for id in singles {
+                let task = try await daemon.waitForCompletion(id, timeout: 60)
+                #expect(task.object("error") == nil, "\(task)")
+                #expect(try await daemon.file(id).body == Self.single)
+            }
+            #expect(origin.peakOpenConnections <= 4, "the origin saw \(origin.peakOpenConnections) connections at once")
+            // The downloads did use more than one connection each.
+            #expect(SegmentedDownloadTests.rangeStarts(origin).count >= 2, "\(SegmentedDownloadTests.rangeStarts(origin))")
+        }
+    }
+
+    @Test func aSegmentedDownloadStaysWithinItsOwnLimit() async throws {
+        let origin = try OriginServer { request in
+            request.header("Range") == nil
+                ? SegmentedDownloadTests.slowWhole()
+                : .ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
+        }
+        defer { origin.stop() }
+        let limit = 2 * 1024 * 1024  // 8 MiB in about 4 s
+        try await DaemonFixture.with { daemon in
+            let started = ContinuousClock.now
+            let created = try await daemon.createTask(["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")],
+                                                       "bandwidthLimit": ["downloadBytesPerSecond": limit]])
+            let id = try #require(created.int("id"))
+            let task = try await daemon.waitForCompletion(id, timeout: 60)
+            let elapsed = ContinuousClock.now - started
+            #expect(task.object("error") == nil, "\(task)")
+            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            #expect(SegmentedDownloadTests.rangeStarts(origin).count >= 2, "it was not segmented: \(SegmentedDownloadTests.rangeStarts(origin))")
+            // All four connections together within the one limit (a tenth of a second's burst
+            // and a chunk per connection aside; generous: 25 % over).
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let rate = Double(SegmentedDownloadTests.size) / seconds
+            #expect(rate <= Double(limit) * 1.25, "\(Int(rate)) B/s over \(seconds) s with a limit of \(limit) B/s")
+        }
+    }
+}
