@@ -134,6 +134,28 @@ extension EngineLoop {
         }
     }
 
+    /// Ends the workers whose connection moved no byte for half the request's
+    /// timeoutInterval (time waiting for bandwidth tokens aside): the rest of the part goes
+    /// back to the pool and another connection takes it over, as a straggler's would be. Half,
+    /// so the new one has the other half before the task itself counts as idle (`sweep`); a
+    /// source that stalls is not dropped for it (a busy server may stall one connection).
+    func retireStalledWorkers(now: Double) {
+        guard !segmentTable.downloads.isEmpty else { return }
+        for download in segmentTable.downloads.values where download.primary.pausedAt == nil {
+            let limit = download.primary.job.request.timeoutInterval / 2
+            var retired = false
+            for (worker, state) in download.workers {
+                let transfer = state.transfer
+                if transfer.throttle.isThrottled { transfer.lastActivity = now }
+                guard now - transfer.lastActivity > limit else { continue }
+                removeWorkerHandle(download, worker)
+                download.stop(worker: worker)
+                retired = true
+            }
+            if retired { advance(download) }
+        }
+    }
+
     /// A finished easy handle of a segmented download (a worker's, or the task's own while it
     /// is segmented): true when it was one, handled here.
     func segmentHandleDone(_ easy: EasyHandle, _ code: CurlCode) -> Bool {

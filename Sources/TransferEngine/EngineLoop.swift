@@ -197,6 +197,7 @@ package final class EngineLoop {
     /// timeout (URLSession's rule). Returns whether progress is still waiting to be reported.
     private func sweep(now: Double) -> Bool {
         var pending = false
+        retireStalledWorkers(now: now)
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
                 if transfer.isDownload {

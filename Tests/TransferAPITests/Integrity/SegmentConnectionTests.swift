@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -75,6 +76,40 @@ import TestSupport
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let rate = Double(SegmentedDownloadTests.size) / seconds
             #expect(rate <= Double(limit) * 1.25, "\(Int(rate)) B/s over \(seconds) s with a limit of \(limit) B/s")
+        }
+    }
+
+    @Test func aStalledSegmentsRangeIsTakenOverByAnotherConnection() async throws {
+        // The first ranged request sends its head and 64 KiB, then nothing; the others are
+        // answered at once.
+        let prefix = 64 * 1024
+        let stalledStart = Mutex<Int?>(nil)
+        let origin = try OriginServer { request in
+            guard request.header("Range") != nil else { return SegmentedDownloadTests.slowWhole() }
+            let answer = OriginBehavior.ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
+            let stall = stalledStart.withLock { start -> Bool in
+                guard start == nil, let first = SegmentedDownloadTests.rangeStarts(of: request) else { return false }
+                start = first
+                return true
+            }
+            guard stall, case .respond(let status, let headers, let body) = answer else { return answer }
+            return .stallAfterHeaders(status: status, headers: headers, contentLength: body.count, bodyPrefix: body.prefix(prefix))
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            // A segment idle for half of this (2 s) is ended; the task itself after 4 s.
+            let session = try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 4]])
+            let sid = try #require(session.string("id"))
+            let created = try await daemon.createTask(in: sid, ["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")]])
+            let id = try #require(created.int("id"))
+            let task = try await daemon.waitForCompletion(id, timeout: 60)
+            #expect(task.object("error") == nil, "\(task)")
+            #expect(task.int("retryCount") ?? 0 == 0, "the task itself timed out: \(task)")
+            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            // Another connection took the stalled part over from the byte after what it had sent.
+            let stalled = try #require(stalledStart.withLock { $0 })
+            let starts = SegmentedDownloadTests.rangeStarts(origin)
+            #expect(starts.contains(stalled + prefix), "the stalled range [\(stalled)...] was not taken over: \(starts)")
         }
     }
 }
