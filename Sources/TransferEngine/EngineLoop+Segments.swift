@@ -162,8 +162,10 @@ extension EngineLoop {
         let id = ObjectIdentifier(easy)
         if let (taskId, worker) = segmentTable.workerHandles.removeValue(forKey: id) {
             guard let download = segmentTable.downloads[taskId] else { return true }
+            // The network policy's refusal and a proxy's are told apart as for any transfer.
+            let failure = code.isOK ? nil : download.workers[worker]?.transfer.transportError(code)
             removeWorkerHandle(download, worker)
-            download.ended(worker: worker, transportFailed: !code.isOK)
+            download.ended(worker: worker, failure: failure)
             advance(download)
             return true
         }

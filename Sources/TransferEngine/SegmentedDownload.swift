@@ -50,8 +50,8 @@ final class SegmentedDownload {
     }
     private(set) var workers: [Int: Worker] = [:]
     private var nextWorker = 1
-    /// Why the last source was dropped (for the log and the task's error if none is left).
-    private(set) var lastRefusal: String?
+    /// Sources dropped and not yet reported (`connectionsToReport`).
+    private var unreportedDrops: [DroppedSource] = []
 
     init(primary: Transfer, plan: SegmentPlan, representation: ResumeState, sources: [String], connections: Int, origin: (String) -> String) {
         taskId = primary.job.taskId
@@ -99,9 +99,10 @@ final class SegmentedDownload {
         let wanted = plan.hasWorkToClaim && !workerStartFailed && !usableSources.isEmpty ? connections - 1 : holding
         var origins: [String] = []
         for source in usableSources where !origins.contains(sourceOrigins[source]) { origins.append(sourceOrigins[source]) }
-        if returned.isEmpty, let reported, reported.wanted == wanted, reported.origins == origins { return nil }
+        if returned.isEmpty, unreportedDrops.isEmpty, let reported, reported.wanted == wanted, reported.origins == origins { return nil }
         reported = (wanted, origins)
-        return SegmentConnections(wanted: wanted, origins: origins, returned: returned)
+        defer { unreportedDrops = [] }
+        return SegmentConnections(wanted: wanted, origins: origins, returned: returned, dropped: unreportedDrops)
     }
 
     /// Every grant goes back (the download goes on over one connection).
@@ -109,7 +110,8 @@ final class SegmentedDownload {
         let returned = granted.flatMap { Array(repeating: $0.key, count: $0.value) }
         granted = [:]
         reported = (0, [])
-        return SegmentConnections(wanted: 0, origins: [], returned: returned)
+        defer { unreportedDrops = [] }
+        return SegmentConnections(wanted: 0, origins: [], returned: returned, dropped: unreportedDrops)
     }
 
     /// A new worker's assignment: a part (free, or split off a straggler) and a source, taken
@@ -155,7 +157,7 @@ final class SegmentedDownload {
         }
         switch verdict {
         case .continues: workers[id]?.accepted = true
-        case .mismatch(let reason): workers[id]?.refused = "\(sources[worker.source]): \(reason)"
+        case .mismatch(let reason): workers[id]?.refused = reason
         }
     }
 
@@ -193,19 +195,21 @@ final class SegmentedDownload {
 
     // MARK: connections that ended
 
-    /// Worker `id`'s connection ended: a part with bytes left goes back to the pool, and a
-    /// source that answered wrongly or failed is dropped (mirrors: never mixed in again).
-    func ended(worker id: Int, transportFailed: Bool) {
+    /// Worker `id`'s connection ended (`failure`: how its transfer failed): a part with bytes
+    /// left goes back to the pool, and a source that answered wrongly or failed is dropped
+    /// (mirrors: never mixed in again).
+    func ended(worker id: Int, failure: TaskError?) {
         guard let worker = workers.removeValue(forKey: id) else { return }
         guard let index = plan.part(of: id) else { return }  // done
         plan.release(index)
         if let refusal = worker.refused {
-            drop(worker.source, refusal)
-        } else if transportFailed {
-            drop(worker.source, "\(sources[worker.source]): the connection failed before its range was complete")
+            drop(worker.source, TaskError(.badServerResponse, "the source was dropped: \(refusal)"))
+        } else if var failure {
+            failure.message = "the source was dropped: \(failure.message)"
+            drop(worker.source, failure)
         } else {
             // Ended cleanly but short: the server sent less than the range it announced.
-            drop(worker.source, "\(sources[worker.source]): the answer ended before its range was complete")
+            drop(worker.source, TaskError(.badServerResponse, "the source was dropped: the answer ended before its range was complete"))
         }
     }
 
@@ -222,9 +226,9 @@ final class SegmentedDownload {
         if let index = plan.part(of: 0) { plan.release(index) }
     }
 
-    private func drop(_ source: Int, _ reason: String) {
-        dropped.insert(source)
-        lastRefusal = reason
+    private func drop(_ source: Int, _ error: TaskError) {
+        guard dropped.insert(source).inserted else { return }
+        unreportedDrops.append(DroppedSource(url: sources[source], error: error))
     }
 
     /// No source is left while worker 0 still reads the whole resource: it takes the rest.

@@ -1,3 +1,4 @@
+internal import JSONModel
 internal import TransferEngine
 internal import TransferModel
 
@@ -10,6 +11,9 @@ extension TransferService {
     /// Under the lock: the download gave some connections back and wants `wanted` in all.
     func segmentConnectionsChanged(_ s: inout ServiceState, task id: Int, _ request: SegmentConnections, _ deliveries: inout Deliveries) {
         guard let session = s.tasks[id]?.task.sessionId else { return }
+        for source in request.dropped {
+            emit(&s, session: session, task: id, .didDropSource, ["url": .string(source.url), "error": source.error.jsonValue], &deliveries)
+        }
         for origin in request.returned {
             s.scheduler.returnConnections(taskId: id, host: Scheduler.hostKey(sessionId: session, url: origin))
         }

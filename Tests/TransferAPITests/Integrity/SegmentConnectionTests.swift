@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TransferAPI
+import TransferModel
 
 /// A segmented download's connections beyond its first are the scheduler's to grant (issue 18
 /// item 2), with real libcurl against an in-process origin: the origin never sees more
@@ -110,6 +112,35 @@ import TestSupport
             let stalled = try #require(stalledStart.withLock { $0 })
             let starts = SegmentedDownloadTests.rangeStarts(origin)
             #expect(starts.contains(stalled + prefix), "the stalled range [\(stalled)...] was not taken over: \(starts)")
+        }
+    }
+
+    @Test func aMirrorTheNetworkPolicyRefusesIsDroppedAndTheDownloadCompletesFromItsSource() async throws {
+        let origin = try OriginServer { request in
+            request.header("Range") == nil
+                ? SegmentedDownloadTests.slowWhole()
+                : .ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
+        }
+        defer { origin.stop() }
+        // The mirror stands for the daemon's private network (127.0.0.2, denied).
+        let inside = try OriginServer(address: "127.0.0.2") { .ranged(SegmentedDownloadTests.versionA, for: $0, headers: ["ETag": "\"A\""]) }
+        defer { inside.stop() }
+        try await DaemonFixture.with(configure: NetworkPolicyTests.denying("127.0.0.2/32")) { daemon in
+            let mirror = inside.url("/copy.bin")
+            let created = try await daemon.createTask(["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")], "mirrors": [mirror]])
+            let id = try #require(created.int("id"))
+            let task = try await daemon.waitForCompletion(id, timeout: 60)
+            #expect(task.object("error") == nil, "\(task)")
+            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            #expect(inside.connectionCount == 0, "the denied mirror was reached")
+            #expect(SegmentedDownloadTests.rangeStarts(origin).count >= 2, "the source did not serve the segments")
+            // The client is told, once, which source was dropped and why.
+            let drops = try await daemon.events("shared").events.filter { $0["type"] as? String == "didDropSource" && $0.int("taskId") == id }
+            #expect(drops.count == 1, "\(drops)")
+            let error = drops.first?.object("error") ?? [:]
+            #expect(drops.first?.string("url") == mirror)
+            #expect(error.string("reason") == "network_policy" && error.int("code") == -1004, "\(error)")
+            #expect((error.string("message") ?? "").contains("network policy"), "\(error)")
         }
     }
 }
