@@ -26,8 +26,8 @@ final class SegmentedDownload {
     var primaryRunning = true
     /// Each source's origin (`EngineLoop.hostKey`), what the scheduler's grants name.
     let sourceOrigins: [String]
-    /// The origin of the task's own slot (its URL as the scheduler counted it): a worker may use
-    /// that slot there once worker 0's GET has ended.
+    /// Where the task's own slot leads (its first source, where worker 0's GET went after any
+    /// redirect): a worker may use that slot there once worker 0's GET has ended.
     let baseOrigin: String
     /// Connections the scheduler granted beyond the task's own and not yet given back, per origin.
     var granted: [String: Int] = [:]
@@ -61,7 +61,7 @@ final class SegmentedDownload {
         self.sources = sources
         self.connections = connections
         sourceOrigins = sources.map(origin)
-        baseOrigin = origin(primary.job.request.url)
+        baseOrigin = sourceOrigins[0]
     }
 
     var usableSources: [Int] { sources.indices.filter { !dropped.contains($0) } }

@@ -56,11 +56,7 @@ import TransferModel
     }
 
     @Test func aSegmentedDownloadStaysWithinItsOwnLimit() async throws {
-        let origin = try OriginServer { request in
-            request.header("Range") == nil
-                ? SegmentedDownloadTests.slowWhole()
-                : .ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
-        }
+        let origin = try SegmentedDownloadTests.origin { .ranged(SegmentedDownloadTests.versionA, for: $0, headers: ["ETag": "\"A\""]) }
         defer { origin.stop() }
         let limit = 2 * 1024 * 1024  // 8 MiB in about 4 s
         try await DaemonFixture.with { daemon in
@@ -116,11 +112,7 @@ import TransferModel
     }
 
     @Test func aMirrorTheNetworkPolicyRefusesIsDroppedAndTheDownloadCompletesFromItsSource() async throws {
-        let origin = try OriginServer { request in
-            request.header("Range") == nil
-                ? SegmentedDownloadTests.slowWhole()
-                : .ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
-        }
+        let origin = try SegmentedDownloadTests.origin { .ranged(SegmentedDownloadTests.versionA, for: $0, headers: ["ETag": "\"A\""]) }
         defer { origin.stop() }
         // The mirror stands for the daemon's private network (127.0.0.2, denied).
         let inside = try OriginServer(address: "127.0.0.2") { .ranged(SegmentedDownloadTests.versionA, for: $0, headers: ["ETag": "\"A\""]) }
