@@ -210,8 +210,7 @@ extension EngineLoop {
     /// If-Range, checked by `RangedAnswer` as any resumed download is).
     private func continueOverOneConnection(_ download: SegmentedDownload) {
         let taskId = download.taskId
-        guard detach(taskId) != nil else { return }
-        observer.transfer(taskId, .segmentConnections(download.returnAllGrants()))
+        guard detach(taskId) != nil else { return }  // its grants go back (`dropSegmentWorkers`)
         var job = download.primary.job
         job.segments = 1
         let prefix = download.plan.contiguous
@@ -232,10 +231,16 @@ extension EngineLoop {
     /// The task leaves the engine (done, failed, cancelled, suspended too long): its workers go.
     func dropSegmentWorkers(_ taskId: Int) {
         guard let download = segmentTable.downloads.removeValue(forKey: taskId) else { return }
+        let wanted = download.reported?.wanted ?? 0
         for worker in download.workers.keys {
             removeWorkerHandle(download, worker)
             download.stop(worker: worker)
         }
+        // Its grants go back and it wants no more: the task may go on in the engine over one
+        // connection or start again (a restart from zero), and one that ends frees the slots
+        // a moment sooner.
+        let request = download.returnAllGrants()
+        if wanted > 0 || !request.returned.isEmpty || !request.dropped.isEmpty { observer.transfer(taskId, .segmentConnections(request)) }
     }
 
     func pauseSegmentWorkers(_ taskId: Int) {
