@@ -14,8 +14,9 @@ final class SegmentTable {
 
 /// Segmented downloads (issue 18 item 2): the task's transfer offers itself once its first
 /// answer shows ranges can be trusted (`Transfer.offerSegments`); then the resource is split
-/// (`SegmentPlan`), the partial file preallocated, and ranged workers are added while the
-/// download may use more connections and the host has room. Each worker's answer is checked
+/// (`SegmentPlan`), the partial file preallocated, and ranged workers are added on the
+/// connections the scheduler grants (`SegmentConnections`: the engine asks for them and gives
+/// them back; it never opens one it was not granted). Each worker's answer is checked
 /// before a byte is written (`SegmentedDownload.received`); a source that answers wrongly is
 /// dropped and its range goes back to the pool; with no source left the first connection's GET
 /// reads the rest, or the download continues over one connection from its contiguous prefix.
@@ -43,26 +44,33 @@ extension EngineLoop {
         }
         let representation = ResumeState(offset: 0, etag: state.etag, lastModified: state.lastModified, expectedLength: total)
         let sources = [transfer.currentURL] + transfer.job.mirrors.filter { $0 != transfer.currentURL }
-        let download = SegmentedDownload(primary: transfer, plan: plan, representation: representation, sources: sources, connections: transfer.job.segmentCount)
+        let download = SegmentedDownload(primary: transfer, plan: plan, representation: representation, sources: sources,
+                                         connections: transfer.job.segmentCount, origin: Self.hostKey)
         transfer.segmented = download
         segmentTable.downloads[taskId] = download
-        transfer.setBandwidthLimit(Self.share(of: transfer.job.bandwidthLimit, download))
+        transfer.throttle.shareOwnBuckets()
         spawnWorkers(download)
     }
 
-    /// A task's own rate limit is for the task: each of its connections gets an equal share.
+    /// The task's receive buffer is sized for its limit shared by its connections, so one chunk
+    /// of a worker is not a whole tenth of a second of the task's rate.
     static func share(of limit: BandwidthLimit?, _ download: SegmentedDownload) -> BandwidthLimit? {
         guard var limit, let rate = limit.downloadBytesPerSecond else { return limit }
         limit.downloadBytesPerSecond = max(1, rate / download.connections)
         return limit
     }
 
-    /// The task's rate limit changed (PATCH): every connection takes its share of the new one.
-    func setSegmentBandwidthLimit(_ taskId: Int, _ limit: BandwidthLimit?) {
-        guard let download = segmentTable.downloads[taskId] else { return }
-        let share = Self.share(of: limit, download)
-        download.primary.setBandwidthLimit(share)
-        for transfer in download.workerTransfers { transfer.setBandwidthLimit(share) }
+    /// The scheduler granted task `taskId` one more connection to `origin`. One that cannot be
+    /// used (the task no longer segments, or has no part left to give) goes back at once.
+    func grantSegmentConnection(_ taskId: Int, _ origin: String) {
+        guard let download = segmentTable.downloads[taskId] else {
+            // Still in the engine but over one connection: it wants no more.
+            guard transfers[taskId] != nil else { return }  // gone: the scheduler freed its grants
+            observer.transfer(taskId, .segmentConnections(SegmentConnections(wanted: 0, origins: [], returned: [origin])))
+            return
+        }
+        download.granted[origin, default: 0] += 1
+        spawnWorkers(download)
     }
 
     /// A new plan, or (a download resumed from a checkpoint or resume data that recorded its
@@ -76,19 +84,17 @@ extension EngineLoop {
                            fileSize: FileSystem.size(of: file.target.partialPath) ?? 0, firstOwner: 0)
     }
 
-    /// Adds workers while there is work, connections to spare and room at the host (the
-    /// session's httpMaximumConnectionsPerHost counts every connection the engine has open to
-    /// it); one at least when nothing else runs, so a busy host never stalls the download.
+    /// Adds workers while there is work, connections to spare and a granted connection (or
+    /// the task's own, once its first GET ended) free at a source's host; then tells the
+    /// scheduler what it wants and gives back what it cannot use.
     private func spawnWorkers(_ download: SegmentedDownload) {
-        let pool = download.primary.job.connectionPool
-        let limit = download.primary.job.hostConnectionLimit
-        while true {
-            let idle = download.runningConnections == 0
-            guard let assignment = download.assign(mayUse: { [self] source in
-                idle || connections(to: Self.hostKey(download.sources[source]), pool: pool) < limit
-            }) else { return }
-            if !startWorker(download, assignment.worker, source: assignment.source, range: assignment.range) { return }
+        while let assignment = download.assign(mayUse: download.hasRoom) {
+            if !startWorker(download, assignment.worker, source: assignment.source, range: assignment.range) {
+                download.workerStartFailed = true
+                break
+            }
         }
+        if let request = download.connectionsToReport() { observer.transfer(download.taskId, .segmentConnections(request)) }
     }
 
     private func startWorker(_ download: SegmentedDownload, _ worker: Int, source: Int, range: Range<Int>) -> Bool {
@@ -114,6 +120,9 @@ extension EngineLoop {
             transfer.segmented = download
             transfer.segmentWorker = worker
             try sizeReceiveBuffer(transfer)
+            // The task's limit is one bucket all its connections draw on: what a slow one
+            // leaves, the others may take.
+            transfer.throttle.share(&download.primary.throttle)
             try addToMulti(transfer)
             download.add(worker, transfer, source: source, range: range)
             segmentTable.workerHandles[ObjectIdentifier(transfer.handle)] = (download.taskId, worker)
@@ -125,14 +134,38 @@ extension EngineLoop {
         }
     }
 
+    /// Ends the workers whose connection moved no byte for half the request's
+    /// timeoutInterval (time waiting for bandwidth tokens aside): the rest of the part goes
+    /// back to the pool and another connection takes it over, as a straggler's would be. Half,
+    /// so the new one has the other half before the task itself counts as idle (`sweep`); a
+    /// source that stalls is not dropped for it (a busy server may stall one connection).
+    func retireStalledWorkers(now: Double) {
+        guard !segmentTable.downloads.isEmpty else { return }
+        for download in segmentTable.downloads.values where download.primary.pausedAt == nil {
+            let limit = download.primary.job.request.timeoutInterval / 2
+            var retired = false
+            for (worker, state) in download.workers {
+                let transfer = state.transfer
+                if transfer.throttle.isThrottled { transfer.lastActivity = now }
+                guard now - transfer.lastActivity > limit else { continue }
+                removeWorkerHandle(download, worker)
+                download.stop(worker: worker)
+                retired = true
+            }
+            if retired { advance(download) }
+        }
+    }
+
     /// A finished easy handle of a segmented download (a worker's, or the task's own while it
     /// is segmented): true when it was one, handled here.
     func segmentHandleDone(_ easy: EasyHandle, _ code: CurlCode) -> Bool {
         let id = ObjectIdentifier(easy)
         if let (taskId, worker) = segmentTable.workerHandles.removeValue(forKey: id) {
             guard let download = segmentTable.downloads[taskId] else { return true }
+            // The network policy's refusal and a proxy's are told apart as for any transfer.
+            let failure = code.isOK ? nil : download.workers[worker]?.transfer.transportError(code)
             removeWorkerHandle(download, worker)
-            download.ended(worker: worker, transportFailed: !code.isOK)
+            download.ended(worker: worker, failure: failure)
             advance(download)
             return true
         }
@@ -165,7 +198,9 @@ extension EngineLoop {
         if download.usableSources.isEmpty {
             // A server that will not serve ranges after all, or mirrors that all differ.
             guard download.primaryRunning else { return continueOverOneConnection(download) }
-            return download.fallBackToFirstConnection()
+            download.fallBackToFirstConnection()
+            if let request = download.connectionsToReport() { observer.transfer(taskId, .segmentConnections(request)) }
+            return
         }
         spawnWorkers(download)
     }
@@ -175,7 +210,7 @@ extension EngineLoop {
     /// If-Range, checked by `RangedAnswer` as any resumed download is).
     private func continueOverOneConnection(_ download: SegmentedDownload) {
         let taskId = download.taskId
-        guard detach(taskId) != nil else { return }
+        guard detach(taskId) != nil else { return }  // its grants go back (`dropSegmentWorkers`)
         var job = download.primary.job
         job.segments = 1
         let prefix = download.plan.contiguous
@@ -196,10 +231,16 @@ extension EngineLoop {
     /// The task leaves the engine (done, failed, cancelled, suspended too long): its workers go.
     func dropSegmentWorkers(_ taskId: Int) {
         guard let download = segmentTable.downloads.removeValue(forKey: taskId) else { return }
+        let wanted = download.reported?.wanted ?? 0
         for worker in download.workers.keys {
             removeWorkerHandle(download, worker)
             download.stop(worker: worker)
         }
+        // Its grants go back and it wants no more: the task may go on in the engine over one
+        // connection or start again (a restart from zero), and one that ends frees the slots
+        // a moment sooner.
+        let request = download.returnAllGrants()
+        if wanted > 0 || !request.returned.isEmpty || !request.dropped.isEmpty { observer.transfer(taskId, .segmentConnections(request)) }
     }
 
     func pauseSegmentWorkers(_ taskId: Int) {
@@ -214,20 +255,6 @@ extension EngineLoop {
     func throttledSegmentWorkers() -> [Transfer] {
         guard !segmentTable.downloads.isEmpty else { return [] }
         return segmentTable.downloads.values.flatMap(\.workerTransfers).filter { $0.throttle.isThrottled && $0.pausedAt == nil }
-    }
-
-    /// The connections the engine has open (or opening) to `host` in connection pool `pool`:
-    /// every running transfer and every segment worker.
-    private func connections(to host: String, pool: String?) -> Int {
-        var count = 0
-        for transfer in transfers.values where transfer.job.connectionPool == pool && Self.hostKey(transfer.currentURL) == host {
-            if let download = transfer.segmented, !download.primaryRunning { continue }
-            count += 1
-        }
-        for download in segmentTable.downloads.values where download.primary.job.connectionPool == pool {
-            count += download.workers.values.filter { Self.hostKey(download.sources[$0.source]) == host }.count
-        }
-        return count
     }
 
     /// scheme://host:port of a URL, lowercased.

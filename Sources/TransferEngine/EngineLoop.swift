@@ -137,8 +137,8 @@ package final class EngineLoop {
         case .setBandwidthLimit(let taskId, let limit):
             // A tus upload's next step starts with the new limit too.
             tusRuns[taskId]?.job.bandwidthLimit = limit
+            // A segmented download's connections share its transfer's bucket.
             transfers[taskId]?.setBandwidthLimit(limit)
-            setSegmentBandwidthLimit(taskId, limit)
         case .setLimits(let limits):
             governor.setLimits(limits, now: Self.now())
         case .renewConnections(let pool):
@@ -149,6 +149,8 @@ package final class EngineLoop {
             openStream(job)
         case .stream(let command):
             applyStream(command)
+        case .grantConnection(let taskId, let origin):
+            grantSegmentConnection(taskId, origin)
         case .cancel(let taskId, let keepPartial):
             if streams.connections[taskId] != nil { return endStream(taskId, TaskError(.cancelled, "cancelled")) }
             // A data: or file: copy has no resume data (no validator): it ends cancelled, its file deleted.
@@ -201,6 +203,7 @@ package final class EngineLoop {
     /// timeout (URLSession's rule). Returns whether progress is still waiting to be reported.
     private func sweep(now: Double) -> Bool {
         var pending = false
+        retireStalledWorkers(now: now)
         for (taskId, transfer) in transfers {
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
                 if transfer.isDownload {

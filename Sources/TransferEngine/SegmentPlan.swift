@@ -95,6 +95,11 @@ struct SegmentPlan: Equatable {
     /// How many parts are held by a worker and not done.
     var active: Int { parts.filter { $0.owner != nil && !$0.isDone }.count }
 
+    /// Whether `claim` would find a part for a new worker.
+    var hasWorkToClaim: Bool {
+        parts.contains { $0.owner == nil && !$0.isDone } || parts.contains { $0.owner != nil && $0.remaining >= 2 * Self.minimumSplitSize }
+    }
+
     /// The part `worker` may fetch next: a free part with bytes left, else the second half of
     /// the owned part with the most left when that is at least twice `minimumSplitSize`.
     mutating func claim(for worker: Int) -> Int? {

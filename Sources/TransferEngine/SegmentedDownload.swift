@@ -24,6 +24,18 @@ final class SegmentedDownload {
     let connections: Int
     /// Whether worker 0's GET is still running.
     var primaryRunning = true
+    /// Each source's origin (`EngineLoop.hostKey`), what the scheduler's grants name.
+    let sourceOrigins: [String]
+    /// Where the task's own slot leads (its first source, where worker 0's GET went after any
+    /// redirect): a worker may use that slot there once worker 0's GET has ended.
+    let baseOrigin: String
+    /// Connections the scheduler granted beyond the task's own and not yet given back, per origin.
+    var granted: [String: Int] = [:]
+    /// What was last asked of the scheduler (`SegmentConnections`), so the same is not sent again.
+    var reported: (wanted: Int, origins: [String])?
+    /// A worker could not be started: want no more than is held (a grant that cannot be used
+    /// would be given back and granted again in a loop).
+    var workerStartFailed = false
 
     /// A ranged connection: where it fetches from, the range it asked for, and whether its
     /// answer was refused (then none of its bytes are written).
@@ -38,20 +50,69 @@ final class SegmentedDownload {
     }
     private(set) var workers: [Int: Worker] = [:]
     private var nextWorker = 1
-    /// Why the last source was dropped (for the log and the task's error if none is left).
-    private(set) var lastRefusal: String?
+    /// Sources dropped and not yet reported (`connectionsToReport`).
+    private var unreportedDrops: [DroppedSource] = []
 
-    init(primary: Transfer, plan: SegmentPlan, representation: ResumeState, sources: [String], connections: Int) {
+    init(primary: Transfer, plan: SegmentPlan, representation: ResumeState, sources: [String], connections: Int, origin: (String) -> String) {
         taskId = primary.job.taskId
         self.primary = primary
         self.plan = plan
         self.representation = representation
         self.sources = sources
         self.connections = connections
+        sourceOrigins = sources.map(origin)
+        baseOrigin = sourceOrigins[0]
     }
 
     var usableSources: [Int] { sources.indices.filter { !dropped.contains($0) } }
     var runningConnections: Int { workers.count + (primaryRunning ? 1 : 0) }
+
+    // MARK: connections the scheduler granted
+
+    /// Workers open to `origin`.
+    func workers(on origin: String) -> Int { workers.values.filter { sourceOrigins[$0.source] == origin }.count }
+
+    /// Whether the task's own slot is free for a worker at `origin`.
+    private func baseSlotFree(on origin: String) -> Bool { origin == baseOrigin && !primaryRunning }
+
+    /// Granted connections to `origin` that workers use (one worker there may use the task's own slot).
+    func grantsInUse(on origin: String) -> Int { max(0, workers(on: origin) - (baseSlotFree(on: origin) ? 1 : 0)) }
+
+    /// Whether a new worker may go to `source`: a grant, or the task's own slot, is free there.
+    func hasRoom(_ source: Int) -> Bool {
+        let origin = sourceOrigins[source]
+        return workers(on: origin) < granted[origin, default: 0] + (baseSlotFree(on: origin) ? 1 : 0)
+    }
+
+    /// What to ask of the scheduler now that the workers are placed: grants no worker uses go
+    /// back (each was offered to every free part first), and while a part can still be
+    /// taken or split the download wants as many as its segments allow beyond its own.
+    func connectionsToReport() -> SegmentConnections? {
+        var returned: [String] = []
+        for (origin, count) in granted {
+            let unused = count - grantsInUse(on: origin)
+            guard unused > 0 else { continue }
+            returned += Array(repeating: origin, count: unused)
+            granted[origin] = count - unused == 0 ? nil : count - unused
+        }
+        let holding = granted.values.reduce(0, +)
+        let wanted = plan.hasWorkToClaim && !workerStartFailed && !usableSources.isEmpty ? connections - 1 : holding
+        var origins: [String] = []
+        for source in usableSources where !origins.contains(sourceOrigins[source]) { origins.append(sourceOrigins[source]) }
+        if returned.isEmpty, unreportedDrops.isEmpty, let reported, reported.wanted == wanted, reported.origins == origins { return nil }
+        reported = (wanted, origins)
+        defer { unreportedDrops = [] }
+        return SegmentConnections(wanted: wanted, origins: origins, returned: returned, dropped: unreportedDrops)
+    }
+
+    /// Every grant goes back (the download goes on over one connection).
+    func returnAllGrants() -> SegmentConnections {
+        let returned = granted.flatMap { Array(repeating: $0.key, count: $0.value) }
+        granted = [:]
+        reported = (0, [])
+        defer { unreportedDrops = [] }
+        return SegmentConnections(wanted: 0, origins: [], returned: returned, dropped: unreportedDrops)
+    }
 
     /// A new worker's assignment: a part (free, or split off a straggler) and a source, taken
     /// round-robin over the usable sources `mayUse` allows (a host with room), so mirrors share
@@ -96,7 +157,7 @@ final class SegmentedDownload {
         }
         switch verdict {
         case .continues: workers[id]?.accepted = true
-        case .mismatch(let reason): workers[id]?.refused = "\(sources[worker.source]): \(reason)"
+        case .mismatch(let reason): workers[id]?.refused = reason
         }
     }
 
@@ -134,19 +195,21 @@ final class SegmentedDownload {
 
     // MARK: connections that ended
 
-    /// Worker `id`'s connection ended: a part with bytes left goes back to the pool, and a
-    /// source that answered wrongly or failed is dropped (mirrors: never mixed in again).
-    func ended(worker id: Int, transportFailed: Bool) {
+    /// Worker `id`'s connection ended (`failure`: how its transfer failed): a part with bytes
+    /// left goes back to the pool, and a source that answered wrongly or failed is dropped
+    /// (mirrors: never mixed in again).
+    func ended(worker id: Int, failure: TaskError?) {
         guard let worker = workers.removeValue(forKey: id) else { return }
         guard let index = plan.part(of: id) else { return }  // done
         plan.release(index)
         if let refusal = worker.refused {
-            drop(worker.source, refusal)
-        } else if transportFailed {
-            drop(worker.source, "\(sources[worker.source]): the connection failed before its range was complete")
+            drop(worker.source, TaskError(.badServerResponse, "the source was dropped: \(refusal)"))
+        } else if var failure {
+            failure.message = "the source was dropped: \(failure.message)"
+            drop(worker.source, failure)
         } else {
             // Ended cleanly but short: the server sent less than the range it announced.
-            drop(worker.source, "\(sources[worker.source]): the answer ended before its range was complete")
+            drop(worker.source, TaskError(.badServerResponse, "the source was dropped: the answer ended before its range was complete"))
         }
     }
 
@@ -163,9 +226,9 @@ final class SegmentedDownload {
         if let index = plan.part(of: 0) { plan.release(index) }
     }
 
-    private func drop(_ source: Int, _ reason: String) {
-        dropped.insert(source)
-        lastRefusal = reason
+    private func drop(_ source: Int, _ error: TaskError) {
+        guard dropped.insert(source).inserted else { return }
+        unreportedDrops.append(DroppedSource(url: sources[source], error: error))
     }
 
     /// No source is left while worker 0 still reads the whole resource: it takes the rest.

@@ -61,9 +61,6 @@ package struct TransferJob: Sendable {
     package var segments: Int? = nil
     package var sessionSegments = 1
     package var mirrors: [String] = []
-    /// Its session's httpMaximumConnectionsPerHost: a segmented download opens extra
-    /// connections only while its host has fewer than this (`EngineLoop+Segments`).
-    package var hostConnectionLimit = 6
 
     /// The memberwise initializer, for the layers above.
     package init(
@@ -152,6 +149,8 @@ package enum TransferUpdate: Sendable {
     case transactions([TransactionMetrics])
     /// A stream task's connection changed (`StreamConnection`).
     case stream(StreamUpdate)
+    /// A segmented download wants more connections, or fewer, or gives some back.
+    case segmentConnections(SegmentConnections)
     case completed(TransferOutcome)
 }
 
@@ -226,4 +225,7 @@ package enum EngineCommand: Sendable {
     case openStream(StreamJob)
     /// A client's read, write, close or start-tls on a stream task.
     case stream(StreamCommand)
+    /// The scheduler granted a segmented download one more connection to `origin`
+    /// (`SegmentConnections`).
+    case grantConnection(taskId: Int, origin: String)
 }

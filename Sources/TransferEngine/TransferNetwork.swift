@@ -66,7 +66,6 @@ extension TransferJob {
             httpVersion: configuration.httpVersion,
             ftpRequiresTLS: configuration.ftpRequiresTLS)
         sessionSegments = configuration.maximumSegmentsPerDownload
-        hostConnectionLimit = configuration.httpMaximumConnectionsPerHost
     }
 }
 

@@ -41,6 +41,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// URLSession's writeClosedFor(streamTask:): every written byte went and the sending side
     /// is shut down.
     case writeClosed
+    /// Not URLSession's: a segmented download stopped using one of its sources (`url`, the
+    /// task URL's or a mirror's) for `error`; the download goes on from the others.
+    case didDropSource
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

@@ -14,6 +14,13 @@ internal import TransferModel
 /// deletion (a removed or re-prioritised task leaves a stale key behind, skipped when it surfaces),
 /// and a task whose host or session is full waits in that host's or session's own heap, one of
 /// which goes back to the main heap each time a slot there frees. A value type with no I/O.
+///
+/// A running task may want more connections than its one (a segmented download's, on its
+/// host and its mirrors' hosts: `wantConnections`). Each counts against the per-host cap of the
+/// host it goes to and is granted (`Decision.grant`) in admission order: a queued task bound
+/// for that host with an earlier key is admitted first, one with a later key waits behind the
+/// grant. Extra connections do not count against the global and per-session caps, which count
+/// tasks. A discretionary task's wants wait while discretionary tasks may not start.
 struct Scheduler: Sendable {
     /// What the scheduler needs to know of a task to queue it.
     struct Ticket: Sendable, Equatable {
@@ -35,6 +42,8 @@ struct Scheduler: Sendable {
         case start(Int)
         /// Stop this running transfer and queue it again; its slot went to a higher class.
         case preempt(Int)
+        /// One more connection to `host` (a host key) for this running task.
+        case grant(Int, host: String)
     }
 
     /// A queued task as listed (`GET /v1/queue`).
@@ -81,6 +90,8 @@ struct Scheduler: Sendable {
         var ticket: Ticket
         var host: Int
         let started: Int
+        /// Its arrival order, which places its connection wants among queued tasks.
+        let order: Int
     }
 
     var maxConcurrent: Int
@@ -114,6 +125,8 @@ struct Scheduler: Sendable {
     private(set) var queuedByClass: [SchedulingClass: Int] = [:]
     private(set) var runningByClass: [SchedulingClass: Int] = [:]
     private var queuedNotDiscretionary = 0
+    /// Running tasks' wants for more connections, and what each was granted.
+    private var connectionWants = ConnectionWants()
 
     init(maxConcurrent: Int) { self.maxConcurrent = max(1, maxConcurrent) }
 
@@ -151,6 +164,10 @@ struct Scheduler: Sendable {
             runningByClass[entry.ticket.schedulingClass, default: 1] -= 1
             release(host: entry.host, session: entry.ticket.session)
             forget(host: entry.host, session: entry.ticket.session)
+            if let want = connectionWants.remove(taskId) {
+                for (host, count) in want.granted { releaseHost(host, count) }
+                for host in want.named { forgetHost(host) }
+            }
         }
         if let entry = queued.removeValue(forKey: taskId) {
             queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
@@ -163,14 +180,7 @@ struct Scheduler: Sendable {
 
     /// One task of `host` and `session` left; with the last one, what is kept for them goes.
     private mutating func forget(host: Int, session: String) {
-        hostUsers[host, default: 1] -= 1
-        if hostUsers[host] == 0 {
-            hostUsers[host] = nil
-            if let name = hostNames.removeValue(forKey: host) { hostIds[name] = nil }
-            hostLimits[host] = nil
-            parkedByHost[host] = nil
-            hostsToRefill.remove(host)
-        }
+        forgetHost(host)
         sessionUsers[session, default: 1] -= 1
         if sessionUsers[session] == 0 {
             sessionUsers[session] = nil
@@ -180,9 +190,22 @@ struct Scheduler: Sendable {
         }
     }
 
+    /// One user of `host` left (a task, or a connection want naming it).
+    private mutating func forgetHost(_ host: Int) {
+        hostUsers[host, default: 1] -= 1
+        if hostUsers[host] == 0 {
+            hostUsers[host] = nil
+            if let name = hostNames.removeValue(forKey: host) { hostIds[name] = nil }
+            hostLimits[host] = nil
+            parkedByHost[host] = nil
+            hostsToRefill.remove(host)
+            connectionWants.forget(host: host)
+        }
+    }
+
     /// How many hosts and sessions the scheduler keeps anything for (tests: nothing leaks).
     var bookkeeping: (hosts: Int, sessions: Int) {
-        (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count,
+        (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count + connectionWants.bookkeeping,
          sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count)
     }
 
@@ -192,6 +215,7 @@ struct Scheduler: Sendable {
         if var entry = running[taskId] {
             entry.ticket.priority = priority
             running[taskId] = entry
+            connectionWants.rekey(taskId, key(of: entry))
             return
         }
         guard var entry = queued[taskId], entry.ticket.priority != priority else { return }
@@ -215,6 +239,8 @@ struct Scheduler: Sendable {
                 continue
             }
             if entry.ticket.discretionary && !discretionaryMayStart { break }  // all after it are too
+            // Running tasks that want more connections to this host and come first in line.
+            if !connectionWants.isEmpty { grantConnections(to: entry.host, before: key, &decisions) }
             if perHost[entry.host, default: 0] >= entry.ticket.hostLimit {
                 heap.removeMin()
                 parkedByHost[entry.host, default: Heap()].insert(key)
@@ -238,7 +264,85 @@ struct Scheduler: Sendable {
             start(entry)
             decisions.append(.start(entry.ticket.taskId))
         }
+        if !connectionWants.isEmpty {
+            // A queued task that waits for the global cap does not hold grants back: they do
+            // not count against it. One bound for the host parked there does (`firstParked`).
+            // One connection per host in turns, so that a download's mirrors share its load.
+            var granting = true
+            while granting {
+                granting = false
+                for host in connectionWants.wantedHosts where grantConnections(to: host, before: nil, atMost: 1, &decisions) > 0 { granting = true }
+            }
+        }
         return decisions
+    }
+
+    // MARK: extra connections of running tasks
+
+    /// Running task `taskId` wants to hold `wanted` connections beyond its own in all, to any of
+    /// `hosts` (host keys, `hostKey`; its source's and its mirrors'); it is granted them by
+    /// `admit` as those hosts have room. A new call replaces the last one. Ignored for a task
+    /// that is not running.
+    mutating func wantConnections(taskId: Int, hosts: [String], wanted: Int) {
+        guard let entry = running[taskId] else { return }
+        var ids: [Int] = []
+        for name in hosts {
+            let isNew = hostIds[name] == nil
+            let id = internHost(name)
+            if isNew || hostLimits[id] == nil { hostLimits[id] = entry.ticket.hostLimit }
+            ids.append(id)
+        }
+        for id in connectionWants.set(taskId, key: key(of: entry), hosts: ids, wanted: wanted) { hostUsers[id, default: 0] += 1 }
+    }
+
+    /// Running task `taskId` closed `count` of its granted connections to `host`.
+    mutating func returnConnections(taskId: Int, host: String, count: Int = 1) {
+        guard let id = hostIds[host] else { return }
+        releaseHost(id, connectionWants.giveBack(taskId, host: id, count: count))
+    }
+
+    /// The extra connections task `taskId` holds (tests, `GET /v1/queue`).
+    func grantedConnections(taskId: Int) -> Int { connectionWants.wants[taskId]?.holding ?? 0 }
+
+    /// Grants `host`'s free slots to the running tasks that want them, in line order, while
+    /// each comes before `limit` (a queued task that waits) and before any task parked on the
+    /// host (it takes the slot when it surfaces); `atMost` of them. Answers how many.
+    @discardableResult
+    private mutating func grantConnections(to host: Int, before limit: Key?, atMost: Int = .max, _ decisions: inout [Decision]) -> Int {
+        var granted = 0
+        while granted < atMost, perHost[host, default: 0] < (hostLimits[host] ?? 1), let key = connectionWants.first(for: host) {
+            if let limit, !(key < limit) { break }
+            if key.discretionary && !discretionaryMayStart { break }  // all after it are too
+            if let parked = firstParked(on: host), parked < key { break }
+            connectionWants.grant(key.taskId, host: host)
+            perHost[host, default: 0] += 1
+            decisions.append(.grant(key.taskId, host: hostNames[host] ?? ""))
+            granted += 1
+        }
+        return granted
+    }
+
+    /// The best task parked on `host`, its stale keys dropped on the way.
+    private mutating func firstParked(on host: Int) -> Key? {
+        while let key = parkedByHost[host]?.min {
+            if let entry = queued[key.taskId], entry.key == key { return key }
+            parkedByHost[host]?.removeMin()
+        }
+        return nil
+    }
+
+    /// `count` connections to `host` ended: their slots are free.
+    private mutating func releaseHost(_ host: Int, _ count: Int) {
+        guard count > 0 else { return }
+        perHost[host, default: count] -= count
+        if perHost[host] == 0 { perHost[host] = nil }
+        if parkedByHost[host] != nil { hostsToRefill.insert(host) }
+    }
+
+    /// A running task's place in line for connections: its class, priority and arrival.
+    private func key(of entry: Running) -> Key {
+        Key(discretionary: entry.ticket.discretionary, rank: entry.ticket.schedulingClass.rank, priority: entry.ticket.priority,
+            order: entry.order, taskId: entry.ticket.taskId)
     }
 
     /// Queued tasks in the order they would be admitted if every cap had room, with the reason
@@ -275,7 +379,7 @@ struct Scheduler: Sendable {
         queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
         if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
         startOrder += 1
-        running[id] = Running(ticket: entry.ticket, host: entry.host, started: startOrder)
+        running[id] = Running(ticket: entry.ticket, host: entry.host, started: startOrder, order: entry.key.order)
         runningByClass[entry.ticket.schedulingClass, default: 0] += 1
         perHost[entry.host, default: 0] += 1
         perSession[entry.ticket.session, default: 0] += 1

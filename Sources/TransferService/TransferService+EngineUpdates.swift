@@ -51,6 +51,8 @@ extension TransferService {
             streamChanged(&s, task: id, change, &deliveries)
         case .transactions(let transactions):
             s.tasks[id]?.transactions += transactions
+        case .segmentConnections(let request):
+            segmentConnectionsChanged(&s, task: id, request, &deliveries)
         case .redirect(let statusCode, let from, let to, let method):
             s.tasks[id]?.task.currentRequest?.url = to
             s.tasks[id]?.task.currentRequest?.method = method

@@ -191,6 +191,7 @@ extension TransferService {
             switch decision {
             case .start(let id): start(&s, task: id, &deliveries)
             case .preempt(let id): preempt(&s, task: id, &deliveries)
+            case .grant(let id, let host): grantConnection(&s, task: id, host: host)
             }
         }
     }

@@ -7,7 +7,7 @@ enum OriginAcceptLoop {
         let thread = Thread {
             defer { state.acceptLoopEnded() }
             state.listener.acceptConnections { fd in
-                guard let index = state.connectionAccepted() else { return false }
+                guard let index = state.connectionAccepted(fd: fd) else { return false }
                 let thread = Thread { OriginConnection(fd: fd, index: index, state: state).run() }
                 thread.name = "OriginServer connection \(index)"
                 thread.start()

@@ -22,6 +22,7 @@ final class OriginConnection {
 
     func run() {
         defer {
+            state.socketClosing(stream.fd)
             stream.close()
             state.connectionClosed()
         }

@@ -66,6 +66,12 @@ public final class OriginServer: Sendable {
         state.snapshot.openConnections
     }
 
+    /// The most connections open at once so far (a connection the client had closed counts as
+    /// closed, even before the server noticed).
+    public var peakOpenConnections: Int {
+        state.peak
+    }
+
     /// Closes the listener and every connection, then waits (at most 5 s) for their threads to end.
     /// Idempotent. Do not call it from a handler: that handler's connection cannot end while it waits.
     public func stop() {

@@ -18,6 +18,9 @@ final class OriginState: @unchecked Sendable {
     private var requests: [OriginRequest] = []
     private var connectionCount = 0
     private var openConnections = 0
+    /// The open connections' sockets, and the most open at once (`peakConnections`).
+    private var sockets: Set<Int32> = []
+    private var peakConnections = 0
     private var acceptLoopRunning = true
     private var stopped = false
 
@@ -57,16 +60,38 @@ final class OriginState: @unchecked Sendable {
 
     // MARK: Transitions
 
+    /// The most connections open at once, counted at each accept. A connection its client
+    /// already closed counts as closed even if its thread has not noticed yet: the client
+    /// closing one connection and opening the next is not two at once.
+    var peak: Int { locked { $0.peakConnections } }
+
     /// Counts a newly accepted connection; returns its index, or nil if the server has stopped
     /// (the caller then closes it at once).
-    func connectionAccepted() -> Int? {
+    func connectionAccepted(fd: Int32? = nil) -> Int? {
         locked { state in
             guard !state.stopped else { return nil }
+            if let fd {
+                let open = state.sockets.filter { !Self.closedByPeer($0) }.count + 1
+                state.peakConnections = max(state.peakConnections, open)
+                state.sockets.insert(fd)
+            }
             defer { state.connectionCount += 1 }
             state.openConnections += 1
             state.condition.broadcast()
             return state.connectionCount
         }
+    }
+
+    /// Called by a connection thread before it closes its socket (whose number may then be reused).
+    func socketClosing(_ fd: Int32) {
+        _ = locked { $0.sockets.remove(fd) }
+    }
+
+    /// Whether the client closed (or reset) the connection: a peek reads end of file or an error.
+    private static func closedByPeer(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
     /// Called by a connection thread after it closed its socket.

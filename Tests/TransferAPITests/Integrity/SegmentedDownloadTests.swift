@@ -29,7 +29,12 @@ import Crypto
 
     /// The first byte each ranged request asked for.
     static func rangeStarts(_ origin: OriginServer) -> [Int] {
-        origin.requests.compactMap { $0.header("Range") }.compactMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) }
+        origin.requests.compactMap(rangeStarts(of:))
+    }
+
+    /// The first byte a ranged request asked for (nil: not ranged).
+    static func rangeStarts(of request: OriginRequest) -> Int? {
+        request.header("Range").flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) }
     }
 
     /// Where two files first differ (nil: equal). `#expect(a == b)` on 8 MiB would diff them byte by byte.
