@@ -57,6 +57,15 @@ final class DownloadFile {
     init(target: DownloadTarget, resumeAt offset: Int = 0, keepingParts: Bool = false) throws(TaskError) {
         self.target = target
         digest = DownloadDigest(checksum: target.checksum)
+        // The common case, a new download with no file left from before: one exclusive create
+        // (the folder check, the link count and size reads below were three more system calls
+        // per 16 KiB download). Anything else takes the careful way.
+        if offset == 0 {
+            descriptor = open(target.partialPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            if descriptor >= 0 { return }
+        } else {
+            descriptor = -1
+        }
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
         // A partial file with a second name was placed at its destination with link(2) and the
         // daemon stopped before it removed this name: writing on would change the placed file.
