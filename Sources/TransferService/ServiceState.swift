@@ -33,7 +33,7 @@ struct ServiceState: Sendable {
     var sessions: [String: Session] = [:]
     /// Session ids in creation order (the list order and its cursor).
     var sessionOrder: [String] = []
-    var tasks: [Int: TaskEntry] = [:]
+    var tasks = TaskTable()
     /// Task ids per session, ascending.
     var tasksBySession: [String: [Int]] = [:]
     var events: [String: EventLog] = [:]
