@@ -56,7 +56,8 @@ struct Scheduler: Sendable {
     /// The heap's sort key: smaller is admitted first.
     struct Key: Comparable, Sendable {
         let discretionary: Bool
-        let rank: Int
+        /// The class's rank (`SchedulingClass.rank`, 0-3): one byte, so a key is 32 bytes.
+        let rank: Int8
         let priority: Double
         let order: Int
         let taskId: Int
@@ -71,15 +72,45 @@ struct Scheduler: Sendable {
         static func == (a: Key, b: Key) -> Bool { a.taskId == b.taskId && a.order == b.order && a.priority == b.priority }
     }
 
+    /// What is kept of a queued task's ticket: 48 bytes, where the whole ticket and its key took
+    /// 128 and the ticket's host key a string of its own (100,000 queued tasks: about 0.5 KiB a
+    /// task, docs/benchmarks.md). The task id is the `queued` table's key; the host is interned.
     private struct Queued: Sendable {
-        var ticket: Ticket
-        var key: Key
-        var host: Int
+        var session: String
+        var priority: Double
+        /// Its arrival: with the id and priority, what tells a current heap key from a stale one.
+        let order: Int
+        let host: Int32
+        let hostLimit: Int32
+        /// -1: the session has no cap.
+        let sessionLimit: Int32
+        let schedulingClass: SchedulingClass
+        let discretionary: Bool
+        let preemptible: Bool
+
+        init(_ ticket: Ticket, order: Int, host: Int) {
+            session = ticket.session
+            priority = ticket.priority
+            self.order = order
+            self.host = Int32(truncatingIfNeeded: host)
+            hostLimit = Int32(clamping: ticket.hostLimit)
+            sessionLimit = ticket.sessionLimit.map { Int32(clamping: max(0, $0)) } ?? -1
+            schedulingClass = ticket.schedulingClass
+            discretionary = ticket.discretionary
+            preemptible = ticket.preemptible
+        }
+
+        func key(taskId: Int) -> Key {
+            Key(discretionary: discretionary, rank: Int8(schedulingClass.rank), priority: priority, order: order, taskId: taskId)
+        }
+
+        var hostId: Int { Int(host) }
+        var sessionCap: Int? { sessionLimit < 0 ? nil : Int(sessionLimit) }
     }
 
     private struct Running: Sendable {
-        var ticket: Ticket
-        var host: Int
+        var entry: Queued
+        let taskId: Int
         let started: Int
     }
 
@@ -138,8 +169,9 @@ struct Scheduler: Sendable {
         if let limit = ticket.sessionLimit { sessionLimits[ticket.session] = limit }
         hostUsers[host, default: 0] += 1
         sessionUsers[ticket.session, default: 0] += 1
-        let key = Key(discretionary: ticket.discretionary, rank: ticket.schedulingClass.rank, priority: ticket.priority, order: order, taskId: ticket.taskId)
-        queued[ticket.taskId] = Queued(ticket: ticket, key: key, host: host)
+        let entry = Queued(ticket, order: order, host: host)
+        let key = entry.key(taskId: ticket.taskId)
+        queued[ticket.taskId] = entry
         queuedByClass[ticket.schedulingClass, default: 0] += 1
         if !ticket.discretionary { queuedNotDiscretionary += 1 }
         heap.insert(key)
@@ -147,17 +179,18 @@ struct Scheduler: Sendable {
 
     /// Takes a task out, whether queued or running (its slot is freed).
     mutating func remove(taskId: Int) {
-        if let entry = running.removeValue(forKey: taskId) {
-            runningByClass[entry.ticket.schedulingClass, default: 1] -= 1
-            release(host: entry.host, session: entry.ticket.session)
-            forget(host: entry.host, session: entry.ticket.session)
+        if let running = running.removeValue(forKey: taskId) {
+            let entry = running.entry
+            runningByClass[entry.schedulingClass, default: 1] -= 1
+            release(host: entry.hostId, session: entry.session)
+            forget(host: entry.hostId, session: entry.session)
         }
         if let entry = queued.removeValue(forKey: taskId) {
-            queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
-            if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
+            queuedByClass[entry.schedulingClass, default: 1] -= 1
+            if !entry.discretionary { queuedNotDiscretionary -= 1 }
             // It may have been the one sent back to take a free slot: another must take its place.
-            markForRefill(host: entry.host, session: entry.ticket.session)
-            forget(host: entry.host, session: entry.ticket.session)
+            markForRefill(host: entry.hostId, session: entry.session)
+            forget(host: entry.hostId, session: entry.session)
         }
     }
 
@@ -189,19 +222,16 @@ struct Scheduler: Sendable {
     /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
     /// when a preemption victim is chosen).
     mutating func reprioritise(taskId: Int, priority: Double) {
-        if var entry = running[taskId] {
-            entry.ticket.priority = priority
-            running[taskId] = entry
+        if running[taskId] != nil {
+            running[taskId]!.entry.priority = priority
             return
         }
-        guard var entry = queued[taskId], entry.ticket.priority != priority else { return }
+        guard queued[taskId] != nil, queued[taskId]!.priority != priority else { return }
         // The old key stays in its heap, stale; the new one goes to the main heap (its caps are
         // checked again there). The arrival order is kept: back at the old priority, a task
         // takes its old place.
-        entry.ticket.priority = priority
-        entry.key = Key(discretionary: entry.key.discretionary, rank: entry.key.rank, priority: priority, order: entry.key.order, taskId: taskId)
-        queued[taskId] = entry
-        heap.insert(entry.key)
+        queued[taskId]!.priority = priority
+        heap.insert(queued[taskId]!.key(taskId: taskId))
     }
 
     /// Admits as many queued tasks as the caps allow, in admission order, preempting background
@@ -210,33 +240,33 @@ struct Scheduler: Sendable {
         refill()
         var decisions: [Decision] = []
         while let key = heap.min {
-            guard let entry = queued[key.taskId], entry.key == key else {
+            guard let entry = queued[key.taskId], entry.key(taskId: key.taskId) == key else {
                 heap.removeMin()  // stale: removed or re-prioritised
                 continue
             }
-            if entry.ticket.discretionary && !discretionaryMayStart { break }  // all after it are too
-            if perHost[entry.host, default: 0] >= entry.ticket.hostLimit {
+            if entry.discretionary && !discretionaryMayStart { break }  // all after it are too
+            if perHost[entry.hostId, default: 0] >= Int(entry.hostLimit) {
                 heap.removeMin()
-                parkedByHost[entry.host, default: Heap()].insert(key)
+                parkedByHost[entry.hostId, default: Heap()].insert(key)
                 continue
             }
-            if let limit = entry.ticket.sessionLimit, perSession[entry.ticket.session, default: 0] >= limit {
+            if let limit = entry.sessionCap, perSession[entry.session, default: 0] >= limit {
                 heap.removeMin()
-                parkedBySession[entry.ticket.session, default: Heap()].insert(key)
+                parkedBySession[entry.session, default: Heap()].insert(key)
                 continue
             }
             heap.removeMin()
             if running.count >= maxConcurrent {
                 // Only for a task that can start once it has the slot (its host and session have room).
-                guard let victim = preemptionVictim(for: entry.ticket) else {
+                guard let victim = preemptionVictim(for: entry) else {
                     heap.insert(key)
                     break
                 }
                 remove(taskId: victim)
                 decisions.append(.preempt(victim))
             }
-            start(entry)
-            decisions.append(.start(entry.ticket.taskId))
+            start(entry, taskId: key.taskId)
+            decisions.append(.start(key.taskId))
         }
         return decisions
     }
@@ -249,10 +279,10 @@ struct Scheduler: Sendable {
 
     /// The queued tasks unsorted (O(n)), so the caller can sort them outside its lock.
     func queueSnapshot() -> [QueuedTask] {
-        queued.values.map { entry in
-            QueuedTask(taskId: entry.ticket.taskId, schedulingClass: entry.ticket.schedulingClass,
-                       priority: entry.ticket.priority, discretionary: entry.ticket.discretionary,
-                       blockedBy: blocker(of: entry), key: entry.key)
+        queued.map { taskId, entry in
+            QueuedTask(taskId: taskId, schedulingClass: entry.schedulingClass,
+                       priority: entry.priority, discretionary: entry.discretionary,
+                       blockedBy: blocker(of: entry), key: entry.key(taskId: taskId))
         }
     }
 
@@ -269,16 +299,15 @@ struct Scheduler: Sendable {
         return id
     }
 
-    private mutating func start(_ entry: Queued) {
-        let id = entry.ticket.taskId
+    private mutating func start(_ entry: Queued, taskId id: Int) {
         queued[id] = nil
-        queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
-        if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
+        queuedByClass[entry.schedulingClass, default: 1] -= 1
+        if !entry.discretionary { queuedNotDiscretionary -= 1 }
         startOrder += 1
-        running[id] = Running(ticket: entry.ticket, host: entry.host, started: startOrder)
-        runningByClass[entry.ticket.schedulingClass, default: 0] += 1
-        perHost[entry.host, default: 0] += 1
-        perSession[entry.ticket.session, default: 0] += 1
+        running[id] = Running(entry: entry, taskId: id, started: startOrder)
+        runningByClass[entry.schedulingClass, default: 0] += 1
+        perHost[entry.hostId, default: 0] += 1
+        perSession[entry.session, default: 0] += 1
     }
 
     /// Frees a running task's host and session slots.
@@ -324,7 +353,7 @@ struct Scheduler: Sendable {
     /// The best key in `waiting` that is still current, dropping stale ones on the way.
     private func popLive(_ waiting: inout Heap<Key>) -> Key? {
         while let next = waiting.popMin() {
-            if let entry = queued[next.taskId], entry.key == next { return next }
+            if let entry = queued[next.taskId], entry.key(taskId: next.taskId) == next { return next }
         }
         return nil
     }
@@ -332,23 +361,23 @@ struct Scheduler: Sendable {
     /// The running transfer a queued task may take the slot of: a preemptible background one,
     /// for a task of an earlier class; the lowest priority, then the most recently started
     /// (it has the least to lose). Discretionary tasks never preempt.
-    private func preemptionVictim(for ticket: Ticket) -> Int? {
+    private func preemptionVictim(for ticket: Queued) -> Int? {
         guard ticket.schedulingClass < .background, !ticket.discretionary else { return nil }
         var best: Running?
-        for entry in running.values where entry.ticket.preemptible && entry.ticket.schedulingClass == .background {
-            guard let current = best else { best = entry; continue }
-            if entry.ticket.priority < current.ticket.priority
-                || (entry.ticket.priority == current.ticket.priority && entry.started > current.started) {
-                best = entry
+        for running in running.values where running.entry.preemptible && running.entry.schedulingClass == .background {
+            guard let current = best else { best = running; continue }
+            if running.entry.priority < current.entry.priority
+                || (running.entry.priority == current.entry.priority && running.started > current.started) {
+                best = running
             }
         }
-        return best?.ticket.taskId
+        return best?.taskId
     }
 
     private func blocker(of entry: Queued) -> Blocker {
-        if entry.ticket.discretionary && !discretionaryMayStart { return .discretionary }
-        if perHost[entry.host, default: 0] >= entry.ticket.hostLimit { return .hostCap }
-        if let limit = entry.ticket.sessionLimit, perSession[entry.ticket.session, default: 0] >= limit { return .sessionCap }
+        if entry.discretionary && !discretionaryMayStart { return .discretionary }
+        if perHost[entry.hostId, default: 0] >= Int(entry.hostLimit) { return .hostCap }
+        if let limit = entry.sessionCap, perSession[entry.session, default: 0] >= limit { return .sessionCap }
         return .globalCap
     }
 }
