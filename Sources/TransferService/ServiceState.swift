@@ -14,18 +14,31 @@ struct TaskEntry: Sendable {
     var cancelKeepsPartial = false
     /// A completed data task's response body, for sessions whose bodies are not stored
     /// (ephemeral); others read it from the store.
-    var responseBody: Data?
+    @Indirect var responseBody: Data?
     /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
-    var connectivityTries: Int?
+    @Indirect var connectivityTries: Int?
     /// What the URL cache is doing for the task's current attempt (`TransferService+URLCache`).
     @Indirect var cache: CacheTaskContext?
     /// When the task last entered the scheduler's queue, until it starts (`transferd_admission_wait_seconds`).
-    var queuedAt: ContinuousClock.Instant?
+    var queuedAt: ContinuousClock.Instant? {
+        get { queuedSince < 0 ? nil : Self.clockStart.advanced(by: .nanoseconds(queuedSince)) }
+        set { queuedSince = newValue.map { Self.nanoseconds(Self.clockStart.duration(to: $0)) } ?? -1 }
+    }
+    /// `queuedAt` as nanoseconds after `clockStart` (-1: none): 8 bytes, where the optional
+    /// instant took 24 in every queued task's entry.
+    var queuedSince: Int64 = -1
     /// The requests the task made so far, as the engine reported them (its metrics at completion).
     var transactions: [TransactionMetrics] = []
     /// A completed task's metrics, for sessions whose records are not stored (ephemeral);
     /// others read them from the store.
     @Indirect var metrics: TaskMetrics?
+
+    private static let clockStart = ContinuousClock.now
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
 }
 
 /// Everything `TransferService` guards with its one lock.
