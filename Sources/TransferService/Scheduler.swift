@@ -72,15 +72,17 @@ struct Scheduler: Sendable {
         static func == (a: Key, b: Key) -> Bool { a.taskId == b.taskId && a.order == b.order && a.priority == b.priority }
     }
 
-    /// What is kept of a queued task's ticket: 48 bytes, where the whole ticket and its key took
+    /// What is kept of a queued task's ticket: 40 bytes, where the whole ticket and its key took
     /// 128 and the ticket's host key a string of its own (100,000 queued tasks: about 0.5 KiB a
-    /// task, docs/benchmarks.md). The task id is the `queued` table's key; the host is interned.
+    /// task, docs/benchmarks.md). The task id is the `queued` table's key; host and session are
+    /// interned.
     private struct Queued: Sendable {
-        var session: String
         var priority: Double
         /// Its arrival: with the id and priority, what tells a current heap key from a stale one.
         let order: Int
         let host: Int32
+        /// The session's number in `sessionNames`.
+        let session: Int32
         let hostLimit: Int32
         /// -1: the session has no cap.
         let sessionLimit: Int32
@@ -88,11 +90,11 @@ struct Scheduler: Sendable {
         let discretionary: Bool
         let preemptible: Bool
 
-        init(_ ticket: Ticket, order: Int, host: Int) {
-            session = ticket.session
+        init(_ ticket: Ticket, order: Int, host: Int, session: Int32) {
             priority = ticket.priority
+            self.session = session
             self.order = order
-            self.host = Int32(truncatingIfNeeded: host)
+            self.host = Int32(host)
             hostLimit = Int32(clamping: ticket.hostLimit)
             sessionLimit = ticket.sessionLimit.map { Int32(clamping: max(0, $0)) } ?? -1
             schedulingClass = ticket.schedulingClass
@@ -135,6 +137,10 @@ struct Scheduler: Sendable {
     private var hostIds: [String: Int] = [:]
     private var hostNames: [Int: String] = [:]
     private var nextHostId = 0
+    /// Session ids interned likewise, for the queued entries.
+    private var sessionNumbers: [String: Int32] = [:]
+    private var sessionNames: [Int32: String] = [:]
+    private var nextSessionNumber: Int32 = 0
     /// Queued and running tasks per host and per session: what a host or session keeps in here
     /// (its id, limit, parked heap) goes when its last task leaves, so a daemon that has seen a
     /// million origins does not keep a million entries.
@@ -169,7 +175,7 @@ struct Scheduler: Sendable {
         if let limit = ticket.sessionLimit { sessionLimits[ticket.session] = limit }
         hostUsers[host, default: 0] += 1
         sessionUsers[ticket.session, default: 0] += 1
-        let entry = Queued(ticket, order: order, host: host)
+        let entry = Queued(ticket, order: order, host: host, session: internSession(ticket.session))
         let key = entry.key(taskId: ticket.taskId)
         queued[ticket.taskId] = entry
         queuedByClass[ticket.schedulingClass, default: 0] += 1
@@ -182,15 +188,15 @@ struct Scheduler: Sendable {
         if let running = running.removeValue(forKey: taskId) {
             let entry = running.entry
             runningByClass[entry.schedulingClass, default: 1] -= 1
-            release(host: entry.hostId, session: entry.session)
-            forget(host: entry.hostId, session: entry.session)
+            release(host: entry.hostId, session: name(of: entry))
+            forget(host: entry.hostId, session: name(of: entry))
         }
         if let entry = queued.removeValue(forKey: taskId) {
             queuedByClass[entry.schedulingClass, default: 1] -= 1
             if !entry.discretionary { queuedNotDiscretionary -= 1 }
             // It may have been the one sent back to take a free slot: another must take its place.
-            markForRefill(host: entry.hostId, session: entry.session)
-            forget(host: entry.hostId, session: entry.session)
+            markForRefill(host: entry.hostId, session: name(of: entry))
+            forget(host: entry.hostId, session: name(of: entry))
         }
     }
 
@@ -207,6 +213,7 @@ struct Scheduler: Sendable {
         sessionUsers[session, default: 1] -= 1
         if sessionUsers[session] == 0 {
             sessionUsers[session] = nil
+            if let number = sessionNumbers.removeValue(forKey: session) { sessionNames[number] = nil }
             sessionLimits[session] = nil
             parkedBySession[session] = nil
             sessionsToRefill.remove(session)
@@ -216,7 +223,7 @@ struct Scheduler: Sendable {
     /// How many hosts and sessions the scheduler keeps anything for (tests: nothing leaks).
     var bookkeeping: (hosts: Int, sessions: Int) {
         (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count,
-         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count)
+         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count + sessionNumbers.count + sessionNames.count)
     }
 
     /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
@@ -250,9 +257,9 @@ struct Scheduler: Sendable {
                 parkedByHost[entry.hostId, default: Heap()].insert(key)
                 continue
             }
-            if let limit = entry.sessionCap, perSession[entry.session, default: 0] >= limit {
+            if let limit = entry.sessionCap, perSession[name(of: entry), default: 0] >= limit {
                 heap.removeMin()
-                parkedBySession[entry.session, default: Heap()].insert(key)
+                parkedBySession[name(of: entry), default: Heap()].insert(key)
                 continue
             }
             heap.removeMin()
@@ -292,12 +299,29 @@ struct Scheduler: Sendable {
 
     private mutating func internHost(_ host: String) -> Int {
         if let id = hostIds[host] { return id }
+        // Numbers stay below 2^31 (a queued entry keeps its host in 32 bits) and are not reused
+        // while in use.
+        while hostNames[nextHostId] != nil { nextHostId = (nextHostId + 1) & Int(Int32.max) }
         let id = nextHostId
-        nextHostId += 1
+        nextHostId = (nextHostId + 1) & Int(Int32.max)
         hostIds[host] = id
         hostNames[id] = host
         return id
     }
+
+    private mutating func internSession(_ session: String) -> Int32 {
+        if let number = sessionNumbers[session] { return number }
+        // Numbers are not reused while in use: a session keeps its number while it has tasks here.
+        while sessionNames[nextSessionNumber] != nil { nextSessionNumber &+= 1 }
+        let number = nextSessionNumber
+        nextSessionNumber &+= 1
+        sessionNumbers[session] = number
+        sessionNames[number] = session
+        return number
+    }
+
+    /// The session id of a queued or running entry (its number is interned while it is here).
+    private func name(of entry: Queued) -> String { sessionNames[entry.session] ?? "" }
 
     private mutating func start(_ entry: Queued, taskId id: Int) {
         queued[id] = nil
@@ -307,7 +331,7 @@ struct Scheduler: Sendable {
         running[id] = Running(entry: entry, taskId: id, started: startOrder)
         runningByClass[entry.schedulingClass, default: 0] += 1
         perHost[entry.hostId, default: 0] += 1
-        perSession[entry.session, default: 0] += 1
+        perSession[name(of: entry), default: 0] += 1
     }
 
     /// Frees a running task's host and session slots.
@@ -377,7 +401,7 @@ struct Scheduler: Sendable {
     private func blocker(of entry: Queued) -> Blocker {
         if entry.discretionary && !discretionaryMayStart { return .discretionary }
         if perHost[entry.hostId, default: 0] >= Int(entry.hostLimit) { return .hostCap }
-        if let limit = entry.sessionCap, perSession[entry.session, default: 0] >= limit { return .sessionCap }
+        if let limit = entry.sessionCap, perSession[name(of: entry), default: 0] >= limit { return .sessionCap }
         return .globalCap
     }
 }
