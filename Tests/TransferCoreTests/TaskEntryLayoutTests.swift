@@ -9,7 +9,7 @@ import FoundationEssentials
 /// box of its own in `TaskTable`, so this is what every queued task costs before its strings.
 @Suite struct TaskEntryLayoutTests {
     @Test func aQueuedTasksEntryKeepsItsAbsentPartsOutOfLine() {
-        #expect(MemoryLayout<TaskEntry>.stride <= 504)
+        #expect(MemoryLayout<TaskEntry>.stride <= 488)
         #expect(MemoryLayout<TransferTask>.stride <= 424)
     }
 
@@ -24,6 +24,25 @@ import FoundationEssentials
         #expect(entry.queuedAt == later)
         entry.queuedAt = nil
         #expect(entry.queuedAt == nil)
+    }
+
+    @Test func theRarePartsOfAnEntryKeepTheirValues() {
+        var entry = TaskEntry(task: TaskJSONTests.tasks[0], requestBody: nil)
+        #expect(entry.rare == nil)
+        let login = URLLogin.split("http://u:p@h/").login
+        #expect(login != nil)
+        entry.urlLogin = login
+        entry.responseBody = Data([1, 2, 3])
+        entry.connectivityTries = 2
+        let copy = entry
+        entry.connectivityTries = 3
+        #expect(copy.connectivityTries == 2 && entry.connectivityTries == 3)
+        #expect(entry.urlLogin == login && entry.responseBody == Data([1, 2, 3]))
+        entry.urlLogin = nil
+        entry.responseBody = nil
+        #expect(entry.rare != nil && entry.urlLogin == nil && entry.responseBody == nil)
+        entry.connectivityTries = nil
+        #expect(entry.rare == nil)  // nothing left: no box
     }
 
     @Test func fieldsKeptOutOfLineKeepTheirValues() {
