@@ -58,6 +58,7 @@ struct TaskEntry: Sendable {
         rare = parts.isEmpty ? nil : parts
     }
 
+    /// Set at the first use, so the very first instant recorded, taken just before, counts as it.
     private static let clockStart = ContinuousClock.now
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
