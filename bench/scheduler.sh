@@ -334,7 +334,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "(c) $BATCHES batches of $BATCH suspended tasks: $BATCH_RATE tasks/s ($BATCH_S s)   goal >= 100000/s"
     echo "    daemon VmRSS after (b) and (c): $(awk -v k="$RSS_AFTER_SUBMIT_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB with $((SUBMIT + BATCHES * BATCH)) suspended tasks"
     echo
-    echo "(d) $QUEUED_NOW tasks queued behind one stalled transfer: VmRSS $(awk -v k="$RSS_EMPTY_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB -> $(awk -v k="$RSS_FULL_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB, $PER_TASK_KIB KiB per queued task   goal < 2"
+    echo "(d) $QUEUED_NOW tasks queued behind one stalled transfer: VmRSS $(awk -v k="$RSS_EMPTY_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB -> $(awk -v k="$RSS_FULL_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB, $PER_TASK_KIB KiB per queued task   goal <= 1"
     echo
     echo "(e) POST of a task admitted at once (median of $PROBES), with the queue at:"
     echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"

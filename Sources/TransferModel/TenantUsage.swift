@@ -7,9 +7,12 @@
 /// restart and costs O(1) a change, never a walk of the data folder. Keyed by owner (the token's
 /// fingerprint; "" for the anonymous user without tokens).
 package struct TenantUsage: Sendable {
+    /// What a task was counted as, in 8 bytes (the table holds one per live task).
     private struct Counted: Sendable {
-        var unfinished: Bool
-        var bytes: Int
+        private let bits: Int
+        init(unfinished: Bool, bytes: Int) { bits = max(0, bytes) << 1 | (unfinished ? 1 : 0) }
+        var unfinished: Bool { bits & 1 == 1 }
+        var bytes: Int { bits >> 1 }
     }
 
     private var unfinished: [String: Int] = [:]

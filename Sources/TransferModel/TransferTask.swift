@@ -10,8 +10,13 @@ public struct TransferTask: Codable, Sendable, Equatable {
     package var lifecycle: TaskMachine
     public var state: TaskState { lifecycle.state }
     public var phase: TaskPhase { lifecycle.phase }
+    // The one-byte fields sit together here, in what would be padding before `priority`.
+    /// A download with a destination: what it does when the destination exists (default `fail`).
+    public var conflict: DownloadConflict?
+    /// Where the response came from: the network, the URL cache, or the cache after a 304.
+    public var cacheStatus: CacheStatus?
     public var priority: TaskPriority
-    public var description: String?
+    @Indirect public var description: String?
     public var originalRequest: RequestInfo
     @Indirect public var currentRequest: RequestInfo?
     @Indirect public var response: ResponseInfo?
@@ -21,8 +26,6 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var location: String?
     /// A download's destination as the client gave it, relative to the downloads root.
     public var destination: String?
-    /// A download with a destination: what it does when the destination exists (default `fail`).
-    public var conflict: DownloadConflict?
     public var createdAt: Date
     public var startedAt: Date?
     public var completedAt: Date?
@@ -32,15 +35,15 @@ public struct TransferTask: Codable, Sendable, Equatable {
     /// Where a download continues from (its partial file's offset and validators); stored, not served.
     @Indirect public var resume: ResumeState?
     /// The user and password its URL carried (`URLLogin`), sealed; stored, not served.
-    package var sealedLogin: String?
+    @Indirect package var sealedLogin: String?
     /// What a blob, file or form body streams from; stored, not served.
     public var streamedBody: [BodySegment]?
     /// A body the client streams in chunks: what has arrived so far.
-    public var bodyStream: BodyStreamState?
+    @Indirect public var bodyStream: BodyStreamState?
     /// A resumable (tus) upload's server-side state: its upload URL and confirmed offset.
     @Indirect public var resumable: ResumableUpload?
     /// URLSessionTask.earliestBeginDate: not started before then.
-    public var earliestBeginDate: Date?
+    @Indirect public var earliestBeginDate: Date?
     /// How often the scheduler stopped this (background) transfer to give its slot to a higher class.
     public var preemptions = 0
     /// How many times the task was tried again after a transient failure (background sessions,
@@ -48,17 +51,15 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var retryCount = 0
     /// The task's own rate limit (nil: only the daemon-wide limits apply).
     @Indirect public var bandwidthLimit: BandwidthLimit?
-    /// Where the response came from: the network, the URL cache, or the cache after a 304.
-    public var cacheStatus: CacheStatus?
     /// A data task's declared answer to its response; a task it turned into a download keeps it
     /// (its `kind` is then `download`).
-    public var responseDisposition: ResponseDisposition?
+    @Indirect public var responseDisposition: ResponseDisposition?
     /// The digest the task's body or file must have (`"checksum": "sha-256=<hex>"`).
     @Indirect public var checksum: Checksum?
     /// What a completed task's body or file hashed to (SHA-256, and its checksum's algorithm).
     public var digest: TaskDigest?
     /// A download's connections at once, as asked (nil: the session's `maximumSegmentsPerDownload`).
-    public var segments: Int?
+    @Indirect public var segments: Int?
     /// Other URLs of a download's resource, used for segments and as failover (`DownloadSegments`).
     public var mirrors: [String]?
 

@@ -65,7 +65,8 @@ struct Scheduler: Sendable {
     /// The heap's sort key: smaller is admitted first.
     struct Key: Comparable, Sendable {
         let discretionary: Bool
-        let rank: Int
+        /// The class's rank (`SchedulingClass.rank`, 0-3): one byte, so a key is 32 bytes.
+        let rank: Int8
         let priority: Double
         let order: Int
         let taskId: Int
@@ -80,18 +81,50 @@ struct Scheduler: Sendable {
         static func == (a: Key, b: Key) -> Bool { a.taskId == b.taskId && a.order == b.order && a.priority == b.priority }
     }
 
+    /// What is kept of a queued task's ticket: 40 bytes, where the whole ticket and its key took
+    /// 128 and the ticket's host key a string of its own (100,000 queued tasks: about 0.5 KiB a
+    /// task, docs/benchmarks.md). The task id is the `queued` table's key; host and session are
+    /// interned.
     private struct Queued: Sendable {
-        var ticket: Ticket
-        var key: Key
-        var host: Int
+        var priority: Double
+        /// Its arrival: with the id and priority, what tells a current heap key from a stale one.
+        let order: Int
+        let host: Int32
+        /// The session's number in `sessionNames`.
+        let session: Int32
+        let hostLimit: Int32
+        /// -1: the session has no cap.
+        let sessionLimit: Int32
+        let schedulingClass: SchedulingClass
+        let discretionary: Bool
+        let preemptible: Bool
+
+        init(_ ticket: Ticket, order: Int, host: Int, session: Int32) {
+            priority = ticket.priority
+            self.session = session
+            self.order = order
+            self.host = Int32(host)
+            hostLimit = Int32(clamping: ticket.hostLimit)
+            sessionLimit = ticket.sessionLimit.map { Int32(clamping: max(0, $0)) } ?? -1
+            schedulingClass = ticket.schedulingClass
+            discretionary = ticket.discretionary
+            preemptible = ticket.preemptible
+        }
+
+        func key(taskId: Int) -> Key {
+            Key(discretionary: discretionary, rank: Int8(schedulingClass.rank), priority: priority, order: order, taskId: taskId)
+        }
+
+        var hostId: Int { Int(host) }
+        var sessionCap: Int? { sessionLimit < 0 ? nil : Int(sessionLimit) }
     }
 
     private struct Running: Sendable {
-        var ticket: Ticket
-        var host: Int
+        /// Its queued entry: with its arrival order, which places its connection wants among
+        /// queued tasks.
+        var entry: Queued
+        let taskId: Int
         let started: Int
-        /// Its arrival order, which places its connection wants among queued tasks.
-        let order: Int
     }
 
     var maxConcurrent: Int
@@ -115,6 +148,10 @@ struct Scheduler: Sendable {
     private var hostIds: [String: Int] = [:]
     private var hostNames: [Int: String] = [:]
     private var nextHostId = 0
+    /// Session ids interned likewise, for the queued entries.
+    private var sessionNumbers: [String: Int32] = [:]
+    private var sessionNames: [Int32: String] = [:]
+    private var nextSessionNumber: Int32 = 0
     /// Queued and running tasks per host and per session: what a host or session keeps in here
     /// (its id, limit, parked heap) goes when its last task leaves, so a daemon that has seen a
     /// million origins does not keep a million entries.
@@ -151,8 +188,9 @@ struct Scheduler: Sendable {
         if let limit = ticket.sessionLimit { sessionLimits[ticket.session] = limit }
         hostUsers[host, default: 0] += 1
         sessionUsers[ticket.session, default: 0] += 1
-        let key = Key(discretionary: ticket.discretionary, rank: ticket.schedulingClass.rank, priority: ticket.priority, order: order, taskId: ticket.taskId)
-        queued[ticket.taskId] = Queued(ticket: ticket, key: key, host: host)
+        let entry = Queued(ticket, order: order, host: host, session: internSession(ticket.session))
+        let key = entry.key(taskId: ticket.taskId)
+        queued[ticket.taskId] = entry
         queuedByClass[ticket.schedulingClass, default: 0] += 1
         if !ticket.discretionary { queuedNotDiscretionary += 1 }
         heap.insert(key)
@@ -160,21 +198,22 @@ struct Scheduler: Sendable {
 
     /// Takes a task out, whether queued or running (its slot is freed).
     mutating func remove(taskId: Int) {
-        if let entry = running.removeValue(forKey: taskId) {
-            runningByClass[entry.ticket.schedulingClass, default: 1] -= 1
-            release(host: entry.host, session: entry.ticket.session)
-            forget(host: entry.host, session: entry.ticket.session)
+        if let running = running.removeValue(forKey: taskId) {
+            let entry = running.entry
+            runningByClass[entry.schedulingClass, default: 1] -= 1
+            release(host: entry.hostId, session: name(of: entry))
+            forget(host: entry.hostId, session: name(of: entry))
             if let want = connectionWants.remove(taskId) {
                 for (host, count) in want.granted { releaseHost(host, count) }
                 for host in want.named { forgetHost(host) }
             }
         }
         if let entry = queued.removeValue(forKey: taskId) {
-            queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
-            if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
+            queuedByClass[entry.schedulingClass, default: 1] -= 1
+            if !entry.discretionary { queuedNotDiscretionary -= 1 }
             // It may have been the one sent back to take a free slot: another must take its place.
-            markForRefill(host: entry.host, session: entry.ticket.session)
-            forget(host: entry.host, session: entry.ticket.session)
+            markForRefill(host: entry.hostId, session: name(of: entry))
+            forget(host: entry.hostId, session: name(of: entry))
         }
     }
 
@@ -184,6 +223,7 @@ struct Scheduler: Sendable {
         sessionUsers[session, default: 1] -= 1
         if sessionUsers[session] == 0 {
             sessionUsers[session] = nil
+            if let number = sessionNumbers.removeValue(forKey: session) { sessionNames[number] = nil }
             sessionLimits[session] = nil
             parkedBySession[session] = nil
             sessionsToRefill.remove(session)
@@ -206,26 +246,23 @@ struct Scheduler: Sendable {
     /// How many hosts and sessions the scheduler keeps anything for (tests: nothing leaks).
     var bookkeeping: (hosts: Int, sessions: Int) {
         (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count + connectionWants.bookkeeping,
-         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count)
+         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count + sessionNumbers.count + sessionNames.count)
     }
 
     /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
     /// when a preemption victim is chosen).
     mutating func reprioritise(taskId: Int, priority: Double) {
-        if var entry = running[taskId] {
-            entry.ticket.priority = priority
-            running[taskId] = entry
-            connectionWants.rekey(taskId, key(of: entry))
+        if running[taskId] != nil {
+            running[taskId]!.entry.priority = priority
+            connectionWants.rekey(taskId, key(of: running[taskId]!))
             return
         }
-        guard var entry = queued[taskId], entry.ticket.priority != priority else { return }
+        guard queued[taskId] != nil, queued[taskId]!.priority != priority else { return }
         // The old key stays in its heap, stale; the new one goes to the main heap (its caps are
         // checked again there). The arrival order is kept: back at the old priority, a task
         // takes its old place.
-        entry.ticket.priority = priority
-        entry.key = Key(discretionary: entry.key.discretionary, rank: entry.key.rank, priority: priority, order: entry.key.order, taskId: taskId)
-        queued[taskId] = entry
-        heap.insert(entry.key)
+        queued[taskId]!.priority = priority
+        heap.insert(queued[taskId]!.key(taskId: taskId))
     }
 
     /// Admits as many queued tasks as the caps allow, in admission order, preempting background
@@ -234,35 +271,35 @@ struct Scheduler: Sendable {
         refill()
         var decisions: [Decision] = []
         while let key = heap.min {
-            guard let entry = queued[key.taskId], entry.key == key else {
+            guard let entry = queued[key.taskId], entry.key(taskId: key.taskId) == key else {
                 heap.removeMin()  // stale: removed or re-prioritised
                 continue
             }
-            if entry.ticket.discretionary && !discretionaryMayStart { break }  // all after it are too
+            if entry.discretionary && !discretionaryMayStart { break }  // all after it are too
             // Running tasks that want more connections to this host and come first in line.
-            if !connectionWants.isEmpty { grantConnections(to: entry.host, before: key, &decisions) }
-            if perHost[entry.host, default: 0] >= entry.ticket.hostLimit {
+            if !connectionWants.isEmpty { grantConnections(to: entry.hostId, before: key, &decisions) }
+            if perHost[entry.hostId, default: 0] >= Int(entry.hostLimit) {
                 heap.removeMin()
-                parkedByHost[entry.host, default: Heap()].insert(key)
+                parkedByHost[entry.hostId, default: Heap()].insert(key)
                 continue
             }
-            if let limit = entry.ticket.sessionLimit, perSession[entry.ticket.session, default: 0] >= limit {
+            if let limit = entry.sessionCap, perSession[name(of: entry), default: 0] >= limit {
                 heap.removeMin()
-                parkedBySession[entry.ticket.session, default: Heap()].insert(key)
+                parkedBySession[name(of: entry), default: Heap()].insert(key)
                 continue
             }
             heap.removeMin()
             if running.count >= maxConcurrent {
                 // Only for a task that can start once it has the slot (its host and session have room).
-                guard let victim = preemptionVictim(for: entry.ticket) else {
+                guard let victim = preemptionVictim(for: entry) else {
                     heap.insert(key)
                     break
                 }
                 remove(taskId: victim)
                 decisions.append(.preempt(victim))
             }
-            start(entry)
-            decisions.append(.start(entry.ticket.taskId))
+            start(entry, taskId: key.taskId)
+            decisions.append(.start(key.taskId))
         }
         if !connectionWants.isEmpty {
             // A queued task that waits for the global cap does not hold grants back: they do
@@ -289,7 +326,7 @@ struct Scheduler: Sendable {
         for name in hosts {
             let isNew = hostIds[name] == nil
             let id = internHost(name)
-            if isNew || hostLimits[id] == nil { hostLimits[id] = entry.ticket.hostLimit }
+            if isNew || hostLimits[id] == nil { hostLimits[id] = Int(entry.entry.hostLimit) }
             ids.append(id)
         }
         for id in connectionWants.set(taskId, key: key(of: entry), hosts: ids, wanted: wanted) { hostUsers[id, default: 0] += 1 }
@@ -325,7 +362,7 @@ struct Scheduler: Sendable {
     /// The best task parked on `host`, its stale keys dropped on the way.
     private mutating func firstParked(on host: Int) -> Key? {
         while let key = parkedByHost[host]?.min {
-            if let entry = queued[key.taskId], entry.key == key { return key }
+            if let entry = queued[key.taskId], entry.key(taskId: key.taskId) == key { return key }
             parkedByHost[host]?.removeMin()
         }
         return nil
@@ -340,10 +377,7 @@ struct Scheduler: Sendable {
     }
 
     /// A running task's place in line for connections: its class, priority and arrival.
-    private func key(of entry: Running) -> Key {
-        Key(discretionary: entry.ticket.discretionary, rank: entry.ticket.schedulingClass.rank, priority: entry.ticket.priority,
-            order: entry.order, taskId: entry.ticket.taskId)
-    }
+    private func key(of running: Running) -> Key { running.entry.key(taskId: running.taskId) }
 
     /// Queued tasks in the order they would be admitted if every cap had room, with the reason
     /// each waits. O(n log n): for listing, not for admission.
@@ -353,10 +387,10 @@ struct Scheduler: Sendable {
 
     /// The queued tasks unsorted (O(n)), so the caller can sort them outside its lock.
     func queueSnapshot() -> [QueuedTask] {
-        queued.values.map { entry in
-            QueuedTask(taskId: entry.ticket.taskId, schedulingClass: entry.ticket.schedulingClass,
-                       priority: entry.ticket.priority, discretionary: entry.ticket.discretionary,
-                       blockedBy: blocker(of: entry), key: entry.key)
+        queued.map { taskId, entry in
+            QueuedTask(taskId: taskId, schedulingClass: entry.schedulingClass,
+                       priority: entry.priority, discretionary: entry.discretionary,
+                       blockedBy: blocker(of: entry), key: entry.key(taskId: taskId))
         }
     }
 
@@ -366,23 +400,39 @@ struct Scheduler: Sendable {
 
     private mutating func internHost(_ host: String) -> Int {
         if let id = hostIds[host] { return id }
+        // Numbers stay below 2^31 (a queued entry keeps its host in 32 bits) and are not reused
+        // while in use.
+        while hostNames[nextHostId] != nil { nextHostId = (nextHostId + 1) & Int(Int32.max) }
         let id = nextHostId
-        nextHostId += 1
+        nextHostId = (nextHostId + 1) & Int(Int32.max)
         hostIds[host] = id
         hostNames[id] = host
         return id
     }
 
-    private mutating func start(_ entry: Queued) {
-        let id = entry.ticket.taskId
+    private mutating func internSession(_ session: String) -> Int32 {
+        if let number = sessionNumbers[session] { return number }
+        // Numbers are not reused while in use: a session keeps its number while it has tasks here.
+        while sessionNames[nextSessionNumber] != nil { nextSessionNumber &+= 1 }
+        let number = nextSessionNumber
+        nextSessionNumber &+= 1
+        sessionNumbers[session] = number
+        sessionNames[number] = session
+        return number
+    }
+
+    /// The session id of a queued or running entry (its number is interned while it is here).
+    private func name(of entry: Queued) -> String { sessionNames[entry.session] ?? "" }
+
+    private mutating func start(_ entry: Queued, taskId id: Int) {
         queued[id] = nil
-        queuedByClass[entry.ticket.schedulingClass, default: 1] -= 1
-        if !entry.ticket.discretionary { queuedNotDiscretionary -= 1 }
+        queuedByClass[entry.schedulingClass, default: 1] -= 1
+        if !entry.discretionary { queuedNotDiscretionary -= 1 }
         startOrder += 1
-        running[id] = Running(ticket: entry.ticket, host: entry.host, started: startOrder, order: entry.key.order)
-        runningByClass[entry.ticket.schedulingClass, default: 0] += 1
-        perHost[entry.host, default: 0] += 1
-        perSession[entry.ticket.session, default: 0] += 1
+        running[id] = Running(entry: entry, taskId: id, started: startOrder)
+        runningByClass[entry.schedulingClass, default: 0] += 1
+        perHost[entry.hostId, default: 0] += 1
+        perSession[name(of: entry), default: 0] += 1
     }
 
     /// Frees a running task's host and session slots.
@@ -428,7 +478,7 @@ struct Scheduler: Sendable {
     /// The best key in `waiting` that is still current, dropping stale ones on the way.
     private func popLive(_ waiting: inout Heap<Key>) -> Key? {
         while let next = waiting.popMin() {
-            if let entry = queued[next.taskId], entry.key == next { return next }
+            if let entry = queued[next.taskId], entry.key(taskId: next.taskId) == next { return next }
         }
         return nil
     }
@@ -436,23 +486,23 @@ struct Scheduler: Sendable {
     /// The running transfer a queued task may take the slot of: a preemptible background one,
     /// for a task of an earlier class; the lowest priority, then the most recently started
     /// (it has the least to lose). Discretionary tasks never preempt.
-    private func preemptionVictim(for ticket: Ticket) -> Int? {
+    private func preemptionVictim(for ticket: Queued) -> Int? {
         guard ticket.schedulingClass < .background, !ticket.discretionary else { return nil }
         var best: Running?
-        for entry in running.values where entry.ticket.preemptible && entry.ticket.schedulingClass == .background {
-            guard let current = best else { best = entry; continue }
-            if entry.ticket.priority < current.ticket.priority
-                || (entry.ticket.priority == current.ticket.priority && entry.started > current.started) {
-                best = entry
+        for running in running.values where running.entry.preemptible && running.entry.schedulingClass == .background {
+            guard let current = best else { best = running; continue }
+            if running.entry.priority < current.entry.priority
+                || (running.entry.priority == current.entry.priority && running.started > current.started) {
+                best = running
             }
         }
-        return best?.ticket.taskId
+        return best?.taskId
     }
 
     private func blocker(of entry: Queued) -> Blocker {
-        if entry.ticket.discretionary && !discretionaryMayStart { return .discretionary }
-        if perHost[entry.host, default: 0] >= entry.ticket.hostLimit { return .hostCap }
-        if let limit = entry.ticket.sessionLimit, perSession[entry.ticket.session, default: 0] >= limit { return .sessionCap }
+        if entry.discretionary && !discretionaryMayStart { return .discretionary }
+        if perHost[entry.hostId, default: 0] >= Int(entry.hostLimit) { return .hostCap }
+        if let limit = entry.sessionCap, perSession[name(of: entry), default: 0] >= limit { return .sessionCap }
         return .globalCap
     }
 }

@@ -118,6 +118,7 @@ struct TransferdCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        MallocSettings.apply(environment)
         let levelText = logLevel ?? environment["TRANSFERD_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("--log-level/TRANSFERD_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelText)")
