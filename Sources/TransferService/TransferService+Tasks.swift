@@ -257,9 +257,9 @@ extension TransferService {
         job.fileURLRoots = configuration.fileURLRoots
         job.sshKnownHostsFile = configuration.resolvedSSHKnownHostsFile
         engine.submit(.start(job))
-        // Stored with the next checkpoint or the completion: a restart queues the task again
-        // whether or not its start was stored, and a 16 KiB download ends long before then.
-        changed(&s, task: id, persist: false, &deliveries)
+        // Stored now: after a crash, a task stored as started is not sent again (its request may
+        // not be repeatable) but ends with networkConnectionLost, as URLSession's would.
+        changed(&s, task: id, persist: true, &deliveries)
     }
 
     /// Where a download's bytes go: its partial file, then its destination or the default folder.

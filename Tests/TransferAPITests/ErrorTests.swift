@@ -255,6 +255,8 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         .bare("GET", "/v1/sessions/{sid}/events?after=-1", 400, "invalid_query", field: "after"),
         .bare("GET", "/v1/sessions/{sid}/events?wait=abc", 400, "invalid_query", field: "wait"),
         .bare("GET", "/v1/sessions/{sid}/events?limit=0", 400, "invalid_query", field: "limit"),
+        .bare("GET", "/v1/sessions/{sid}/events?types=didCompleteWithErrors", 400, "invalid_query", field: "types"),
+        .bare("GET", "/v1/sessions/{sid}/events?types=didWriteData,,didCompleteWithError", 400, "invalid_query", field: "types"),
     ]
 
     static let conflicts: [ErrorCase] = [

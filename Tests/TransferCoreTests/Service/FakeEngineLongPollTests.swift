@@ -51,23 +51,28 @@ import Testing
         #expect(throws: ServiceError.notFound("no task 999")) { try harness.service.progress(task: 999, after: 0, wait: 0, owner: nil) { _ in } }
     }
 
+    /// Holds one events poll of `session` from after its last event; the answer comes out of the
+    /// stream, which ends by itself after 5 s, so a lost answer fails a test and never hangs it.
+    private func holdEventPoll(_ harness: ServiceHarness, _ session: String, filter: EventFilter = EventFilter()) async throws -> AsyncStream<EventPage> {
+        let after = try await harness.events(session).last?.seq ?? 0
+        let (pages, continuation) = AsyncStream<EventPage>.makeStream()
+        try harness.service.events(session: session, after: after, limit: 100, wait: 30, owner: nil, filter: filter) { page in
+            continuation.yield(page)
+            continuation.finish()
+        }
+        Task { try await Task.sleep(for: .seconds(5)); continuation.finish() }
+        return pages
+    }
+
     @Test func aHeldEventPollIsAnsweredByTheEventAnUpdateMakes() async throws {
         let engine = FakeEngine()
         let harness = try ServiceHarness(engine: engine)
         defer { harness.stop() }
         let session = try harness.session()
         let created = try harness.task(in: session, "http://origin.invalid/x")
-        let after = try await harness.events(session).last?.seq ?? 0
-
-        let (pages, continuation) = AsyncStream<EventPage>.makeStream()
-        try harness.service.events(session: session, after: after, limit: 100, wait: 30, owner: nil) { page in
-            continuation.yield(page)
-            continuation.finish()
-        }
+        let pages = try await holdEventPoll(harness, session)
         #expect(harness.service.heldLongPolls == 1)
-        // Answered by the update, not by the poll's deadline; a lost answer fails the test, never hangs it.
-        let bound = Task { try await Task.sleep(for: .seconds(5)); continuation.finish() }
-        defer { bound.cancel() }
+        // Answered by the update, not by the poll's deadline.
         engine.respond(to: created.id, with: .response(engine.head(of: created.id)))
         var iterator = pages.makeAsyncIterator()
         let page = try #require(await iterator.next())
@@ -82,16 +87,7 @@ import Testing
         defer { harness.stop() }
         let session = try harness.session()
         let created = try harness.task(in: session, "http://origin.invalid/x")
-        let after = try await harness.events(session).last?.seq ?? 0
-
-        let (pages, continuation) = AsyncStream<EventPage>.makeStream()
-        try harness.service.events(session: session, after: after, limit: 100, wait: 30, owner: nil,
-                                   filter: EventFilter(types: [.didCompleteWithError])) { page in
-            continuation.yield(page)
-            continuation.finish()
-        }
-        let bound = Task { try await Task.sleep(for: .seconds(5)); continuation.finish() }
-        defer { bound.cancel() }
+        let pages = try await holdEventPoll(harness, session, filter: EventFilter(types: [.didCompleteWithError]))
         // The response's event is not one the poll reads: it stays held.
         engine.respond(to: created.id, with: .response(engine.head(of: created.id)))
         let soFar: [TaskEvent] = try await harness.events(session)
