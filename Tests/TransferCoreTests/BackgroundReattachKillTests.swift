@@ -85,7 +85,7 @@ import Testing
 
         // Second life: no client attached while the tasks finish by themselves.
         let second = try await DaemonProcess.start(dataDirectory: folder.path)
-        defer { second.kill(SIGTERM) }
+        defer { second.terminate() }
         client = TestHTTPClient(port: second.port)
         for id in ids + [uploadId] {
             let done = try await pollTask(client, id, timeout: 60) { ($0["state"] as? String) == "completed" }

@@ -82,7 +82,7 @@ import Testing
         sink.setRate(nil)
 
         let second = try await DaemonProcess.start(dataDirectory: folder.path + "/data", arguments: arguments)
-        defer { second.kill(SIGTERM) }
+        defer { second.terminate() }
         client = TestHTTPClient(port: second.port)
         for (name, expected) in [("blob", blobBody), ("file", fileBody)] {
             let id = try #require(ids[name])

@@ -58,7 +58,7 @@ import Testing
         let folder = try TempDirectory(prefix: "transferd-crash-bg")
         defer { folder.remove() }
         let (daemon, client, id) = try await downloadAndKill(kind: "background", folder: folder, origin: origin)
-        defer { daemon.kill(SIGTERM) }
+        defer { daemon.terminate() }
         let done = try await pollTask(client, id, timeout: 30) { ($0["state"] as? String) == "completed" }
         #expect(done["error"] is NSNull, "\(done)")
         let file = try await client.sendAsync("GET", "/v1/tasks/\(id)/file")
@@ -77,7 +77,7 @@ import Testing
         let folder = try TempDirectory(prefix: "transferd-crash-default")
         defer { folder.remove() }
         let (daemon, client, id) = try await downloadAndKill(kind: "default", folder: folder, origin: origin)
-        defer { daemon.kill(SIGTERM) }
+        defer { daemon.terminate() }
         let failed = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
         let error = try #require(failed["error"] as? [String: Any], "\(failed)")
         #expect(error["code"] as? Int == -1005)

@@ -53,7 +53,7 @@ import Testing
         #expect(await first.waitForExit(timeout: 10) != nil)
         let before = origin.requests.count
         let second = try await DaemonProcess.start(dataDirectory: folder.path)
-        defer { second.kill(SIGTERM) }
+        defer { second.terminate() }
         let secondClient = TestHTTPClient(port: second.port)
         let done = try await pollTask(secondClient, id, timeout: 60) { ($0["state"] as? String) == "completed" }
         #expect(done["error"] is NSNull, "\(done)")

@@ -47,7 +47,7 @@ import Testing
         let kept = server.exchanges.first { $0.method == "PATCH" }?.bodyBytesKept ?? 0
 
         let second = try await DaemonProcess.start(dataDirectory: folder.path)
-        defer { second.kill(SIGTERM) }
+        defer { second.terminate() }
         client = TestHTTPClient(port: second.port)
         _ = try await pollTask(client, id, timeout: 60) { ($0["state"] as? String) == "completed" }
         let done = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)

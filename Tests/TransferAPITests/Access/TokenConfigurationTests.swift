@@ -80,6 +80,7 @@ import TestSupport
 
     @Test func aWorldReadableFileIsRefusedAndAPrivateOneRead() throws {
         let directory = try TempDirectory()
+        defer { directory.remove() }
         let path = directory.path + "/tokens"
         try Data("ops:ops-secret:admin\n".utf8).write(to: URL(fileURLWithPath: path))
         chmod(path, 0o644)

@@ -27,7 +27,7 @@ import Testing
         let daemon = try await DaemonProcess.start(dataDirectory: folder.path, environment: [
             "http_proxy": address, "HTTP_PROXY": address, "https_proxy": address, "HTTPS_PROXY": address, "all_proxy": address, "ALL_PROXY": address,
         ])
-        defer { daemon.kill(SIGTERM) }
+        defer { daemon.terminate() }
         let client = TestHTTPClient(port: daemon.port)
         let mark = proxy.log.mark()
         let direct = "\(nginx)/files/hello.txt?probe=\(UUID().uuidString)"

@@ -73,6 +73,20 @@ final class DaemonProcess: @unchecked Sendable {
         _ = Glibc.kill(pid, signal)
     }
 
+    /// SIGTERM, then waits until the process is gone (SIGKILL after `seconds`). For a `defer`
+    /// placed after the one that removes the daemon's folder (so it runs first): a daemon still
+    /// shutting down wrote its database and folders back while the folder was being removed,
+    /// and left them in /tmp.
+    func terminate(within seconds: Double = 10) {
+        kill(SIGTERM)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
     /// The exit status (the signal number when killed by one), or nil if it is still running
     /// after `timeout` seconds.
     func waitForExit(timeout: Double) async -> Int32? {
