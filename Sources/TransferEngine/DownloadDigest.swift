@@ -20,8 +20,13 @@ struct DownloadDigest {
     /// The server's digest of the whole representation, from the final response head.
     private(set) var announced: AnnouncedChecksum?
     private var accumulator: DigestAccumulator
-    /// The file's bytes before this offset are in `accumulator`.
+    /// Set once the download passed `inlineBytes`: the hashing goes on there, off the engine
+    /// thread (`accumulator` is then its starting state, taken back by `verify`).
+    private var offThread: OffThreadDigest?
+    /// The file's bytes before this offset are hashed (or handed to `offThread`).
     private(set) var hashed = 0
+    /// How much of a download is hashed inline before the hashing moves off the engine thread.
+    static let inlineBytes = 1024 * 1024
     /// Reading the file back failed: no digest can be given.
     private var unreadable = false
 
@@ -36,6 +41,7 @@ struct DownloadDigest {
         self.announced = announced
         guard let algorithm = announced?.checksum.algorithm, !accumulator.algorithms.contains(algorithm) else { return }
         accumulator = DigestAccumulator([checksum?.algorithm, algorithm].compactMap { $0 })
+        offThread = nil
         hashed = 0
     }
 
@@ -43,17 +49,27 @@ struct DownloadDigest {
     mutating func truncated(to length: Int) {
         guard length < hashed else { return }
         accumulator = DigestAccumulator(accumulator.algorithms)
+        offThread = nil  // what it still hashes is dropped with it
         hashed = 0
     }
 
     /// `buffer` was just written at `offset` of `descriptor`'s file.
     mutating func wrote(_ buffer: UnsafeRawBufferPointer, at offset: Int, descriptor: Int32) {
         if hashed == offset {
-            accumulator.update(buffer)
-            hashed += buffer.count
+            update(buffer)
         } else {
             catchUp(descriptor, to: offset + buffer.count, budget: Self.catchUpBudget)
         }
+    }
+
+    /// Hashes the bytes that follow `hashed`: inline for a small download, off the engine
+    /// thread once it passed `inlineBytes`.
+    private mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        if offThread == nil, hashed + buffer.count > Self.inlineBytes {
+            offThread = OffThreadDigest(continuing: accumulator)
+        }
+        if let offThread { offThread.update(buffer) } else { accumulator.update(buffer) }
+        hashed += buffer.count
     }
 
     /// Reads the file back from `hashed` towards `end`, at most `budget` bytes.
@@ -70,8 +86,7 @@ struct DownloadDigest {
                 unreadable = true
                 return
             }
-            accumulator.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            hashed += count
+            update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
     }
 
@@ -85,6 +100,10 @@ struct DownloadDigest {
                 return .failure(TaskError(.cannotWriteToFile, "cannot read the download's partial file back to verify its checksum: \(FileSystem.lastError)"))
             }
             return .success(nil)  // nothing to verify: the task just reports no digest
+        }
+        if let offThread {
+            accumulator = offThread.finish()
+            self.offThread = nil
         }
         let digest = accumulator.digest()
         if let checksum, let error = digest.mismatch(checksum, source: "the task's checksum") { return .failure(error) }

@@ -51,6 +51,27 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.body)
     }
 
+    /// Past `inlineBytes` the hashing moves off the engine thread: the digests are those of the
+    /// whole body whatever the chunks, on either side of the move and across it.
+    @Test(arguments: [1, 100_003, 1 << 20, 3 << 20])
+    func aBigDownloadIsHashedOffThreadToTheSameDigest(chunk: Int) throws {
+        let folder = try TempDirectory(prefix: "download-digest")
+        defer { folder.remove() }
+        let body = Data(Self.body.prefix(chunk == 1 ? DownloadDigest.inlineBytes + 4096 : (3 << 20) + 17))
+        let sha384 = Self.hex(SHA384.hash(data: body))
+        let file = try DownloadFile(target: target(folder, checksum: Checksum(algorithm: .sha384, hex: sha384)))
+        if chunk == 1 {
+            // Byte by byte around the boundary: the last inline byte, then the first handed over.
+            write(file, Data(body.prefix(DownloadDigest.inlineBytes - 2)), chunk: 1 << 20)
+            write(file, Data(body.dropFirst(DownloadDigest.inlineBytes - 2)), chunk: 1)
+        } else {
+            write(file, body, chunk: chunk)
+        }
+        _ = try file.finish(suggestedFilename: nil)
+        #expect(file.finalDigest?[.sha384] == sha384)
+        #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: body)))
+    }
+
     /// A 206 that starts before the file's end cuts it (`truncate`): bytes hashed past the cut
     /// must not count twice.
     @Test func aFileCutBackIsHashedFromWhatItKeeps() throws {
