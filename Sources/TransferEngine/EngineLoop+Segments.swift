@@ -45,7 +45,7 @@ extension EngineLoop {
         let representation = ResumeState(offset: 0, etag: state.etag, lastModified: state.lastModified, expectedLength: total)
         let sources = [transfer.currentURL] + transfer.job.mirrors.filter { $0 != transfer.currentURL }
         let download = SegmentedDownload(primary: transfer, plan: plan, representation: representation, sources: sources,
-                                         connections: transfer.job.segmentCount, origin: Self.hostKey)
+                                         connections: transfer.job.segmentCount, origin: { RequestURL.origin(of: $0) ?? $0 })
         transfer.segmented = download
         segmentTable.downloads[taskId] = download
         transfer.throttle.shareOwnBuckets()
@@ -255,11 +255,5 @@ extension EngineLoop {
     func throttledSegmentWorkers() -> [Transfer] {
         guard !segmentTable.downloads.isEmpty else { return [] }
         return segmentTable.downloads.values.flatMap(\.workerTransfers).filter { $0.throttle.isThrottled && $0.pausedAt == nil }
-    }
-
-    /// scheme://host:port of a URL, lowercased.
-    static func hostKey(_ url: String) -> String {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else { return url }
-        return "\(scheme)://\((parsed.host ?? "").lowercased()):\(parsed.port ?? (scheme == "https" ? 443 : 80))"
     }
 }

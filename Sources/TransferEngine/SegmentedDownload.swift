@@ -24,7 +24,7 @@ final class SegmentedDownload {
     let connections: Int
     /// Whether worker 0's GET is still running.
     var primaryRunning = true
-    /// Each source's origin (`EngineLoop.hostKey`), what the scheduler's grants name.
+    /// Each source's origin (`RequestURL.origin`), what the scheduler's grants name.
     let sourceOrigins: [String]
     /// Where the task's own slot leads (its first source, where worker 0's GET went after any
     /// redirect): a worker may use that slot there once worker 0's GET has ended.

@@ -173,6 +173,11 @@ struct Scheduler: Sendable {
         return sessionId + " " + origin
     }
 
+    /// The origin a host key of `sessionId` names (`hostKey` backwards).
+    static func origin(ofHostKey key: String, sessionId: String) -> String {
+        String(key.dropFirst(sessionId.count + 1))
+    }
+
     var queuedCount: Int { queued.count }
     var runningCount: Int { running.count }
     func isQueued(_ taskId: Int) -> Bool { queued[taskId] != nil }
@@ -504,14 +509,5 @@ struct Scheduler: Sendable {
         if perHost[entry.hostId, default: 0] >= Int(entry.hostLimit) { return .hostCap }
         if let limit = entry.sessionCap, perSession[name(of: entry), default: 0] >= limit { return .sessionCap }
         return .globalCap
-    }
-}
-
-extension RequestURL {
-    /// "scheme://host:port" with the scheme's default port filled in.
-    static func origin(of text: String) -> String? {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(host):\(port)"
     }
 }

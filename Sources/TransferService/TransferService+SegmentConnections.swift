@@ -25,7 +25,6 @@ extension TransferService {
     /// Under the lock: the scheduler granted task `id` a connection to `host` (a host key).
     func grantConnection(_ s: inout ServiceState, task id: Int, host: String) {
         guard let session = s.tasks[id]?.task.sessionId else { return }
-        // The host key is the session's id, a space and the origin (`Scheduler.hostKey`).
-        engine.submit(.grantConnection(taskId: id, origin: String(host.dropFirst(session.count + 1))))
+        engine.submit(.grantConnection(taskId: id, origin: Scheduler.origin(ofHostKey: host, sessionId: session)))
     }
 }

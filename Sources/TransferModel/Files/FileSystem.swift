@@ -57,12 +57,13 @@ package enum FileSystem {
         let descriptor = open(path, Self.pathOnly | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
-        if length > 0, length < buffer.count - 1, buffer[0] == 0x2F {  // "/": not " (deleted)" or a pipe
-            let name = buffer[..<length].withUnsafeBufferPointer { String(decoding: UnsafeRawBufferPointer($0), as: UTF8.self) }
-            if !name.hasSuffix(" (deleted)") { return name }
+        let name = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(PATH_MAX)) { buffer -> String? in
+            let length = readlink("/proc/self/fd/\(descriptor)", buffer.baseAddress!, buffer.count)
+            // "/" first: not " (deleted)" or a pipe; shorter than the buffer: not cut.
+            guard length > 0, length < buffer.count, buffer[0] == 0x2F else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<length]), as: UTF8.self)
         }
+        if let name, !name.hasSuffix(" (deleted)") { return name }
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
