@@ -85,4 +85,26 @@ import TestSupport
     private func names(in path: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
     }
+
+    /// Whatever holds the name, a file, a folder or a symlink leading nowhere, is left as it is
+    /// and the source stays; a free name takes the source (renameat2 with RENAME_NOREPLACE,
+    /// or link(2) where the file system has no such rename).
+    @Test func aTakenNameOfAnyKindIsNeverReplaced() throws {
+        let folder = try TempDirectory(prefix: "placement")
+        defer { folder.remove() }
+        let source = folder.path + "/source"
+        try Data("new".utf8).write(to: URL(fileURLWithPath: source))
+        try Data("old".utf8).write(to: URL(fileURLWithPath: folder.path + "/file"))
+        try FileManager.default.createDirectory(atPath: folder.path + "/folder", withIntermediateDirectories: false)
+        symlink(folder.path + "/nowhere", folder.path + "/dangling")
+        for taken in ["file", "folder", "dangling"] {
+            #expect(try !FileSystem.placeWithoutReplacing(source, at: folder.path + "/" + taken), "\(taken)")
+            #expect(FileManager.default.fileExists(atPath: source), "\(taken)")
+        }
+        #expect(try String(contentsOfFile: folder.path + "/file", encoding: .utf8) == "old")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: folder.path + "/dangling")) == folder.path + "/nowhere")
+        #expect(try FileSystem.placeWithoutReplacing(source, at: folder.path + "/free"))
+        #expect(!FileManager.default.fileExists(atPath: source))
+        #expect(try String(contentsOfFile: folder.path + "/free", encoding: .utf8) == "new")
+    }
 }

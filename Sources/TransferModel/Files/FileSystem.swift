@@ -82,7 +82,7 @@ package enum FileSystem {
             existing = parent(of: existing)
             resolvedPath = resolved(existing)
         }
-        guard let resolvedPath, let resolvedRoot = resolved(root) else { return false }
+        guard let resolvedPath, let resolvedRoot = ResolvedRoots.resolved(root) else { return false }
         return resolvedPath == resolvedRoot || resolvedPath.hasPrefix(resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/")
     }
 
@@ -103,11 +103,19 @@ package enum FileSystem {
     }
 
     /// Puts `source` at `destination` unless a name is there already (any file, folder or
-    /// symlink): then it returns false and `source` stays. link(2) creates the name or fails
-    /// with EEXIST in one step, so of two callers racing for one name exactly one gets it (a
-    /// check followed by rename(2) would let both "win", the second replacing the first).
-    /// Across file systems the bytes are copied to a hidden name beside the destination first.
+    /// symlink): then it returns false and `source` stays. renameat2(RENAME_NOREPLACE), or
+    /// link(2) where the file system has no such rename, creates the name or fails with EEXIST
+    /// in one step, so of two callers racing for one name exactly one gets it (a check followed
+    /// by rename(2) would let both "win", the second replacing the first). Across file systems
+    /// the bytes are copied to a hidden name beside the destination first.
     package static func placeWithoutReplacing(_ source: String, at destination: String) throws -> Bool {
+        // One system call instead of link and unlink (a download of 16 KiB spent 4 % of the
+        // engine thread's time on the pair).
+        switch RenameNoReplace.rename(source, destination) {
+        case .renamed: return true
+        case .exists: return false
+        case .unsupported: break
+        }
         if link(source, destination) == 0 {
             unlink(source)
             return true
