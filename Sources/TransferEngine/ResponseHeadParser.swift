@@ -33,24 +33,33 @@ struct ResponseHeadParser {
     private var fields: [(name: String, value: String)] = []
 
     /// Feeds one line (without CRLF); returns the head when `line` is the blank line ending it.
+    /// Reads the UTF-8 bytes (the delimiters are ASCII): cheaper than walking Characters, and
+    /// a response head's lines are parsed for every transfer.
     mutating func consume(_ line: String) -> ResponseHead? {
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2)
-            statusCode = parts.count > 1 ? Int(parts[1]) : nil
+        let bytes = line.utf8
+        if bytes.starts(with: "HTTP/".utf8) {
+            statusCode = Self.statusCode(of: line)
             fields = []
             return nil
         }
-        if line.isEmpty {
+        if bytes.isEmpty {
             guard let statusCode else { return nil }
             defer { self.statusCode = nil; fields = [] }
             return ResponseHead(statusCode: statusCode, fields: fields)
         }
-        if line.first == " " || line.first == "\t", !fields.isEmpty {
+        if let first = bytes.first, first == 0x20 || first == 0x09, !fields.isEmpty {
             fields[fields.count - 1].value += " " + line.trimmed()  // obsolete line folding
             return nil
         }
-        guard let colon = line.firstIndex(of: ":") else { return nil }
-        fields.append((String(line[..<colon]), line[line.index(after: colon)...].trimmed()))
+        guard let colon = bytes.firstIndex(of: 0x3A) else { return nil }
+        fields.append((String(line[..<colon]), line[bytes.index(after: colon)...].trimmed()))
         return nil
+    }
+
+    /// The status line's second word as a number ("HTTP/1.1 200 OK" -> 200).
+    private static func statusCode(of line: String) -> Int? {
+        let words = line.utf8.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
+        guard words.count > 1 else { return nil }
+        return Int(Substring(words[1]))
     }
 }

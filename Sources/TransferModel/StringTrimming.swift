@@ -1,7 +1,23 @@
 /// String helpers that FoundationEssentials (our Foundation subset, chosen for binary size) lacks.
 extension StringProtocol {
-    /// The text without leading and trailing characters of `set` (default: spaces and tabs).
-    package func trimmed(_ set: Set<Character> = [" ", "\t"]) -> String {
+    /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace, which
+    /// is those two bytes). Scans the UTF-8 bytes: the Set of Characters the general form builds
+    /// and the grapheme walk made this 4 % of the engine thread's time in parsing response heads.
+    package func trimmed() -> String {
+        let bytes = utf8
+        var first: UTF8View.Index?, last: UTF8View.Index?
+        for index in bytes.indices where bytes[index] != 0x20 && bytes[index] != 0x09 {
+            if first == nil { first = index }
+            last = index
+        }
+        guard let first, let last else { return "" }
+        let end = bytes.index(after: last)
+        if first == bytes.startIndex, end == bytes.endIndex, let whole = self as? String { return whole }
+        return String(decoding: bytes[first..<end], as: UTF8.self)
+    }
+
+    /// The text without leading and trailing characters of `set`.
+    package func trimmed(_ set: Set<Character>) -> String {
         guard let first = firstIndex(where: { !set.contains($0) }),
               let last = lastIndex(where: { !set.contains($0) }) else { return "" }
         return String(self[first...last])
