@@ -58,7 +58,7 @@ struct ResponseHeadParser {
 
     /// The status line's second word as a number ("HTTP/1.1 200 OK" -> 200).
     private static func statusCode(of line: String) -> Int? {
-        let words = line.utf8.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
+        let words = line.utf8.split(separator: 0x20, maxSplits: 2)
         guard words.count > 1 else { return nil }
         return Int(Substring(words[1]))
     }
