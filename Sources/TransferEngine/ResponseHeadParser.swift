@@ -14,8 +14,9 @@ package struct ResponseHead: Equatable {
         var result: [String: String] = [:]
         var canonical: [String: String] = [:]  // lowercased -> first spelling seen
         for (name, value) in fields {
-            let key = canonical[name.lowercased(), default: name]
-            canonical[name.lowercased()] = key
+            let lowered = name.lowercased()
+            let key = canonical[lowered, default: name]
+            canonical[lowered] = key
             result[key] = result[key].map { $0 + ", " + value } ?? value
         }
         return result
