@@ -15,34 +15,40 @@ struct TaskTable: Sendable {
     init() {}
 
     subscript(id: Int) -> TaskEntry? {
-        get { boxes[id]?.entry }
+        // Lent, not copied: `tasks[id]?.task.state` reads one field of the entry in its box
+        // instead of retaining and releasing each of its references in a copy.
+        _read {
+            if let box = boxes[id] { yield box.entry } else { yield nil }
+        }
         set {
             guard let newValue else {
                 boxes[id] = nil
                 return
             }
-            if boxes[id] != nil, isKnownUniquelyReferenced(&boxes[id]!) {
-                boxes[id]!.entry = newValue
+            if let index = boxes.index(forKey: id), isKnownUniquelyReferenced(&boxes.values[index]) {
+                boxes.values[index].entry = newValue
             } else {
                 boxes[id] = TaskEntryBox(newValue)
             }
         }
-        // In place, so a change to an entry's array (its transactions) does not copy the array.
+        // In place, so a change to an entry's array (its transactions) does not copy the array;
+        // one hash lookup (the index), however many steps use the slot.
         _modify {
-            guard boxes[id] != nil else {
+            guard let index = boxes.index(forKey: id) else {
                 var added: TaskEntry?
                 yield &added
                 if let added { boxes[id] = TaskEntryBox(added) }
                 return
             }
-            if !isKnownUniquelyReferenced(&boxes[id]!) { boxes[id] = TaskEntryBox(boxes[id]!.entry!) }
-            let box = boxes[id]!
+            if !isKnownUniquelyReferenced(&boxes.values[index]) { boxes.values[index] = TaskEntryBox(boxes.values[index].entry!) }
+            let box = boxes.values[index]
             yield &box.entry
-            if box.entry == nil { boxes[id] = nil }
+            if box.entry == nil { boxes.remove(at: index) }
         }
     }
 
     var count: Int { boxes.count }
+    func contains(_ id: Int) -> Bool { boxes.index(forKey: id) != nil }
     var keys: Dictionary<Int, TaskEntryBox>.Keys { boxes.keys }
     var values: some Collection<TaskEntry> { boxes.values.lazy.map { $0.entry! } }
 

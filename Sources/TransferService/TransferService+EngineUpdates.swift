@@ -39,11 +39,14 @@ extension TransferService {
     static let updatesPerLock = 64
 
     private func apply(_ update: TransferUpdate, task id: Int, _ s: inout ServiceState, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks[id], entry.task.state != .completed else { return }
+        // The fields needed, read in place (a copy of the entry retains and releases each of
+        // its references, for every update).
+        guard let state = s.tasks[id]?.task.state, state != .completed,
+              let session = s.tasks[id]?.task.sessionId, let schedulingClass = s.tasks[id]?.task.schedulingClass,
+              let kind = s.tasks[id]?.task.kind else { return }
         // A transient failure may be tried again instead of completing the task.
         if case .completed(let outcome) = update, retryIfTransient(&s, task: id, after: outcome, &deliveries) { return }
         if cacheIntercepts(&s, task: id, update, &deliveries) { return }  // a 304 the URL cache answers
-        let session = entry.task.sessionId
         switch update {
         case .connecting:
             return
@@ -75,11 +78,11 @@ extension TransferService {
             emit(&s, session: session, task: id, .didBecomeDownloadTask, ["downloadTaskId": .integer(Int64(id))], &deliveries)
             changed(&s, task: id, persist: true, &deliveries)
         case .received(let bytes, let total, let expected, let speed):
-            s.rates.received(bytes, entry.task.schedulingClass)
+            s.rates.received(bytes, schedulingClass)
             s.tasks[id]?.task.progress.bytesReceived = total
             s.tasks[id]?.task.progress.bytesExpectedToReceive = expected
             s.tasks[id]?.task.progress.bytesPerSecond = speed
-            if entry.task.kind == .download {
+            if kind == .download {
                 emit(&s, session: session, task: id, .didWriteData, [
                     "bytesWritten": .integer(Int64(bytes)), "totalBytesWritten": .integer(Int64(total)),
                     "totalBytesExpectedToWrite": expected.map { .integer(Int64($0)) } ?? .null,
@@ -92,7 +95,7 @@ extension TransferService {
             }
             changed(&s, task: id, persist: false, &deliveries)
         case .sent(let bytes, let total, let expected):
-            s.rates.sent(bytes, entry.task.schedulingClass)
+            s.rates.sent(bytes, schedulingClass)
             s.tasks[id]?.task.progress.bytesSent = total
             emit(&s, session: session, task: id, .didSendBodyData, [
                 "bytesSent": .integer(Int64(bytes)), "totalBytesSent": .integer(Int64(total)),
@@ -159,7 +162,7 @@ extension TransferService {
             complete(&s, task: id, error: error, body: nil, &deliveries)
         case .completed(.interrupted(var error, let state)):
             // The partial file stays; the error carries resume data to continue from it.
-            error.resumeData = sealedResumeData(for: entry.task, at: state)
+            if let task = s.tasks[id]?.task { error.resumeData = sealedResumeData(for: task, at: state) }
             s.tasks[id]?.task.resume = state
             s.tasks[id]?.task.progress.bytesReceived = state.offset
             complete(&s, task: id, error: error, body: nil, &deliveries)

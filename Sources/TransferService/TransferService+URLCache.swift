@@ -68,8 +68,8 @@ extension TransferService {
 
     /// Engine updates the cache acts on, before their usual handling; true when consumed here.
     func cacheIntercepts(_ s: inout ServiceState, task id: Int, _ update: TransferUpdate, _ deliveries: inout Deliveries) -> Bool {
-        guard let entry = s.tasks[id] else { return false }
-        let context = entry.cache
+        guard s.tasks.contains(id) else { return false }
+        let context = s.tasks[id]?.cache
         switch update {
         case .response(let response):
             guard context?.role != .serving else { return false }  // the cache's own delivery
