@@ -10,9 +10,11 @@ internal import TransferModel
 enum TaskListAnswer {
     /// Fewer tasks than this per part are not worth a thread.
     static let minimumPart = 512
+    /// Asked once: on Linux the answer reads the cgroup's files.
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     static func json(_ tasks: [TransferTask], under key: StaticString) -> Data {
-        let parts = min(ProcessInfo.processInfo.activeProcessorCount, tasks.count / minimumPart)
+        let parts = min(Self.cores, tasks.count / minimumPart)
         guard parts > 1 else { return TransferTask.jsonList(tasks, under: key) }
         let written = Mutex([[UInt8]](repeating: [], count: parts))
         DispatchQueue.concurrentPerform(iterations: parts) { part in

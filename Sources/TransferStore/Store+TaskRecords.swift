@@ -9,10 +9,12 @@ internal import Synchronization
 extension Store {
     /// Fewer rows than this per part are not worth a thread.
     static let minimumRecordPart = 512
+    /// Asked once: on Linux the answer reads the cgroup's files, a cost no single POST should pay.
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// `json(task)` of each row, in order.
     static func records(of rows: [StoreOperation.TaskRow]) -> [String] {
-        let parts = min(ProcessInfo.processInfo.activeProcessorCount, rows.count / minimumRecordPart)
+        let parts = min(Self.cores, rows.count / minimumRecordPart)
         guard parts > 1 else { return rows.map { json($0.task) } }
         let written = Mutex([[String]](repeating: [], count: parts))
         DispatchQueue.concurrentPerform(iterations: parts) { part in
