@@ -29,7 +29,11 @@ public final class Statement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
             case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-            case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, transferd_sqlite_transient())
+            case .text(let v):
+                // withCString lends a native string's own NUL-terminated bytes; passing the String
+                // as the argument made a ContiguousArray copy first (utf8CString), a malloc and a
+                // copy of every record on top of SQLite's own.
+                rc = v.withCString { sqlite3_bind_text(handle, index, $0, -1, transferd_sqlite_transient()) }
             case .blob(let v):
                 rc = v.withUnsafeBytes { raw in
                     // A zero-length blob still needs a non-NULL pointer to be a blob, not NULL.

@@ -69,7 +69,9 @@ public final class APIHandler: HTTPRequestHandler {
     /// never writes (and it opens no file before a first write anyway). So does a blob whose
     /// Content-Length alone would pass its token's disk quota: 507 before any byte is read.
     public func bodySink(for head: HTTPRequestHead) -> (any HTTPBodySink)? {
-        guard head.method == "POST", head.path.split(separator: "/") == ["v1", "blobs"] else { return nil }
+        // A byte test first: most POSTs (tasks) have no "b" and skip the split's allocations.
+        guard head.method == "POST", head.path.utf8.contains(UInt8(ascii: "b")),
+              head.path.split(separator: "/") == ["v1", "blobs"] else { return nil }
         guard let identity = authenticator.check(head.headers).identity else {
             return BlobUploadSink(blobs: blobs, owner: nil, maxBodySize: maxBlobSize, refusal: Self.unauthorized)
         }
@@ -107,6 +109,8 @@ public final class APIHandler: HTTPRequestHandler {
     /// the path's values, query, headers or body.
     private func finished(_ head: HTTPRequestHead, requestId: String, route: String?, token: String? = nil, status: Int, duration: Duration) {
         requestMetrics.observe(method: head.method, route: route, status: status, duration: duration)
+        // The line's fields are made only when it is written (at --log-level info or lower).
+        guard logger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "http.request.id": "\(requestId)", "http.method": "\(HTTPRequestMetrics.methodLabel(head.method))",
             "http.route": "\(route ?? HTTPRequestMetrics.unmatched)", "http.status": "\(status)",

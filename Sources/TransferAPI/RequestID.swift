@@ -1,4 +1,5 @@
 internal import HTTPServer
+internal import Synchronization
 
 /// The id a request is known by in the access log (`http.request.id`) and in the `X-Request-Id`
 /// response header: the client's own `X-Request-Id` when it is sane (1 to 128 characters of
@@ -25,8 +26,23 @@ enum RequestID {
         }
     }
 
+    /// 16 hex digits that look random and never repeat within the process: a count mixed with
+    /// a key drawn once at start (SplitMix64's finalizer is a bijection, so distinct counts give
+    /// distinct ids). A draw from the system per request was a getrandom(2) call on every request.
     static func generate() -> String {
-        let hex = String(UInt64.random(in: .min ... .max), radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        var z = key &+ issued.wrappingAdd(1, ordering: .relaxed).oldValue &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return String(unsafeUninitializedCapacity: 16) { hex in
+            for index in 0..<16 {
+                let nibble = UInt8(truncatingIfNeeded: z >> UInt64(60 - 4 * index)) & 0xf
+                hex[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 16
+        }
     }
+
+    private static let key = UInt64.random(in: .min ... .max)
+    private static let issued = Atomic<UInt64>(0)
 }

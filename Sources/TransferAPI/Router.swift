@@ -71,14 +71,15 @@ public struct Router: Sendable {
 
     private static func bind(_ pattern: [Substring], to path: [Substring]) -> [String: String]? {
         guard pattern.count == path.count else { return nil }
+        // Literals first: most routes of the same length differ in one, and a route that does
+        // not match should cost no dictionary (every request tries them in order).
+        for (expected, actual) in zip(pattern, path) where !isParameter(expected) && expected != actual { return nil }
         var parameters: [String: String] = [:]
-        for (expected, actual) in zip(pattern, path) {
-            if expected.first == "{" && expected.last == "}" {
-                parameters[String(expected.dropFirst().dropLast())] = String(actual)
-            } else if expected != actual {
-                return nil
-            }
+        for (expected, actual) in zip(pattern, path) where isParameter(expected) {
+            parameters[String(expected.dropFirst().dropLast())] = String(actual)
         }
         return parameters
     }
+
+    private static func isParameter(_ segment: Substring) -> Bool { segment.first == "{" && segment.last == "}" }
 }

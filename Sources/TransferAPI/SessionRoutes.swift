@@ -47,7 +47,7 @@ enum SessionRoutes {
         router.add("POST", "/v1/sessions/{sid}/tasks:batch") { request in
             let body = try request.decodeTaskBatch()
             let tasks = try service.createTasks(in: request.parameter("sid"), body.tasks, owner: request.owner)
-            let answer = TransferTask.jsonList(tasks, under: "tasks")
+            let answer = TaskListAnswer.json(tasks, under: "tasks")
             return .now(HTTPResponse(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: answer))
         }
         router.add("GET", "/v1/sessions/{sid}/tasks") { request in

@@ -16,7 +16,7 @@ extension TaskJSONWriter {
         keys.sort(by: Self.precedes)
         open()
         for name in keys {
-            key(name)
+            key(named: name)
             switch name {
             case "seq": integer(event.seq)
             case "sessionId": string(event.sessionId)
@@ -42,7 +42,7 @@ extension TaskJSONWriter {
         case .object(let fields):
             open()
             for name in fields.keys.sorted(by: Self.precedes) {
-                key(name); self.value(fields[name] ?? .null)
+                key(named: name); self.value(fields[name] ?? .null)
             }
             close()
         }
@@ -74,7 +74,7 @@ extension TaskJSONWriter {
 
     mutating func strings(_ object: [String: String]) {
         open()
-        for name in object.keys.sorted(by: Self.precedes) { key(name); string(object[name]) }
+        for name in object.keys.sorted(by: Self.precedes) { key(named: name); string(object[name]) }
         close()
     }
 

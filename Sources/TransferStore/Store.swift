@@ -93,7 +93,7 @@ public final class Store: Sendable {
         case .saveTask(let task, let body):
             try save(task, requestBody: body, tx)
         case .saveTasks(let rows):
-            for row in rows { try save(row.task, requestBody: row.requestBody, tx) }
+            for (row, record) in zip(rows, Self.records(of: rows)) { try save(row.task, record: record, requestBody: row.requestBody, tx) }
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .saveMetrics(let taskId, let metrics):
@@ -122,12 +122,13 @@ public final class Store: Sendable {
         }
     }
 
-    private func save(_ task: TransferTask, requestBody body: Data?, _ tx: Database.Transaction) throws {
+    /// Writes `task` with its stored form (`record`, `json(task)` when not given).
+    private func save(_ task: TransferTask, record: String? = nil, requestBody body: Data?, _ tx: Database.Transaction) throws {
         try tx.run("""
             INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version
             WHERE excluded.version > tasks.version
-            """, task.id, task.sessionId, task.state.rawValue, try Self.json(task), body, task.version)
+            """, task.id, task.sessionId, task.state.rawValue, record ?? Self.json(task), body, task.version)
     }
 
     private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
@@ -147,7 +148,7 @@ public final class Store: Sendable {
 
     /// The stored form (the served fields plus the owner, resume state and streamed body),
     /// written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
-    static func json(_ task: TransferTask) throws -> String {
+    static func json(_ task: TransferTask) -> String {
         String(decoding: task.jsonData(stored: true), as: UTF8.self)
     }
 
