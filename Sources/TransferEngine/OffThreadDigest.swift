@@ -1,6 +1,4 @@
 internal import Dispatch
-internal import FoundationEssentials
-internal import Synchronization
 
 /// A big download's hashing, done on a queue of its own instead of the engine thread.
 ///
@@ -10,30 +8,72 @@ internal import Synchronization
 /// receives and writes. Small files are hashed inline (`DownloadDigest.inlineBytes`): a copy and
 /// a hand-off would cost them more than the hash.
 ///
-/// Unchecked Sendable: `accumulator` is touched only on `queue`; the owner hands each chunk over
-/// as a copy (curl's buffer is valid only during its callback) and reads the result with `finish`.
-/// At most `maxBacklog` bytes wait for the queue, so a hasher slower than the network holds the
-/// engine back instead of filling memory.
+/// libcurl hands the write callback at most 16 KiB at a time (CURL_MAX_WRITE_SIZE, whatever the
+/// receive buffer), so the chunks are gathered into `bufferSize` buffers, copied once, and one
+/// buffer is handed over at a time: a hand-off per 16 KiB (an allocation, a queue item and a
+/// thread wake-up each, 65,536 per GiB) cost as much CPU as the copy. The buffers are a ring
+/// allocated once; at most `buffersInFlight` wait for the queue (`slots`), so a hasher slower
+/// than the network holds the engine back, only as long as it takes to free one buffer, instead
+/// of filling memory.
+///
+/// Unchecked Sendable: `accumulator` is touched only on `queue`; a ring buffer only by the owner
+/// while it fills it and by the queue once handed over (`slots` keeps the two apart); the rest
+/// only by the owner, which reads the result with `finish`.
 final class OffThreadDigest: @unchecked Sendable {
     /// One queue for every download: a core's worth of hashing beside the engine thread.
     private static let queue = DispatchQueue(label: "transferd.engine.digest")
-    static let maxBacklog = 2 * 1024 * 1024
+    /// Bytes per hand-off: 32 of libcurl's write callbacks.
+    static let bufferSize = 512 * 1024
+    /// Buffers handed over and not hashed yet, at most (2 MiB waiting).
+    static let buffersInFlight = 4
     private var accumulator: DigestAccumulator
-    private let backlog = Atomic<Int>(0)
+    /// `buffersInFlight` handed over plus the one being filled: the one filled next is always
+    /// the oldest, hashed once a slot was free for the one before it.
+    private let ring: [UnsafeMutableRawBufferPointer]
+    /// Free hand-off slots: taken by the owner before a hand-off, given back by the queue.
+    private let slots = DispatchSemaphore(value: buffersInFlight)
+    /// The ring buffer being filled, and how much of it is.
+    private var current = 0
+    private var filled = 0
 
-    init(continuing accumulator: DigestAccumulator) { self.accumulator = accumulator }
+    init(continuing accumulator: DigestAccumulator) {
+        self.accumulator = accumulator
+        ring = (0...Self.buffersInFlight).map { _ in .allocate(byteCount: Self.bufferSize, alignment: 64) }
+    }
 
-    /// Hashes a copy of `buffer` on the queue; waits for the queue when too much is waiting.
+    /// Copies `buffer` into the ring, handing each full buffer over to be hashed.
     func update(_ buffer: UnsafeRawBufferPointer) {
-        let bytes = Data(buffer)
-        let waiting = backlog.add(bytes.count, ordering: .relaxed).newValue
-        Self.queue.async { [self] in
-            bytes.withUnsafeBytes { accumulator.update($0) }
-            backlog.subtract(bytes.count, ordering: .relaxed)
+        var rest = buffer
+        while !rest.isEmpty {
+            let count = min(rest.count, Self.bufferSize - filled)
+            UnsafeMutableRawBufferPointer(rebasing: ring[current][filled..<filled + count]).copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[..<count]))
+            filled += count
+            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+            if filled == Self.bufferSize { handOver() }
         }
-        if waiting > Self.maxBacklog { Self.queue.sync {} }
+    }
+
+    /// Hashes the filled part of the current buffer on the queue; waits for a free slot first.
+    private func handOver() {
+        guard filled > 0 else { return }
+        slots.wait()
+        let (index, count) = (current, filled)
+        Self.queue.async { [self] in
+            accumulator.update(UnsafeRawBufferPointer(rebasing: ring[index][..<count]))
+            slots.signal()
+        }
+        current = (current + 1) % ring.count
+        filled = 0
     }
 
     /// The hashes of everything handed over, once the queue has taken it all.
-    func finish() -> DigestAccumulator { Self.queue.sync { accumulator } }
+    func finish() -> DigestAccumulator {
+        handOver()
+        return Self.queue.sync { accumulator }
+    }
+
+    // Queued hashing holds `self`: nothing is handed over any more, and every slot is back.
+    deinit {
+        for buffer in ring { buffer.deallocate() }
+    }
 }
