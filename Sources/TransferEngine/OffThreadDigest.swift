@@ -1,79 +1,94 @@
 internal import Dispatch
+internal import Glibc
 
-/// A big download's hashing, done on a queue of its own instead of the engine thread.
+/// A big download's hashing, done on a queue of its own instead of the engine thread, from the
+/// bytes in its file.
 ///
 /// Every download's bytes go through SHA-256 (the task's `digest`) and the algorithm of its
 /// checksum, if any. On the engine thread that was 40% of the daemon's CPU in a loopback 1 GiB
 /// download, which then ran at 0.74x curl; here a second core hashes while the engine thread
-/// receives and writes. Small files are hashed inline (`DownloadDigest.inlineBytes`): a copy and
-/// a hand-off would cost them more than the hash.
+/// receives and writes. Small files are hashed inline (`DownloadDigest.inlineBytes`): a hand-off
+/// would cost them more than the hash.
 ///
-/// libcurl hands the write callback at most 16 KiB at a time (CURL_MAX_WRITE_SIZE, whatever the
-/// receive buffer), so the chunks are gathered into `bufferSize` buffers, copied once, and one
-/// buffer is handed over at a time: a hand-off per 16 KiB (an allocation, a queue item and a
-/// thread wake-up each, 65,536 per GiB) cost as much CPU as the copy. The buffers are a ring
-/// allocated once; at most `buffersInFlight` wait for the queue (`slots`), so a hasher slower
-/// than the network holds the engine back, only as long as it takes to free one buffer, instead
-/// of filling memory.
+/// The queue reads the bytes back from the file (a descriptor of its own), so the engine thread
+/// neither copies nor allocates per chunk: it says how far the file is written, and every
+/// `stepSize` bytes one read-and-hash step is queued. (A copy of each of libcurl's 16 KiB chunks
+/// handed over on its own, 65,536 allocations, queue items and thread wake-ups per GiB, cost
+/// about as much CPU as the hash.) The digest covers the bytes as they are in the file. At most
+/// `stepsInFlight` steps wait, so a hasher slower than the network holds the engine back for as
+/// long as one step takes, and reads what was just written, still in the page cache.
 ///
-/// Unchecked Sendable: `accumulator` is touched only on `queue`; a ring buffer only by the owner
-/// while it fills it and by the queue once handed over (`slots` keeps the two apart); the rest
-/// only by the owner, which reads the result with `finish`.
+/// Unchecked Sendable: `accumulator`, `buffer` and `readFailed` are touched only on `queue`;
+/// `handedOver` only by the owner, which reads the result with `finish`.
 final class OffThreadDigest: @unchecked Sendable {
     /// One queue for every download: a core's worth of hashing beside the engine thread.
     private static let queue = DispatchQueue(label: "transferd.engine.digest")
-    /// Bytes per hand-off: 32 of libcurl's write callbacks.
-    static let bufferSize = 512 * 1024
-    /// Buffers handed over and not hashed yet, at most (2 MiB waiting).
-    static let buffersInFlight = 4
+    /// Bytes read and hashed per queued step: 32 of libcurl's write callbacks.
+    static let stepSize = 512 * 1024
+    /// Steps queued and not done yet, at most (2 MiB of the file not hashed yet).
+    static let stepsInFlight = 4
     private var accumulator: DigestAccumulator
-    /// `buffersInFlight` handed over plus the one being filled: the one filled next is always
-    /// the oldest, hashed once a slot was free for the one before it.
-    private let ring: [UnsafeMutableRawBufferPointer]
-    /// Free hand-off slots: taken by the owner before a hand-off, given back by the queue.
-    private let slots = DispatchSemaphore(value: buffersInFlight)
-    /// The ring buffer being filled, and how much of it is.
-    private var current = 0
-    private var filled = 0
+    private let descriptor: Int32
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: stepSize, alignment: 4096)
+    /// A read of the file failed or came short: no digest can be given.
+    private var readFailed = false
+    /// Free step slots: taken by the owner before it queues a step, given back by the queue.
+    private let slots = DispatchSemaphore(value: stepsInFlight)
+    /// The file's bytes before this offset are queued to be hashed.
+    private var handedOver: Int
 
-    init(continuing accumulator: DigestAccumulator) {
+    /// Goes on from `accumulator`, the hashes of the file's first `offset` bytes; nil when the
+    /// file's descriptor cannot be duplicated (the caller hashes inline).
+    init?(continuing accumulator: DigestAccumulator, at offset: Int, descriptor: Int32) {
+        let own = dup(descriptor)
+        guard own >= 0 else {
+            buffer.deallocate()
+            return nil
+        }
         self.accumulator = accumulator
-        ring = (0...Self.buffersInFlight).map { _ in .allocate(byteCount: Self.bufferSize, alignment: 64) }
+        self.descriptor = own
+        handedOver = offset
     }
 
-    /// Copies `buffer` into the ring, handing each full buffer over to be hashed.
-    func update(_ buffer: UnsafeRawBufferPointer) {
-        var rest = buffer
-        while !rest.isEmpty {
-            let count = min(rest.count, Self.bufferSize - filled)
-            UnsafeMutableRawBufferPointer(rebasing: ring[current][filled..<filled + count]).copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[..<count]))
-            filled += count
-            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
-            if filled == Self.bufferSize { handOver() }
+    /// The file is written up to `end`: queues the steps that are complete (all of them when
+    /// `whole`), waiting for a free slot when `stepsInFlight` are queued.
+    func written(upTo end: Int, whole: Bool = false) {
+        while end - handedOver >= Self.stepSize || whole && end > handedOver {
+            let (from, to) = (handedOver, min(end, handedOver + Self.stepSize))
+            slots.wait()
+            Self.queue.async { [self] in
+                hash(from..<to)
+                slots.signal()
+            }
+            handedOver = to
         }
     }
 
-    /// Hashes the filled part of the current buffer on the queue; waits for a free slot first.
-    private func handOver() {
-        guard filled > 0 else { return }
-        slots.wait()
-        let (index, count) = (current, filled)
-        Self.queue.async { [self] in
-            accumulator.update(UnsafeRawBufferPointer(rebasing: ring[index][..<count]))
-            slots.signal()
+    /// On the queue: reads `range` of the file and hashes it.
+    private func hash(_ range: Range<Int>) {
+        var offset = range.lowerBound
+        while !readFailed, offset < range.upperBound {
+            let count = pread(descriptor, buffer.baseAddress, range.upperBound - offset, off_t(offset))
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                readFailed = true
+                return
+            }
+            accumulator.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += count
         }
-        current = (current + 1) % ring.count
-        filled = 0
     }
 
-    /// The hashes of everything handed over, once the queue has taken it all.
-    func finish() -> DigestAccumulator {
-        handOver()
-        return Self.queue.sync { accumulator }
+    /// The hashes of the file's bytes up to `end` once the queue has read them all; nil when a
+    /// read failed.
+    func finish(upTo end: Int) -> DigestAccumulator? {
+        written(upTo: end, whole: true)
+        return Self.queue.sync { readFailed ? nil : accumulator }
     }
 
-    // Queued hashing holds `self`: nothing is handed over any more, and every slot is back.
+    // Queued steps hold `self`: none is left, and every slot is back.
     deinit {
-        for buffer in ring { buffer.deallocate() }
+        close(descriptor)
+        buffer.deallocate()
     }
 }
