@@ -1,4 +1,3 @@
-internal import Glibc
 internal import TransferModel
 
 /// The digest of a download's partial file, kept as its bytes are written, and the checksums it
@@ -84,19 +83,13 @@ struct DownloadDigest {
             hashed = stop
             return
         }
-        let chunk = 1024 * 1024
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024 * 1024, alignment: 16)
         defer { buffer.deallocate() }
-        while hashed < stop {
-            let count = pread(descriptor, buffer.baseAddress, min(chunk, stop - hashed), off_t(hashed))
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                unreadable = true
-                return
-            }
-            accumulator.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            hashed += count
+        guard accumulator.update(reading: hashed..<stop, of: descriptor, through: buffer) else {
+            unreadable = true
+            return
         }
+        hashed = stop
     }
 
     /// The digest of the file's `length` bytes (read back where needed), or the error the

@@ -70,17 +70,7 @@ final class OffThreadDigest: @unchecked Sendable {
 
     /// On the queue: reads `range` of the file and hashes it.
     private func hash(_ range: Range<Int>) {
-        var offset = range.lowerBound
-        while !readFailed, offset < range.upperBound {
-            let count = pread(descriptor, buffer.baseAddress, range.upperBound - offset, off_t(offset))
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                readFailed = true
-                return
-            }
-            accumulator.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            offset += count
-        }
+        if !readFailed, !accumulator.update(reading: range, of: descriptor, through: buffer) { readFailed = true }
     }
 
     /// The hashes of the file's bytes up to `end` once the queue has read them all; nil when a

@@ -121,6 +121,34 @@ import TestSupport
         #expect(second.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
     }
 
+    /// Hashing read back from the file says when the file does not hold the bytes counted (a
+    /// read that comes short): no digest rather than one of other bytes.
+    @Test func aReadBackThatComesShortGivesNoDigest() throws {
+        let folder = try TempDirectory(prefix: "download-digest")
+        defer { folder.remove() }
+        let path = folder.path + "/file"
+        let data = Data(Self.body.prefix(3 << 20))
+        try data.write(to: URL(fileURLWithPath: path))
+        let descriptor = open(path, O_RDONLY)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        var whole = DigestAccumulator()
+        let wholeRead = whole.update(reading: 0..<data.count, of: descriptor, through: buffer)
+        #expect(wholeRead)
+        #expect(whole.digest()[.sha256] == Self.hex(SHA256.hash(data: data)))
+        var beyond = DigestAccumulator()
+        let beyondRead = beyond.update(reading: 0..<(data.count + 1), of: descriptor, through: buffer)
+        #expect(!beyondRead)
+
+        let fromThere = try #require(OffThreadDigest(continuing: DigestAccumulator(), at: 0, descriptor: descriptor))
+        fromThere.written(upTo: data.count)
+        #expect(fromThere.finish(upTo: data.count)?.digest()[.sha256] == Self.hex(SHA256.hash(data: data)))
+        let pastTheEnd = try #require(OffThreadDigest(continuing: DigestAccumulator(), at: 0, descriptor: descriptor))
+        #expect(pastTheEnd.finish(upTo: data.count + 4096) == nil)
+    }
+
     /// A 206 that starts before the file's end cuts it (`truncate`): bytes hashed past the cut
     /// must not count twice.
     @Test func aFileCutBackIsHashedFromWhatItKeeps() throws {
