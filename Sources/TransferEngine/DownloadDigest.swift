@@ -1,4 +1,3 @@
-internal import Glibc
 internal import TransferModel
 
 /// The digest of a download's partial file, kept as its bytes are written, and the checksums it
@@ -10,7 +9,8 @@ internal import TransferModel
 /// disk whatever happened to them. That read is spread over the writes that follow (at most
 /// `catchUpBudget` bytes per write, so one callback never stalls the engine thread for long on a
 /// big file), and finished when the download ends. While it catches up, new bytes are hashed from
-/// the file too; once caught up, hashing goes back to the bytes in memory.
+/// the file too; once caught up, a small download's are hashed from memory. Past `inlineBytes`
+/// all of it is read back from the file off the engine thread (`OffThreadDigest`).
 struct DownloadDigest {
     /// Bytes read back from the file per write while catching up (a few ms of SHA-256).
     static let catchUpBudget = 4 * 1024 * 1024
@@ -21,9 +21,9 @@ struct DownloadDigest {
     private(set) var announced: AnnouncedChecksum?
     private var accumulator: DigestAccumulator
     /// Set once the download passed `inlineBytes`: the hashing goes on there, off the engine
-    /// thread (`accumulator` is then its starting state, taken back by `verify`).
+    /// thread, from the file (`accumulator` is then its starting state, taken back by `verify`).
     private var offThread: OffThreadDigest?
-    /// The file's bytes before this offset are hashed (or handed to `offThread`).
+    /// The file's bytes before this offset are hashed (or left to `offThread`).
     private(set) var hashed = 0
     /// How much of a download is hashed inline before the hashing moves off the engine thread.
     static let inlineBytes = 1024 * 1024
@@ -55,39 +55,41 @@ struct DownloadDigest {
 
     /// `buffer` was just written at `offset` of `descriptor`'s file.
     mutating func wrote(_ buffer: UnsafeRawBufferPointer, at offset: Int, descriptor: Int32) {
-        if hashed == offset {
-            update(buffer)
+        if hashed == offset, !movesOffThread(descriptor, end: offset + buffer.count) {
+            accumulator.update(buffer)
+            hashed += buffer.count
         } else {
             catchUp(descriptor, to: offset + buffer.count, budget: Self.catchUpBudget)
         }
     }
 
-    /// Hashes the bytes that follow `hashed`: inline for a small download, off the engine
-    /// thread once it passed `inlineBytes`.
-    private mutating func update(_ buffer: UnsafeRawBufferPointer) {
-        if offThread == nil, hashed + buffer.count > Self.inlineBytes {
-            offThread = OffThreadDigest(continuing: accumulator)
+    /// Whether the file's bytes up to `end` are hashed off the engine thread: those of a download
+    /// past `inlineBytes` (the hashing moves there then), unless the file's descriptor cannot be
+    /// duplicated for it.
+    private mutating func movesOffThread(_ descriptor: Int32, end: Int) -> Bool {
+        if offThread == nil, end > Self.inlineBytes {
+            offThread = OffThreadDigest(continuing: accumulator, at: hashed, descriptor: descriptor)
         }
-        if let offThread { offThread.update(buffer) } else { accumulator.update(buffer) }
-        hashed += buffer.count
+        return offThread != nil
     }
 
-    /// Reads the file back from `hashed` towards `end`, at most `budget` bytes.
+    /// Reads the file back from `hashed` towards `end`, at most `budget` bytes: off the engine
+    /// thread past `inlineBytes`, else here.
     mutating func catchUp(_ descriptor: Int32, to end: Int, budget: Int = .max) {
         guard !unreadable, hashed < end else { return }
         let stop = end - hashed <= budget ? end : hashed + budget  // `hashed + .max` would overflow
-        let chunk = 1024 * 1024
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        while hashed < stop {
-            let count = pread(descriptor, buffer.baseAddress, min(chunk, stop - hashed), off_t(hashed))
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                unreadable = true
-                return
-            }
-            update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        if movesOffThread(descriptor, end: stop), let offThread {
+            offThread.written(upTo: stop)
+            hashed = stop
+            return
         }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        guard accumulator.update(reading: hashed..<stop, of: descriptor, through: buffer) else {
+            unreadable = true
+            return
+        }
+        hashed = stop
     }
 
     /// The digest of the file's `length` bytes (read back where needed), or the error the
@@ -95,15 +97,15 @@ struct DownloadDigest {
     mutating func verify(_ descriptor: Int32, length: Int) -> Result<TaskDigest?, TaskError> {
         if hashed > length { truncated(to: length) }
         catchUp(descriptor, to: length)
+        if let offThread {
+            if let hashes = offThread.finish(upTo: length) { accumulator = hashes } else { unreadable = true }
+            self.offThread = nil
+        }
         guard !unreadable, hashed == length else {
             guard checksum == nil, announced == nil else {
                 return .failure(TaskError(.cannotWriteToFile, "cannot read the download's partial file back to verify its checksum: \(FileSystem.lastError)"))
             }
             return .success(nil)  // nothing to verify: the task just reports no digest
-        }
-        if let offThread {
-            accumulator = offThread.finish()
-            self.offThread = nil
         }
         let digest = accumulator.digest()
         if let checksum, let error = digest.mismatch(checksum, source: "the task's checksum") { return .failure(error) }

@@ -44,7 +44,23 @@ package struct DownloadTarget: Sendable {
 final class DownloadFile {
     private var descriptor: Int32
     let target: DownloadTarget
-    private(set) var written = 0
+    /// Bytes in the file, and any gathered to be written: they are written out first, so that
+    /// whoever reads this (a resume offset, a segment plan) finds them in the file. Gathered
+    /// bytes nobody asked for are never written after the fact (not even as the file is let go:
+    /// the file may be someone else's by then); a file that lost them is shorter than counted,
+    /// which a resume detects.
+    var written: Int {
+        writeGathered()
+        return length
+    }
+    /// Bytes in the file.
+    private var length = 0
+    /// Past `DownloadDigest.inlineBytes`, a plain download's chunks are gathered into larger
+    /// writes (`GatheredWrites`); never a segmented one's, whose offsets its plan counts itself.
+    private var gathered: GatheredWrites?
+    private var gathers = true
+    /// Why writing gathered bytes failed: nothing more is written, and `finish` fails.
+    private var writeError: String?
     /// The digest of the bytes written, and what it must match (`DownloadDigest`).
     private var digest: DownloadDigest
     /// The file's digest, once `finish` verified it.
@@ -81,39 +97,72 @@ final class DownloadFile {
         let size = FileSystem.size(of: target.partialPath) ?? 0
         if offset > 0, keepingParts, size > offset {
             lseek(descriptor, off_t(offset), SEEK_SET)
-            written = offset
+            length = offset
+            gathers = false
         } else if offset > 0 {
             truncate(to: min(offset, size))
         }
     }
 
     /// A second descriptor of the file, for an fdatasync off the engine thread (-1 on failure).
-    func duplicateDescriptor() -> Int32 { dup(descriptor) }
+    /// Gathered bytes are written first, so that the sync covers every byte counted.
+    func duplicateDescriptor() -> Int32 {
+        writeGathered()
+        return dup(descriptor)
+    }
 
     /// Cuts the file to `length` bytes and writes on from there.
     func truncate(to length: Int) {
+        writeGathered()
         ftruncate(descriptor, off_t(length))
         lseek(descriptor, off_t(length), SEEK_SET)
-        written = length
+        self.length = length
         digest.truncated(to: length)
     }
 
     /// Appends bytes; false when the disk refused them (full, I/O error).
     func write(_ bytes: RawSpan) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let result = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += result
+        guard writeError == nil else { return false }
+        return bytes.withUnsafeBytes { buffer in
+            if gathered == nil, gathers, length >= DownloadDigest.inlineBytes { gathered = GatheredWrites() }
+            guard let gathered else { return writeOut(buffer) }
+            var rest = buffer
+            while !rest.isEmpty {
+                rest = gathered.append(rest)
+                if gathered.isFull, !writeGathered() { return false }
             }
-            digest.wrote(buffer, at: written, descriptor: descriptor)
-            written += buffer.count
             return true
         }
+    }
+
+    /// Writes `buffer` at the file's end and hashes it; false when the disk refused it.
+    private func writeOut(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let result = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += result
+        }
+        digest.wrote(buffer, at: length, descriptor: descriptor)
+        length += buffer.count
+        return true
+    }
+
+    /// Writes the gathered bytes out; false (and nothing written any more) when the disk
+    /// refused them.
+    @discardableResult
+    private func writeGathered() -> Bool {
+        guard writeError == nil else { return false }
+        guard let gathered, gathered.count > 0 else { return true }
+        defer { gathered.clear() }
+        guard writeOut(gathered.bytes) else {
+            writeError = "cannot write the download: \(FileSystem.lastError)"
+            return false
+        }
+        return true
     }
 
     /// Writes bytes at `offset` without moving the append position: a part of a segmented
@@ -138,6 +187,8 @@ final class DownloadFile {
     /// disk fails the download at once rather than part-way; false when there is no room.
     /// A file system without fallocate gets a sparse file of that length instead.
     func preallocate(_ length: Int) -> Bool {
+        writeGathered()
+        gathers = false
         let result = posix_fallocate(descriptor, 0, off_t(length))
         if result == 0 { return true }
         if result == ENOSPC || result == EFBIG { return false }
@@ -147,7 +198,8 @@ final class DownloadFile {
     /// Every part of a segmented download is in place: the file is `length` bytes, and its
     /// digest reads back what it did not see written.
     func assembled(length: Int) {
-        written = length
+        writeGathered()
+        self.length = length
     }
 
     /// The final response's head: a digest header in it is checked too (`Checksum.announced`).
@@ -175,7 +227,11 @@ final class DownloadFile {
     /// checksum (or the server's digest) is deleted instead: no wrong file is ever moved into
     /// place. An existing destination is replaced only under the `replace` policy.
     func finish(suggestedFilename: String?) throws(TaskError) -> Placement {
-        switch digest.verify(descriptor, length: written) {
+        if !writeGathered(), let writeError {
+            discard()
+            throw TaskError(.cannotWriteToFile, writeError)
+        }
+        switch digest.verify(descriptor, length: length) {
         case .success(let digest):
             finalDigest = digest
         case .failure(let error):
@@ -241,6 +297,7 @@ final class DownloadFile {
 
     /// Closes and deletes the partial file.
     func discard() {
+        gathered = nil
         close()
         unlink(target.partialPath)
     }

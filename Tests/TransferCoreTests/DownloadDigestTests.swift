@@ -41,7 +41,9 @@ import TestSupport
         let checksum = Checksum(algorithm: .sha512, hex: sha512)
         let first = try DownloadFile(target: target(folder, checksum: checksum))
         write(first, Self.body.prefix(keptBytes), chunk: 512 << 10)
-        // The process "dies": the file stays, nothing of the hash state survives.
+        // Its offset is read as a checkpoint or resume data reads it (gathered bytes are written
+        // out then); then the process "dies": the file stays, nothing of the hash state survives.
+        #expect(first.written == keptBytes)
         let second = try DownloadFile(target: target(folder, checksum: checksum), resumeAt: keptBytes)
         #expect(second.written == keptBytes)
         write(second, Self.body.subdata(in: keptBytes..<Self.body.count), chunk: 64 << 10)
@@ -70,6 +72,81 @@ import TestSupport
         _ = try file.finish(suggestedFilename: nil)
         #expect(file.finalDigest?[.sha384] == sha384)
         #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: body)))
+    }
+
+    /// Past `inlineBytes` writes are gathered (`GatheredWrites`): whatever asks where the file
+    /// stands (its length for resume data, a descriptor to sync for a checkpoint) finds every
+    /// byte written in it, and the digest is the same.
+    @Test func gatheredBytesAreInTheFileWheneverItsLengthOrADescriptorIsAskedFor() throws {
+        let folder = try TempDirectory(prefix: "download-digest")
+        defer { folder.remove() }
+        let file = try DownloadFile(target: target(folder))
+        let path = folder.path + "/partial/1.part"
+        func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1 }
+        func sizeThroughDescriptor() -> Int {
+            let descriptor = file.duplicateDescriptor()
+            defer { close(descriptor) }
+            return Int(lseek(descriptor, 0, SEEK_END))
+        }
+        let first = DownloadDigest.inlineBytes + 3 * 16384 + 100
+        write(file, Self.body.prefix(first), chunk: 16384)
+        #expect(sizeThroughDescriptor() == first)
+        let second = first + GatheredWrites.size + 5
+        write(file, Self.body.subdata(in: first..<second), chunk: 16384)
+        #expect(file.written == second)
+        #expect(size() == second)
+        write(file, Self.body.subdata(in: second..<Self.body.count), chunk: 16384)
+        let location = try file.finish(suggestedFilename: nil).path
+        #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.body)
+        #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+    }
+
+    /// Gathered bytes nobody asked for are never written after the fact: once a second
+    /// `DownloadFile` has the partial file (a resume after the first was let go), a late write of
+    /// the first one's would land in the middle of it. The resume finds the file as it is.
+    @Test func gatheredBytesAreNotWrittenAsTheFileIsLetGo() throws {
+        let folder = try TempDirectory(prefix: "download-digest")
+        defer { folder.remove() }
+        let path = folder.path + "/partial/1.part"
+        let counted = DownloadDigest.inlineBytes + 5000
+        var first: DownloadFile? = try DownloadFile(target: target(folder))
+        write(try #require(first), Self.body.prefix(counted), chunk: 16384)
+        let second = try DownloadFile(target: target(folder), resumeAt: counted)
+        let found = second.written
+        #expect(found >= DownloadDigest.inlineBytes && found < counted, "the gathered tail is not in the file yet")
+        first = nil
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == found)
+        write(second, Self.body.subdata(in: found..<Self.body.count), chunk: 16384)
+        _ = try second.finish(suggestedFilename: nil)
+        #expect(second.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+    }
+
+    /// Hashing read back from the file says when the file does not hold the bytes counted (a
+    /// read that comes short): no digest rather than one of other bytes.
+    @Test func aReadBackThatComesShortGivesNoDigest() throws {
+        let folder = try TempDirectory(prefix: "download-digest")
+        defer { folder.remove() }
+        let path = folder.path + "/file"
+        let data = Data(Self.body.prefix(3 << 20))
+        try data.write(to: URL(fileURLWithPath: path))
+        let descriptor = open(path, O_RDONLY)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        var whole = DigestAccumulator()
+        let wholeRead = whole.update(reading: 0..<data.count, of: descriptor, through: buffer)
+        #expect(wholeRead)
+        #expect(whole.digest()[.sha256] == Self.hex(SHA256.hash(data: data)))
+        var beyond = DigestAccumulator()
+        let beyondRead = beyond.update(reading: 0..<(data.count + 1), of: descriptor, through: buffer)
+        #expect(!beyondRead)
+
+        let fromThere = try #require(OffThreadDigest(continuing: DigestAccumulator(), at: 0, descriptor: descriptor))
+        fromThere.written(upTo: data.count)
+        #expect(fromThere.finish(upTo: data.count)?.digest()[.sha256] == Self.hex(SHA256.hash(data: data)))
+        let pastTheEnd = try #require(OffThreadDigest(continuing: DigestAccumulator(), at: 0, descriptor: descriptor))
+        #expect(pastTheEnd.finish(upTo: data.count + 4096) == nil)
     }
 
     /// A 206 that starts before the file's end cuts it (`truncate`): bytes hashed past the cut
