@@ -8,8 +8,7 @@ internal import TransferService
 import UnixSignals
 
 /// `transferd`: parses flags (each also read from a TRANSFERD_* environment variable), builds
-/// the daemon and runs it until SIGTERM or SIGINT.
-@main
+/// the daemon and runs it until SIGTERM or SIGINT. Started by `TransferdMain`.
 struct TransferdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transferd",
@@ -118,7 +117,6 @@ struct TransferdCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        MallocSettings.apply(environment)
         let levelText = logLevel ?? environment["TRANSFERD_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("--log-level/TRANSFERD_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelText)")
