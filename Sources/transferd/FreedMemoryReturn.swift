@@ -11,11 +11,10 @@ internal import Glibc
 /// bench/scheduler.sh read 0.92-1.14 KiB per queued task at 100,000 from run to run, depending
 /// on how those holes fell, and 0.91 in every run with this. A trim with nothing to give back
 /// walks the arenas' free lists and returns; the timer is a utility queue's, never a transfer's
-/// or a request's thread. `MALLOC_TRIM_EVERY=0` in the environment turns it off.
+/// or a request's thread.
 enum FreedMemoryReturn {
-    static func start(_ environment: [String: String]) {
-        guard environment["MALLOC_TRIM_EVERY"] != "0",
-              let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+    static func start() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
         // Looked up because Glibc's Swift module leaves <malloc.h> out; RTLD_DEFAULT is 0.
         let trim = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.malloc-trim", qos: .utility))
