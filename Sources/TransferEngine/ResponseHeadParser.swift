@@ -49,27 +49,12 @@ struct ResponseHeadParser {
             return ResponseHead(statusCode: statusCode, fields: fields)
         }
         if let first = bytes.first, first == 0x20 || first == 0x09, !fields.isEmpty {
-            fields[fields.count - 1].value += " " + Self.trimmed(line, from: bytes.startIndex)  // obsolete line folding
+            fields[fields.count - 1].value += " " + line.trimmed()  // obsolete line folding
             return nil
         }
         guard let colon = bytes.firstIndex(of: 0x3A) else { return nil }
-        fields.append((String(line[..<colon]), Self.trimmed(line, from: bytes.index(after: colon))))
+        fields.append((String(line[..<colon]), line[bytes.index(after: colon)...].trimmed()))
         return nil
-    }
-
-    /// `line` from `start` without leading and trailing spaces and tabs. On the concrete
-    /// String's bytes: the generic `trimmed()` of another module is not specialized here, and
-    /// called per byte through witness tables it was 5 % of the engine thread.
-    private static func trimmed(_ line: String, from start: String.Index) -> String {
-        let bytes = line.utf8
-        var first = start, end = bytes.endIndex
-        while first < end, bytes[first] == 0x20 || bytes[first] == 0x09 { first = bytes.index(after: first) }
-        while end > first {
-            let last = bytes.index(before: end)
-            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
-            end = last
-        }
-        return String(line[first..<end])
     }
 
     /// The status line's second word as a number ("HTTP/1.1 200 OK" -> 200).
