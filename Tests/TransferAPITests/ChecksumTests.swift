@@ -160,12 +160,13 @@ import TransferService
 
     // MARK: resume
 
-    /// First request: the body, slowly (about 1.3 s, so a cancel after 64 KiB lands mid-body
-    /// on a loaded machine), with an ETag; ranged ones get 206 (with `extra` headers).
-    private static func slowRangedOrigin(extra: @escaping @Sendable (OriginRequest) -> [String: String] = { _ in [:] }) throws -> OriginServer {
+    /// First request: the first 96 KiB of the body with an ETag, then nothing until the client
+    /// closes, so a cancel after 64 KiB always lands mid-body however loaded the machine (a
+    /// trickled body raced it and lost under CI's load); ranged ones get 206 (with `extra` headers).
+    private static func stallingRangedOrigin(extra: @escaping @Sendable (OriginRequest) -> [String: String] = { _ in [:] }) throws -> OriginServer {
         try OriginServer { request in
             if request.header("Range") == nil {
-                return .slowBody(headers: ["ETag": etag], body: body, bytesPerWrite: 4096, interval: .milliseconds(20))
+                return .stallAfterHeaders(headers: ["ETag": etag], contentLength: size, bodyPrefix: body.prefix(96 * 1024))
             }
             return .ranged(body, for: request, headers: ["ETag": etag].merging(extra(request)) { $1 })
         }
@@ -185,7 +186,7 @@ import TransferService
     /// The resumed task hashes the kept prefix (read back once) and the rest: its digest is the
     /// whole file's. The checksum travels in the resume data.
     @Test func aDownloadResumedFromResumeDataVerifiesTheWholeFile() async throws {
-        let origin = try Self.slowRangedOrigin()
+        let origin = try Self.stallingRangedOrigin()
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
             let created = try await daemon.downloadTask(["url": origin.url("/r.bin")], extra: ["checksum": "sha-512=" + Self.sha512])
@@ -207,7 +208,7 @@ import TransferService
     /// A checksum given with the resume data replaces the one inside; a wrong one fails the
     /// resumed task and deletes the partial file it took over.
     @Test func aResumedDownloadWithAWrongChecksumFailsAndKeepsNothing() async throws {
-        let origin = try Self.slowRangedOrigin()
+        let origin = try Self.stallingRangedOrigin()
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
             let created = try await daemon.downloadTask(["url": origin.url("/r.bin")], destination: "r.bin", extra: ["checksum": "sha-256=" + Self.sha256])
@@ -225,7 +226,7 @@ import TransferService
     /// Its Repr-Digest describes the whole: a wrong one fails the task.
     @Test(arguments: [false, true])
     func aResumedDownloadChecksOnlyTheRangesReprDigest(wrongReprDigest: Bool) async throws {
-        let origin = try Self.slowRangedOrigin { request in
+        let origin = try Self.stallingRangedOrigin { request in
             let offset = Int(request.header("Range")?.dropFirst("bytes=".count).split(separator: "-").first ?? "0") ?? 0
             let part = Self.body.subdata(in: offset..<Self.size)
             return [
