@@ -72,6 +72,11 @@ public final class Database: Sendable {
             try connection.run(sql, arguments)
         }
 
+        /// Executes statements that take no arguments (a migration's script, triggers included).
+        public func execute(script: String) throws(SQLiteError) {
+            try connection.execute(script)
+        }
+
         /// The rowid of the last INSERT in this transaction.
         public var lastInsertRowID: Int64 { connection.lastInsertRowID }
     }

@@ -55,6 +55,9 @@ public struct TaskEvent: Codable, Sendable, Equatable {
     public var type: EventType
     public var time: Date
     public var fields: [String: JSONValue]
+    /// The owner of its task (the token's fingerprint): who may see it in the shared session,
+    /// after the task itself has left memory. Not served; the store keeps it in its own column.
+    package var owner: String?
 
     public init(seq: Int, sessionId: String, taskId: Int?, type: EventType, time: Date, fields: [String: JSONValue]) {
         self.seq = seq

@@ -22,9 +22,14 @@ package struct TenantUsage: Sendable {
 
     package static func key(_ owner: String?) -> String { owner ?? "" }
 
+    /// The bytes a task keeps for its tenant (the store's `held_bytes` column too).
+    package static func heldBytes(of task: TransferTask) -> Int {
+        task.kind == .stream ? 0 : max(0, task.progress.bytesReceived)
+    }
+
     /// Counts a new or changed task (replacing what it was counted as before).
     package mutating func note(_ task: TransferTask) {
-        let now = Counted(unfinished: task.state != .completed, bytes: task.kind == .stream ? 0 : max(0, task.progress.bytesReceived))
+        let now = Counted(unfinished: task.state != .completed, bytes: Self.heldBytes(of: task))
         let before = counted.updateValue(now, forKey: task.id)
         add(task.owner, now, sign: 1)
         if let before { add(task.owner, before, sign: -1) }
@@ -34,6 +39,22 @@ package struct TenantUsage: Sendable {
     package mutating func remove(_ task: TransferTask) {
         guard let before = counted.removeValue(forKey: task.id) else { return }
         add(task.owner, before, sign: -1)
+    }
+
+    /// Stops tracking a completed task that left memory for the store: what it keeps stays
+    /// counted, as the store's (`removeStored` takes it off when the task is deleted).
+    package mutating func forget(_ id: Int) {
+        counted.removeValue(forKey: id)
+    }
+
+    /// Counts what completed tasks kept only in the store hold (at start, from its summary).
+    package mutating func addStored(owner: String?, bytes: Int) {
+        add(owner, Counted(unfinished: false, bytes: bytes), sign: 1)
+    }
+
+    /// Stops counting a deleted completed task that was kept only in the store.
+    package mutating func removeStored(_ task: TransferTask) {
+        add(task.owner, Counted(unfinished: false, bytes: Self.heldBytes(of: task)), sign: -1)
     }
 
     package func unfinishedTasks(of owner: String?) -> Int { unfinished[Self.key(owner)] ?? 0 }

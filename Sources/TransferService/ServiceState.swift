@@ -88,6 +88,17 @@ struct ServiceState: Sendable {
     var usage = TenantUsage()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []
+    /// Completed tasks of recorded sessions that leave memory once their completion is
+    /// committed (`TransferService+StoredTasks`).
+    var leaving: Set<Int> = []
+    /// How many ids in each session's `tasksBySession` list are of tasks that left memory.
+    var staleSessionIds: [String: Int] = [:]
+    /// Completed tasks kept only in the store, by their /metrics labels.
+    var storedCompleted: [MetricsSnapshot.TaskLabels: Int] = [:]
+    /// Stored completed tasks whose delete is queued, so a second delete finds nothing.
+    var deletingStored: Set<Int> = []
+    /// The change feed may hand out stamps up to this one (reserved in the store).
+    var feedSeqReserved = 0
     /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).
     var appendingChunks: Set<Int> = []
     var nextTaskId = 1

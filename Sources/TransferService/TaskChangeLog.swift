@@ -41,6 +41,22 @@ struct TaskChangeLog: Sendable {
 
     var waiterCount: Int { waiters.count }
 
+    init() {}
+
+    /// A feed that goes on above `floor`, every stamp an earlier run handed out: a cursor from
+    /// that run is told to start over (`resync`), since its removals were not kept.
+    init(after floor: Int) {
+        seq = floor
+        forgottenThrough = floor
+    }
+
+    /// Stops stamping a completed task that left memory: the store answers for it from now on,
+    /// under the stamp of its last change (its row's `feed_seq`).
+    mutating func forget(_ id: Int) {
+        stamps[id] = nil
+        compactIfNeeded()
+    }
+
     /// Stamps a new or changed task; returns the waiters to wake (those who may see it).
     mutating func note(_ task: TransferTask) -> [Waiter] {
         seq += 1
@@ -48,6 +64,13 @@ struct TaskChangeLog: Sendable {
         order.append((seq, task.id))
         compactIfNeeded()
         return take { task.isVisible(to: $0.owner) }
+    }
+
+    /// Stamps a change to a task kept only in the store (its row takes the stamp); returns the
+    /// waiters to wake.
+    mutating func stampStored(_ task: TransferTask) -> (seq: Int, waiters: [Waiter]) {
+        seq += 1
+        return (seq, take { task.isVisible(to: $0.owner) })
     }
 
     /// Records a deleted task; returns the waiters to wake.

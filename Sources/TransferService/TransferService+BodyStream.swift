@@ -11,6 +11,7 @@ internal import TransferEngine
 extension TransferService {
     /// Appends one chunk; returns the task after it. One chunk at a time per task, in order.
     public func appendBodyChunk(task id: Int, _ chunk: Data, owner: String?) throws -> TransferTask {
+        if let stored = try storedIfLeft(id, owner: owner) { _ = try Self.openBodyStream(of: stored) }  // it refuses: completed
         let offset = try state.withLock { s throws -> Int in
             let stream = try openBodyStream(s, id, owner)
             guard !s.appendingChunks.contains(id) else {
@@ -42,6 +43,7 @@ extension TransferService {
 
     /// Ends the body: once the engine has sent every chunk, the request is complete.
     public func endBody(task id: Int, owner: String?) throws -> TransferTask {
+        if let stored = try storedIfLeft(id, owner: owner) { _ = try Self.openBodyStream(of: stored) }  // it refuses: completed
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             _ = try openBodyStream(s, id, owner)
             guard !s.appendingChunks.contains(id) else {
@@ -59,7 +61,11 @@ extension TransferService {
     /// The body stream of a task that still takes chunks, or the reason it does not.
     private func openBodyStream(_ s: ServiceState, _ id: Int, _ owner: String?) throws -> BodyStreamState {
         guard s.accepting else { throw ServiceError.shuttingDown }
-        let task = try visibleTask(s, id, owner).task
+        return try Self.openBodyStream(of: visibleTask(s, id, owner).task)
+    }
+
+    private static func openBodyStream(of task: TransferTask) throws -> BodyStreamState {
+        let id = task.id
         guard let stream = task.bodyStream else {
             throw ServiceError.conflict(code: "not_a_body_stream", message: "task \(id) was not created with a {\"stream\": true} body")
         }

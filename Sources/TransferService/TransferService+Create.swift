@@ -80,7 +80,7 @@ extension TransferService {
             for (id, task) in zip(ids, prepared) {
                 let entry = insert(&s, task, id: id, session: session, owner: owner, now: now)
                 noteTaskChange(&s, task: entry.task, &deliveries)
-                saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody))
+                saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.seq))
             }
             // One operation, so one transaction, even if the writer has to retry it alone.
             let written: Int?

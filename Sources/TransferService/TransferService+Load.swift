@@ -10,9 +10,15 @@ extension TransferService {
     /// networkConnectionLost (its bytes are gone and its request may not be repeatable); one still
     /// queued had sent nothing and simply waits for admission again. In background sessions
     /// downloads go on from their checkpoint and uploads with a repeatable body start again.
+    ///
+    /// Only unfinished tasks are read into memory; completed ones stay in the store, counted from
+    /// its summary (their tenants' bytes, /metrics), so a start costs what is unfinished, not
+    /// what is kept.
     func load() throws {
         let sessions = try store.loadSessions()
-        let tasks = try store.loadTasks()
+        let tasks = try store.loadUnfinishedTasks()
+        let completed = try store.completedTaskSummary()
+        let feedFloor = try store.feedSeqFloor()
         let events = try store.loadRecentEvents(limit: configuration.eventRetention)
         let maxSeq = try store.maxEventSeq()
         let maxTaskId = try store.maxTaskId()
@@ -30,9 +36,16 @@ extension TransferService {
                 saveSession(&s, shared)
                 s.sessionOrder.insert(Session.sharedID, at: 0)
             }
+            s.taskChanges = TaskChangeLog(after: feedFloor)
+            s.feedSeqReserved = feedFloor
+            reserveFeedStamps(&s)
+            for summary in completed {
+                s.usage.addStored(owner: summary.owner, bytes: summary.heldBytes)
+                s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: summary.kind, schedulingClass: summary.schedulingClass), default: 0] += summary.tasks
+            }
             for (task, body) in tasks {
-                var entry = TaskEntry(task: task, requestBody: task.state == .completed ? nil : body)
-                if task.state != .completed { entry.urlLogin = credentials.openLogin(of: task) }
+                var entry = TaskEntry(task: task, requestBody: body)
+                entry.urlLogin = credentials.openLogin(of: task)
                 s.tasks[task.id] = entry
                 _ = s.taskChanges.note(task)  // no waiter yet
                 s.usage.note(task)

@@ -9,16 +9,24 @@ extension TransferService {
     /// called exactly once, from any thread; nothing blocks while waiting.
     public func progress(task id: Int, after: Int, wait: Double, owner: String?, answer: @escaping @Sendable (ProgressSnapshot) -> Void) throws {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
-        let immediate = try state.withLock { s throws -> ProgressSnapshot? in
+        enum Start { case now(ProgressSnapshot), waiting, notHeld }
+        let start = try state.withLock { s throws -> Start in
+            // One that left memory has completed: its last state is read from the store below.
+            guard s.tasks.contains(id) else { return .notHeld }
             let entry = try visibleTask(s, id, owner)
-            if entry.task.version > after || wait == 0 || !s.accepting { return ProgressSnapshot(entry.task) }
+            if entry.task.version > after || wait == 0 || !s.accepting { return .now(ProgressSnapshot(entry.task)) }
             let waiter = s.waiters.add(task: id, after: after, callback: answer)
             expire(waiter, after: wait)
-            return nil
+            return .waiting
         }
-        if let immediate {
-            if immediate.state == .completed { store.flush() }  // a completion is reported once durable
-            answer(immediate)
+        switch start {
+        case .now(let snapshot):
+            if snapshot.state == .completed { store.flush() }  // a completion is reported once durable
+            answer(snapshot)
+        case .notHeld:
+            answer(ProgressSnapshot(try storedVisibleTask(id, owner: owner)))
+        case .waiting:
+            break
         }
     }
 
@@ -67,7 +75,8 @@ extension TransferService {
         // Read in place: a copy of everything after the cursor, under the service's lock, took
         // milliseconds per poll while a client caught up on a long feed.
         for event in log.events(after: after) {
-            let visible = event.taskId.map { s.tasks[$0]?.task.isVisible(to: owner) != false } ?? true
+            // By the owner the event carries: its task may have left memory, or been deleted.
+            let visible = event.taskId == nil || event.owner == nil || event.owner == owner
             if !visible || !filter.reads(event.type) {
                 next = event.seq
                 continue

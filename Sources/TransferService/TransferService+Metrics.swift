@@ -19,6 +19,7 @@ extension TransferService {
                 snapshot.tasks[MetricsSnapshot.TaskLabels(
                     state: task.state, phase: task.phase, kind: task.kind, schedulingClass: task.schedulingClass), default: 0] += 1
             }
+            for (labels, count) in s.storedCompleted { snapshot.tasks[labels, default: 0] += count }
             snapshot.queuedByClass = s.scheduler.queuedByClass
             snapshot.runningByClass = s.scheduler.runningByClass
             snapshot.bytesByClass = s.rates.totals

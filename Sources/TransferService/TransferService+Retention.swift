@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import Glibc
+internal import Dispatch
 internal import Logging
 internal import Synchronization
 internal import TransferModel
@@ -13,6 +14,7 @@ extension TransferService {
     /// DELETE /v1/tasks/{tid}: only a completed task (cancel a running one first), so no
     /// transfer is ever left without its task.
     public func deleteTask(_ id: Int, owner: String?) throws {
+        if try visibleRecord(id, owner: owner).entry == nil { return try deleteStored(id, owner: owner) }
         let (removed, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let entry = try visibleTask(s, id, owner)
@@ -29,16 +31,55 @@ extension TransferService {
         removeFiles(of: removed)
     }
 
-    /// Deletes the completed tasks whose retention time has passed.
+    /// DELETE of a completed task kept only in the store. The read, the check and the queued
+    /// delete happen under the lock, so of two deletes of one task the second finds nothing.
+    private func deleteStored(_ id: Int, owner: String?) throws {
+        let (removed, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
+            guard s.accepting else { throw ServiceError.shuttingDown }
+            guard !s.deletingStored.contains(id), !s.tasks.contains(id),
+                  let task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
+                  s.sessions[task.sessionId]?.isVisible(to: owner) == true else {
+                throw ServiceError.notFound("no task \(id)")
+            }
+            var deliveries = Deliveries()
+            s.deletingStored.insert(id)
+            removeStored(&s, task: task, &deliveries)
+            return (task, deliveries)
+        }
+        defer { forgetDeleting([id]) }
+        try commit(delivering: deliveries)
+        removeFiles(of: removed)
+    }
+
+    /// Once the deletes are committed the rows are gone, and nothing needs the marks any more.
+    private func forgetDeleting(_ ids: [Int]) {
+        store.afterCommit { [weak self] in
+            self?.state.withLock { s in for id in ids { s.deletingStored.remove(id) } }
+        }
+    }
+
+    /// How many stored tasks one retention sweep deletes at most: a sweep is one transaction
+    /// and one read, and the next sweep takes the rest.
+    static let expiryBatch = 2_000
+
+    /// Deletes the completed tasks whose retention time has passed: the held ones, and the
+    /// oldest stored ones (a query on their completion time).
     func expireTasks(now: Date) {
         guard let retention = configuration.taskRetention else { return }
         let cutoff = now.addingTimeInterval(-retention)
+        let stored = (try? store.tasksCompleted(before: cutoff, limit: Self.expiryBatch)) ?? []
         let (expired, deliveries) = state.withLock { s -> ([TransferTask], Deliveries) in
             var deliveries = Deliveries()
-            let expired = s.tasks.values.map(\.task).filter { $0.state == .completed && ($0.completedAt ?? now) < cutoff }
+            var expired = s.tasks.values.map(\.task).filter { $0.state == .completed && ($0.completedAt ?? now) < cutoff }
             for task in expired { remove(&s, task: task.id, &deliveries) }
+            for task in stored where !s.tasks.contains(task.id) && !s.deletingStored.contains(task.id) {
+                s.deletingStored.insert(task.id)
+                removeStored(&s, task: task, &deliveries)
+                expired.append(task)
+            }
             return (expired, deliveries)
         }
+        forgetDeleting(stored.map(\.id))
         guard !expired.isEmpty else { return }
         let committed = (try? store.commit()) != nil
         deliveries.run()
@@ -57,28 +98,52 @@ extension TransferService {
     /// Files no task will use: partial files whose task is gone or finished without resume data
     /// that could use them, spooled body streams of finished tasks (a crash between two steps),
     /// and the downloaded files of tasks that are gone (an ephemeral session's, after a
-    /// restart). Run at start, before any transfer.
+    /// restart). Run at start, before any transfer. The held tasks are the unfinished ones; a
+    /// partial file of any other is asked about in the store (few are left), and the downloaded
+    /// files, one folder per completed download, are swept on a worker thread, in parts, so a
+    /// start does not wait on a walk of every completed download.
     func removeOrphanedPartialFiles() {
-        let (partials, spools, all) = state.withLock { s in
+        let (partials, spools, held, idsBelow) = state.withLock { s in
             let tasks = s.tasks.values.map(\.task)
             return (Set(tasks.filter { $0.state != .completed || $0.error?.resumeData != nil }.map(\.id)),
                     Set(tasks.filter { $0.state != .completed && $0.bodyStream != nil }.map(\.id)),
-                    Set(s.tasks.keys))
+                    Set(s.tasks.keys), s.nextTaskId)
         }
-        removeFiles(in: configuration.dataDirectory + "/partial", suffix: ".part", keeping: partials)
-        removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body", keeping: spools)
-        removeFiles(in: configuration.dataDirectory + "/files", suffix: "", keeping: all)
+        removeFiles(in: configuration.dataDirectory + "/partial", suffix: ".part") { ids in
+            Set(ids.filter { id in
+                partials.contains(id) || (!held.contains(id) && (try? self.store.storedTask(id: id))??.task.error?.resumeData != nil)
+            })
+        }
+        removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body") { ids in Set(ids.filter(spools.contains)) }
+        DispatchQueue.global(qos: .utility).async { [weak self] in
+            self?.removeFiles(in: (self?.configuration.dataDirectory ?? "") + "/files", suffix: "") { ids in
+                // Tasks made after the start are not this sweep's to judge; a store that cannot
+                // be read keeps everything.
+                let judged = ids.filter { $0 < idsBelow && !held.contains($0) }
+                guard let self, let stored = try? self.store.existingTaskIds(among: judged) else { return Set(ids) }
+                return Set(ids).subtracting(judged).union(stored)
+            }
+        }
     }
 
-    /// Deletes the entries `<id><suffix>` of `folder` whose id is not in `keep`; with a suffix,
-    /// strays too.
-    private func removeFiles(in folder: String, suffix: String, keeping keep: Set<Int>) {
+    /// Deletes the entries `<id><suffix>` of `folder` whose id `keep` does not keep (it gets the
+    /// ids a few thousand at a time); with a suffix, strays too.
+    private func removeFiles(in folder: String, suffix: String, keep: ([Int]) -> Set<Int>) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        var ids: [(id: Int, name: String)] = []
         for name in names where name.hasSuffix(suffix) {
-            let id = Int(name.dropLast(suffix.count))
-            if let id, keep.contains(id) { continue }
-            if id == nil && suffix.isEmpty { continue }  // not ours to judge
-            try? FileManager.default.removeItem(atPath: folder + "/" + name)
+            if let id = Int(name.dropLast(suffix.count)) {
+                ids.append((id, name))
+            } else if !suffix.isEmpty {
+                try? FileManager.default.removeItem(atPath: folder + "/" + name)  // a stray
+            }  // without a suffix, not ours to judge
+        }
+        var start = 0
+        while start < ids.count {
+            let part = ids[start..<min(ids.count, start + 5_000)]
+            let kept = keep(part.map(\.id))
+            for (id, name) in part where !kept.contains(id) { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
+            start += part.count
         }
     }
 

@@ -101,7 +101,8 @@ extension TransferService {
                 saveSession(&s, session)
             }
             if cancelTasks {
-                for taskId in s.tasksBySession[id] ?? [] where s.tasks[taskId]?.task.state != .completed {
+                // Ids of tasks that left memory are in the list too: those completed.
+                for taskId in s.tasksBySession[id] ?? [] where s.tasks[taskId].map({ $0.task.state != .completed }) == true {
                     cancel(&s, task: taskId, &deliveries)
                 }
             }
@@ -115,7 +116,7 @@ extension TransferService {
     /// Invalidates an invalidating session whose tasks have all ended.
     func checkInvalidation(_ s: inout ServiceState, session id: String, _ deliveries: inout Deliveries) {
         guard var session = s.sessions[id], session.state == .invalidating else { return }
-        let open = (s.tasksBySession[id] ?? []).contains { s.tasks[$0]?.task.state != .completed }
+        let open = (s.tasksBySession[id] ?? []).contains { s.tasks[$0].map { $0.task.state != .completed } == true }
         guard !open else { return }
         session.state = .invalidated
         session.invalidatedAt = Date()

@@ -38,19 +38,19 @@ extension TransferService {
     /// that completed cleanly answers a read with its end (a client racing the completion).
     private func streamCommand(task id: Int, owner: String?, answer: @escaping @Sendable (StreamReply) -> Void, _ make: (@escaping @Sendable (StreamReply) -> Void) -> StreamCommand) throws {
         let command = make(answer)
+        // One that left memory has completed: answered as a held completed stream is.
+        if let stored = try storedIfLeft(id, owner: owner) {
+            if try Self.endedStream(stored, command) { answer(.read([], ended: true)) }
+            return
+        }
         let ended = try state.withLock { s throws -> Bool in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let task = try visibleTask(s, id, owner).task
-            guard task.kind == .stream else {
-                throw ServiceError.conflict(code: "not_a_stream", message: "task \(id) is a \(task.kind.rawValue) task; reads, writes, closes and start-tls are for stream tasks")
-            }
             switch task.state {
-            case .completed where task.error == nil:
-                guard case .read = command else { throw ServiceError.conflict(code: "task_completed", message: "stream task \(id) has completed: both sides are closed") }
-                return true
             case .completed, .canceling:
-                let reason = task.error.map { " (\($0.name): \($0.message))" } ?? ""
-                throw ServiceError.conflict(code: "task_completed", message: "stream task \(id) has ended\(reason)")
+                return try Self.endedStream(task, command)
+            case _ where task.kind != .stream:
+                return try Self.endedStream(task, command)  // refuses: not a stream
             case .suspended:
                 throw ServiceError.conflict(code: "stream_not_open", message: "stream task \(id) is suspended and has not connected; resume it first")
             case .running:
@@ -59,6 +59,21 @@ extension TransferService {
             }
         }
         if ended { answer(.read([], ended: true)) }
+    }
+
+    /// A stream that has ended (or a task that is no stream): true when a read is answered with
+    /// the end (it completed cleanly), otherwise the refusal.
+    private static func endedStream(_ task: TransferTask, _ command: StreamCommand) throws -> Bool {
+        let id = task.id
+        guard task.kind == .stream else {
+            throw ServiceError.conflict(code: "not_a_stream", message: "task \(id) is a \(task.kind.rawValue) task; reads, writes, closes and start-tls are for stream tasks")
+        }
+        if task.state == .completed, task.error == nil {
+            guard case .read = command else { throw ServiceError.conflict(code: "task_completed", message: "stream task \(id) has completed: both sides are closed") }
+            return true
+        }
+        let reason = task.error.map { " (\($0.name): \($0.message))" } ?? ""
+        throw ServiceError.conflict(code: "task_completed", message: "stream task \(id) has ended\(reason)")
     }
 
     /// Starts a stream task's connection (at creation or resume): no queue, no slot.

@@ -31,10 +31,8 @@ extension TransferService {
     /// A completed task's metrics; 409 task_not_completed before it completes (URLSession
     /// reports metrics only then).
     public func metrics(task id: Int, owner: String?) throws -> TaskMetrics {
-        let (task, kept) = try state.withLock { s in
-            let entry = try visibleTask(s, id, owner)
-            return (entry.task, entry.metrics)
-        }
+        let (task, entry) = try visibleRecord(id, owner: owner)
+        let kept = entry?.metrics
         guard task.state == .completed else {
             throw ServiceError.conflict(code: "task_not_completed", message: "task \(id) is \(task.state.rawValue); its metrics are collected when it completes")
         }

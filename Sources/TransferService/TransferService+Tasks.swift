@@ -8,8 +8,8 @@ internal import TransferStore
 
 extension TransferService {
     public func task(_ id: Int, owner: String?) throws -> TransferTask {
-        let task = try state.withLock { s in try visibleTask(s, id, owner).task }
-        if task.state == .completed { store.flush() }  // report a completion only once it is durable
+        let (task, held) = try visibleRecord(id, owner: owner)
+        if held != nil, task.state == .completed { store.flush() }  // report a completion only once it is durable
         return task
     }
 
@@ -21,15 +21,17 @@ extension TransferService {
         return entry
     }
 
-    /// A page of a session's tasks in id order, optionally of one state.
+    /// A page of a session's tasks in id order, optionally of one state: the ones held in
+    /// memory merged with the completed ones that left it for the store (read after the held
+    /// ones, so a task that leaves in between is in one of the two; held wins where in both).
     public func listTasks(in sessionId: String, state filter: TaskState?, owner: String?, limit: Int, cursor: String?) throws -> (items: [TransferTask], next: String?) {
-        let page = try state.withLock { s throws -> (items: [TransferTask], next: String?) in
+        var after = 0
+        if let cursor {
+            guard let value = Int(cursor), value >= 0 else { throw ServiceError.invalidQuery("unknown cursor") }
+            after = value
+        }
+        let (held, recorded) = try state.withLock { s throws -> ([TransferTask], Bool) in
             _ = try visibleSession(s, sessionId, owner)
-            var after = 0
-            if let cursor {
-                guard let value = Int(cursor), value >= 0 else { throw ServiceError.invalidQuery("unknown cursor") }
-                after = value
-            }
             var items: [TransferTask] = []
             let ids = s.tasksBySession[sessionId] ?? []
             for taskId in ids[ids.ascendingIndex(after: after)...] {
@@ -37,14 +39,34 @@ extension TransferService {
                 items.append(task)
                 if items.count > limit { break }
             }
-            return (Array(items.prefix(limit)), items.count > limit ? items[limit - 1].id.description : nil)
+            return (items, isRecorded(s, session: sessionId))
         }
+        var items = held
+        if recorded, filter == nil || filter == .completed {
+            let heldIds = Set(held.map(\.id))
+            var stored: [TransferTask] = []
+            // Read on until the store is exhausted or more than a page is known up to the last id
+            // read (rows another tenant owns in the shared session are skipped, not counted).
+            var readThrough = after
+            var exhausted = false
+            while !exhausted {
+                let rows = try store.completedTasks(session: sessionId, after: readThrough, limit: limit + 1)
+                stored += rows.filter { !heldIds.contains($0.id) && $0.isVisible(to: owner) }
+                exhausted = rows.count <= limit
+                readThrough = rows.last?.id ?? readThrough
+                if stored.count + held.count(where: { $0.id <= readThrough }) > limit { break }
+            }
+            items = (held + stored).sorted { $0.id < $1.id }
+            if !exhausted { items.removeAll { $0.id > readThrough } }
+        }
+        let page = (items: Array(items.prefix(limit)), next: items.count > limit ? items[limit - 1].id.description : nil)
         if page.items.contains(where: { $0.state == .completed }) { store.flush() }  // completions once durable
         return page
     }
 
     /// PATCH: priority re-orders a queued task at once; description is replaced.
     public func update(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
+        if try visibleRecord(id, owner: owner).entry == nil { return try updateStored(task: id, update, owner: owner) }
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             _ = try visibleTask(s, id, owner)
             if let priority = update.priority {
@@ -90,6 +112,10 @@ extension TransferService {
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
     private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
+        // One that left memory has completed (and is still refused when it is not visible).
+        if try visibleRecord(id, owner: owner).entry == nil {
+            throw ServiceError.conflict(code: "task_completed", message: "task \(id) has completed")
+        }
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let entry = try visibleTask(s, id, owner)
@@ -120,10 +146,8 @@ extension TransferService {
 
     /// The response body of a completed data task.
     public func body(task id: Int, owner: String?) throws -> (body: Data, contentType: String?) {
-        let (task, kept) = try state.withLock { s in
-            let entry = try visibleTask(s, id, owner)
-            return (entry.task, entry.responseBody)
-        }
+        let (task, entry) = try visibleRecord(id, owner: owner)
+        let kept = entry?.responseBody
         try requireSuccess(task, ready: "its body")
         guard task.kind != .download else {
             throw ServiceError.conflict(code: "no_body", message: "task \(id) is a download: its body is a file, at GET /v1/tasks/\(id)/file")
@@ -134,7 +158,7 @@ extension TransferService {
 
     /// A completed download's file: its path, size, media type and suggested filename.
     public func downloadedFile(task id: Int, owner: String?) throws -> (path: String, size: Int, mimeType: String?, filename: String?) {
-        let task = try state.withLock { s in try visibleTask(s, id, owner).task }
+        let task = try visibleRecord(id, owner: owner).task
         guard task.kind == .download else {
             throw ServiceError.conflict(code: "not_a_download", message: "task \(id) is a \(task.kind.rawValue) task; its response is at GET /v1/tasks/\(id)/body")
         }
@@ -304,6 +328,7 @@ extension TransferService {
         s.tasks[id]?.queuedAt = nil
         countCompletion(task)
         s.tasks[id]?.requestBody = nil  // a completed task never sends again; the store keeps its copy
+        markLeaving(&s, task: id)
         if task.bodyStream != nil, !s.appendingChunks.contains(id) { unlink(bodySpoolPath(of: id)) }
         if let body {
             if isRecorded(s, session: task.sessionId) {

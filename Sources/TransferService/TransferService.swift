@@ -153,11 +153,15 @@ public final class TransferService: Sendable {
             s.rates.sample(at: now)
             guard !s.dirty.isEmpty else { return }
             let operations = s.dirty.compactMap { id in
-                s.tasks[id].flatMap { isRecorded(s, session: $0.task.sessionId) ? StoreOperation.saveTask($0.task, requestBody: $0.requestBody) : nil }
+                s.tasks[id].flatMap { entry in
+                    isRecorded(s, session: entry.task.sessionId)
+                        ? StoreOperation.saveTask(entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.stamp(of: id)) : nil
+                }
             }
             s.dirty.removeAll()
             store.enqueue(operations)
         }
+        letGoOfCommittedCompletions()
     }
 
     // MARK: helpers used under the lock
@@ -168,13 +172,15 @@ public final class TransferService: Sendable {
         guard var entry = s.tasks[id] else { return }
         entry.task.version += 1
         s.tasks[id] = entry
+        // Stamped first: the row carries the stamp of its change (a completed row is found in
+        // the change feed by it once the task left memory).
+        noteTaskChange(&s, task: entry.task, &deliveries)
         if persist {
             s.dirty.remove(id)
-            record(s, session: entry.task.sessionId, .saveTask(entry.task, requestBody: entry.requestBody))
+            record(s, session: entry.task.sessionId, .saveTask(entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.seq))
         } else {
             s.dirty.insert(id)
         }
-        noteTaskChange(&s, task: entry.task, &deliveries)
         let snapshot = ProgressSnapshot(entry.task)
         for waiter in s.waiters.takeProgress(task: id, below: entry.task.version) {
             deliveries.add { waiter.callback(snapshot) }
@@ -183,7 +189,8 @@ public final class TransferService: Sendable {
 
     /// Appends a delegate event to the session's feed, persists it, and answers its long-polls.
     func emit(_ s: inout ServiceState, session: String, task: Int?, _ type: EventType, _ fields: [String: JSONValue], _ deliveries: inout Deliveries) {
-        let event = TaskEvent(seq: s.nextEventSeq, sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
+        var event = TaskEvent(seq: s.nextEventSeq, sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
+        event.owner = task.flatMap { s.tasks[$0]?.task.owner }  // who may see it once the task left memory
         s.nextEventSeq += 1
         // Appended in place: a copy of the log taken out of the dictionary would make every
         // append copy the whole array (the log is shared until written back).

@@ -112,5 +112,65 @@ enum Schema {
             record TEXT NOT NULL
         );
         """,
+        // 9: completed tasks live in the store, not in the daemon's memory (issue 18): the
+        //    columns they are found by (owner '' without tokens; feed_seq, the change feed's
+        //    stamp of the row's last change; completed_at in seconds since 1970; held_bytes, what
+        //    the task keeps for its tenant's quota), partial indexes that only unfinished or only
+        //    completed rows enter, and a summary of the completed ones per owner, kind and class
+        //    that triggers keep, so a start reads a few rows instead of every completed task.
+        //    Events carry their task's owner, so one tenant's events in the shared session stay
+        //    hidden from another after the task left memory.
+        """
+        ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tasks ADD COLUMN scheduling_class TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tasks ADD COLUMN held_bytes INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tasks ADD COLUMN completed_at REAL;
+        ALTER TABLE tasks ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0;
+        UPDATE tasks SET
+            owner = COALESCE(json_extract(record, '$.owner'), ''),
+            kind = json_extract(record, '$.kind'),
+            scheduling_class = json_extract(record, '$.schedulingClass'),
+            held_bytes = CASE json_extract(record, '$.kind') WHEN 'stream' THEN 0
+                         ELSE MAX(0, COALESCE(json_extract(record, '$.progress.bytesReceived'), 0)) END,
+            completed_at = unixepoch(json_extract(record, '$.completedAt')),
+            feed_seq = id;
+        CREATE INDEX tasks_unfinished ON tasks(id) WHERE state != 'completed';
+        CREATE INDEX tasks_completed_feed ON tasks(owner, feed_seq) WHERE state = 'completed';
+        CREATE INDEX tasks_completed_at ON tasks(completed_at) WHERE state = 'completed';
+        CREATE TABLE completed_tasks (
+            owner TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            scheduling_class TEXT NOT NULL,
+            tasks INTEGER NOT NULL,
+            held_bytes INTEGER NOT NULL,
+            PRIMARY KEY (owner, kind, scheduling_class)
+        );
+        INSERT INTO completed_tasks(owner, kind, scheduling_class, tasks, held_bytes)
+            SELECT owner, kind, scheduling_class, COUNT(*), SUM(held_bytes) FROM tasks
+            WHERE state = 'completed' GROUP BY owner, kind, scheduling_class;
+        CREATE TRIGGER completed_tasks_on_insert AFTER INSERT ON tasks WHEN NEW.state = 'completed' BEGIN
+            INSERT INTO completed_tasks(owner, kind, scheduling_class, tasks, held_bytes)
+                VALUES (NEW.owner, NEW.kind, NEW.scheduling_class, 1, NEW.held_bytes)
+                ON CONFLICT(owner, kind, scheduling_class) DO UPDATE SET
+                    tasks = tasks + 1, held_bytes = held_bytes + excluded.held_bytes;
+        END;
+        CREATE TRIGGER completed_tasks_on_delete AFTER DELETE ON tasks WHEN OLD.state = 'completed' BEGIN
+            UPDATE completed_tasks SET tasks = tasks - 1, held_bytes = held_bytes - OLD.held_bytes
+                WHERE owner = OLD.owner AND kind = OLD.kind AND scheduling_class = OLD.scheduling_class;
+        END;
+        CREATE TRIGGER completed_tasks_on_leave AFTER UPDATE ON tasks WHEN OLD.state = 'completed' BEGIN
+            UPDATE completed_tasks SET tasks = tasks - 1, held_bytes = held_bytes - OLD.held_bytes
+                WHERE owner = OLD.owner AND kind = OLD.kind AND scheduling_class = OLD.scheduling_class;
+        END;
+        CREATE TRIGGER completed_tasks_on_enter AFTER UPDATE ON tasks WHEN NEW.state = 'completed' BEGIN
+            INSERT INTO completed_tasks(owner, kind, scheduling_class, tasks, held_bytes)
+                VALUES (NEW.owner, NEW.kind, NEW.scheduling_class, 1, NEW.held_bytes)
+                ON CONFLICT(owner, kind, scheduling_class) DO UPDATE SET
+                    tasks = tasks + 1, held_bytes = held_bytes + excluded.held_bytes;
+        END;
+        ALTER TABLE events ADD COLUMN owner TEXT;
+        UPDATE events SET owner = (SELECT NULLIF(tasks.owner, '') FROM tasks WHERE tasks.id = json_extract(events.record, '$.taskId'));
+        """,
     ]
 }

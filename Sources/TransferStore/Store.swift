@@ -66,10 +66,9 @@ public final class Store: Sendable {
         let current = try database.run("PRAGMA user_version").first?.int(0) ?? 0
         guard current < Schema.migrations.count else { return }
         try database.transaction { tx in
+            // Whole scripts: a trigger's body holds semicolons of its own.
             for (index, script) in Schema.migrations.enumerated() where index >= current {
-                for statement in script.split(separator: ";").map({ $0.trimmed([" ", "\n", "\t"]) }) where !statement.isEmpty {
-                    try tx.run(statement)
-                }
+                try tx.execute(script: script)
             }
             try tx.run("PRAGMA user_version = \(Schema.migrations.count)")
         }
@@ -90,17 +89,20 @@ public final class Store: Sendable {
                 ON CONFLICT(id) DO UPDATE SET identifier = excluded.identifier, record = excluded.record, version = excluded.version
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Self.json(session), session.version)
-        case .saveTask(let task, let body):
-            try save(task, requestBody: body, tx)
+        case .saveTask(let task, let body, let feedSeq):
+            try save(task, requestBody: body, feedSeq: feedSeq, tx)
         case .saveTasks(let rows):
-            for (row, record) in zip(rows, Self.records(of: rows)) { try save(row.task, record: record, requestBody: row.requestBody, tx) }
+            for (row, record) in zip(rows, Self.records(of: rows)) {
+                try save(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq, tx)
+            }
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .saveMetrics(let taskId, let metrics):
             let record = String(decoding: metrics.jsonData(), as: UTF8.self)
             try tx.run("INSERT OR REPLACE INTO task_metrics(task_id, record) VALUES(?, ?)", taskId, record)
         case .appendEvent(let event):
-            try tx.run("INSERT OR IGNORE INTO events(seq, session_id, record) VALUES(?, ?, ?)", event.seq, event.sessionId, try Self.json(event))
+            try tx.run("INSERT OR IGNORE INTO events(seq, session_id, record, owner) VALUES(?, ?, ?, ?)",
+                       event.seq, event.sessionId, try Self.json(event), event.owner)
         case .pruneEvents(let sessionId, let keep):
             try tx.run("""
                 DELETE FROM events WHERE session_id = ? AND seq <= (
@@ -117,18 +119,29 @@ public final class Store: Sendable {
             try tx.run("DELETE FROM tasks WHERE id = ?", id)
         case .reserveTaskId(let id):
             try reserve(taskId: id, tx)
+        case .reserveFeedSeqs(let through):
+            try tx.run("""
+                INSERT INTO counters(name, value) VALUES('feed_seq_reserved', ?)
+                ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)
+                """, through)
         case .cookies(let changes):
             try apply(changes, tx)
         }
     }
 
-    /// Writes `task` with its stored form (`record`, `json(task)` when not given).
-    private func save(_ task: TransferTask, record: String? = nil, requestBody body: Data?, _ tx: Database.Transaction) throws {
+    /// Writes `task` with its stored form (`record`, `json(task)` when not given) and the columns
+    /// completed tasks are found by (schema migration 9).
+    private func save(_ task: TransferTask, record: String? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
         try tx.run("""
-            INSERT INTO tasks(id, session_id, state, record, request_body, version) VALUES(?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version
+            INSERT INTO tasks(id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq)
+            VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
+                kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
+                completed_at = excluded.completed_at, feed_seq = excluded.feed_seq
             WHERE excluded.version > tasks.version
-            """, task.id, task.sessionId, task.state.rawValue, record ?? Self.json(task), body, task.version)
+            """, task.id, task.sessionId, task.state.rawValue, record ?? Self.json(task), body, task.version,
+            task.owner ?? "", task.kind.rawValue, task.schedulingClass.rawValue, TenantUsage.heldBytes(of: task),
+            task.completedAt?.timeIntervalSince1970, feedSeq)
     }
 
     private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
@@ -174,12 +187,25 @@ public final class Store: Sendable {
     }
 
     /// The newest `limit` events of every session, oldest first.
+    /// Per stored session, the newest `limit` from its index: a start reads what it keeps, not
+    /// every stored event (a window over the whole table did).
     package func loadRecentEvents(limit: Int) throws -> [TaskEvent] {
-        try reader.run("""
-            SELECT record FROM (
-                SELECT record, seq, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY seq DESC) AS n FROM events
-            ) WHERE n <= ? ORDER BY seq
-            """, limit).map { try JSONCoding.decoder.decode(TaskEvent.self, from: $0.data(0) ?? Data()) }
+        var events: [TaskEvent] = []
+        // The sessions that have events, one index probe each (a skip-scan of events_by_session).
+        let sessions = try reader.run("""
+            WITH RECURSIVE s(id) AS (
+                SELECT MIN(session_id) FROM events
+                UNION ALL SELECT (SELECT MIN(session_id) FROM events WHERE session_id > s.id) FROM s WHERE s.id IS NOT NULL
+            ) SELECT id FROM s WHERE id IS NOT NULL
+            """).compactMap { $0.string(0) }
+        for session in sessions {
+            for row in try reader.run("SELECT record, owner FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?", session, limit) {
+                var event = try JSONCoding.decoder.decode(TaskEvent.self, from: row.data(0) ?? Data())
+                event.owner = row.string(1)
+                events.append(event)
+            }
+        }
+        return events.sorted { $0.seq < $1.seq }
     }
 
     /// The highest task id ever given, deleted tasks included.

@@ -13,7 +13,7 @@ extension StoreOperation {
         switch self {
         case .saveSession(let saved):
             return saved.id == session ? nil : self
-        case .saveTask(let task, _):
+        case .saveTask(let task, _, _):
             return drops(session: task.sessionId, task: task.id) ? nil : self
         case .saveTasks(let rows):
             let kept = rows.filter { !drops(session: $0.task.sessionId, task: $0.task.id) }
@@ -24,7 +24,7 @@ extension StoreOperation {
             return drops(session: event.sessionId, task: event.taskId) ? nil : self
         case .pruneEvents(let id, _), .deleteEvents(let id, _), .saveWebhookSecret(let id, _):
             return id == session ? nil : self
-        case .cookies:
+        case .cookies, .reserveFeedSeqs:
             return self
         }
     }
@@ -35,6 +35,7 @@ extension StoreOperation {
         case .saveSession: "saveSession"
         case .saveTask: "saveTask"
         case .saveTasks: "saveTasks"
+        case .reserveFeedSeqs: "reserveFeedSeqs"
         case .saveBody: "saveBody"
         case .saveMetrics: "saveMetrics"
         case .appendEvent: "appendEvent"

@@ -6,7 +6,8 @@ package import TransferModel
 /// snapshots cannot make the database go back in time.
 package enum StoreOperation: Sendable {
     case saveSession(Session)
-    case saveTask(TransferTask, requestBody: Data?)
+    /// A task's row; `feedSeq` is the change feed's stamp of this version (`TaskChangeLog`).
+    case saveTask(TransferTask, requestBody: Data?, feedSeq: Int = 0)
     /// New tasks created together (a batch): one operation, so they commit all or none.
     case saveTasks([TaskRow])
     case saveBody(taskId: Int, body: Data)
@@ -23,6 +24,8 @@ package enum StoreOperation: Sendable {
     case deleteTask(id: Int)
     /// Records that `id` was given (to a task that is not stored), so it is never given again.
     case reserveTaskId(Int)
+    /// Records that the change feed may hand out stamps up to `through` (`feedSeqFloor`).
+    case reserveFeedSeqs(through: Int)
     /// Changes to the persistent cookie jars (`Store+Cookies`).
     case cookies([CookieRowChange])
 }
@@ -32,11 +35,13 @@ extension StoreOperation {
     package struct TaskRow: Sendable {
         let task: TransferTask
         let requestBody: Data?
+        let feedSeq: Int
 
         /// The memberwise initializer, for the layers above.
-        package init(task: TransferTask, requestBody: Data? = nil) {
+        package init(task: TransferTask, requestBody: Data? = nil, feedSeq: Int = 0) {
             self.task = task
             self.requestBody = requestBody
+            self.feedSeq = feedSeq
         }
     }
 }

@@ -17,7 +17,8 @@ package import TransferModel
 /// - Task ids are reserved in the store (`StoreOperation.reserveTaskId`, `maxTaskId`), so no
 ///   restart hands an id out twice.
 /// What still assumes one daemon is above this protocol, in the service: it keeps sessions and
-/// tasks in memory as the authority, loaded once at start, and counts task ids and event
+/// unfinished tasks in memory as the authority, loaded once at start (completed tasks are read
+/// from here once their completion is committed), and counts task ids and event
 /// sequence numbers from `maxTaskId` and `maxEventSeq`. Issue 19 adds claiming, leases and
 /// sequences here for several daemons; the requirements below stay as they are.
 /// Rows are partitioned per tenant by the owner each row carries (sessions, tasks, blobs,
@@ -56,6 +57,22 @@ package protocol TaskStore: AnyObject, Sendable {
     func loadSessions() throws -> [Session]
     /// Every stored task, with its request body.
     func loadTasks() throws -> [(TransferTask, Data?)]
+    /// Every task that has not completed, with its request body, in id order.
+    func loadUnfinishedTasks() throws -> [(TransferTask, Data?)]
+    /// One task by id (any state), with its feed stamp.
+    func storedTask(id: Int) throws -> (task: TransferTask, feedSeq: Int)?
+    /// A session's completed tasks with ids above `after`, in id order, at most `limit`.
+    func completedTasks(session: String, after: Int, limit: Int) throws -> [TransferTask]
+    /// Completed tasks stamped in `after+1...through`, oldest first, that `owner` may see.
+    func completedChanges(after: Int, through: Int, owner: String?, limit: Int) throws -> [(seq: Int, task: TransferTask)]
+    /// Completed tasks that completed before `date`, oldest first, at most `limit`.
+    func tasksCompleted(before date: Date, limit: Int) throws -> [TransferTask]
+    /// The completed tasks per owner, kind and class, and the bytes they keep.
+    func completedTaskSummary() throws -> [CompletedTaskSummary]
+    /// Above every change-feed stamp a previous run handed out.
+    func feedSeqFloor() throws -> Int
+    /// Which of `ids` have a row.
+    func existingTaskIds(among ids: [Int]) throws -> Set<Int>
     /// The newest `limit` events of every session, oldest first.
     func loadRecentEvents(limit: Int) throws -> [TaskEvent]
     /// The highest task id ever given, deleted tasks included.
