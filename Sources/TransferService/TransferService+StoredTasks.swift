@@ -149,4 +149,7 @@ extension TransferService {
     }
 
     static let feedStampReserve = 1_000_000
+
+    /// How many tasks memory holds (tests: the completed ones leave it).
+    var heldTaskCount: Int { state.withLock { $0.tasks.count } }
 }
