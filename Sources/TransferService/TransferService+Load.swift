@@ -52,6 +52,7 @@ extension TransferService {
                 s.tasksBySession[task.sessionId, default: []].append(task.id)
                 s.nextTaskId = max(s.nextTaskId, task.id + 1)
             }
+            reserveFeedStamps(&s)  // the loaded tasks took a stamp each
             for event in events {
                 // In place: a copy of the log per event made the start-up quadratic in the events kept.
                 _ = s.events[event.sessionId, default: EventLog(capacity: configuration.eventRetention)].append(event)

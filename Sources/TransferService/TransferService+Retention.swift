@@ -14,7 +14,10 @@ extension TransferService {
     /// DELETE /v1/tasks/{tid}: only a completed task (cancel a running one first), so no
     /// transfer is ever left without its task.
     public func deleteTask(_ id: Int, owner: String?) throws {
-        if try visibleRecord(id, owner: owner).entry == nil { return try deleteStored(id, owner: owner) }
+        try onHeldOrStored(id, owner: owner, held: { try deleteHeld(id, owner: owner) }, stored: { try deleteStored(id, owner: owner) })
+    }
+
+    private func deleteHeld(_ id: Int, owner: String?) throws {
         let (removed, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let entry = try visibleTask(s, id, owner)

@@ -32,6 +32,19 @@ extension TransferService {
         return task
     }
 
+    /// Runs `held` for a task held in memory and `stored` for one that left it, including one
+    /// that leaves between the look and `held` (which then finds no task).
+    func onHeldOrStored<T>(_ id: Int, owner: String?, held: () throws -> T, stored: () throws -> T) throws -> T {
+        if try visibleRecord(id, owner: owner).entry == nil { return try stored() }
+        do {
+            return try held()
+        } catch let error as ServiceError {
+            guard case .notFound = error, state.withLock({ !$0.tasks.contains(id) }),
+                  (try? store.storedTask(id: id)) != nil else { throw error }
+            return try stored()
+        }
+    }
+
     /// The stored record when the task is not held (it left memory, so it has completed); nil
     /// when it is held, for the caller's own checks under the lock.
     func storedIfLeft(_ id: Int, owner: String?) throws -> TransferTask? {

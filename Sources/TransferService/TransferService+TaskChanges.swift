@@ -100,10 +100,15 @@ extension TransferService {
         var through = held.through
         let heldIds = Set(held.tasks.map(\.task.id))
         var changes = held.tasks
-        if let stored = try? store.completedChanges(after: after, through: through, owner: owner, limit: limit) {
+        do {
+            let stored = try store.completedChanges(after: after, through: through, owner: owner, limit: limit)
             // The store's answer was cut at `limit`: what lies past its last row is not known.
             if stored.count == limit, let last = stored.last { through = min(through, last.seq) }
             changes += stored.filter { !heldIds.contains($0.task.id) }
+        } catch {
+            // The held part alone, and a cursor that does not move: the stored changes in the
+            // range are read again next time instead of being skipped for good.
+            return TaskChangePage(tasks: changes.map(\.task), removed: [], next: after, resync: held.resync)
         }
         changes = changes.filter { $0.seq <= through }.sorted { $0.seq < $1.seq }
         if changes.count > limit {

@@ -66,7 +66,11 @@ extension TransferService {
 
     /// PATCH: priority re-orders a queued task at once; description is replaced.
     public func update(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
-        if try visibleRecord(id, owner: owner).entry == nil { return try updateStored(task: id, update, owner: owner) }
+        try onHeldOrStored(id, owner: owner, held: { try updateHeld(task: id, update, owner: owner) },
+                           stored: { try updateStored(task: id, update, owner: owner) })
+    }
+
+    private func updateHeld(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             _ = try visibleTask(s, id, owner)
             if let priority = update.priority {
@@ -113,9 +117,12 @@ extension TransferService {
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
     private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
         // One that left memory has completed (and is still refused when it is not visible).
-        if try visibleRecord(id, owner: owner).entry == nil {
+        try onHeldOrStored(id, owner: owner, held: { try actOnHeld(id, owner: owner, body) }, stored: {
             throw ServiceError.conflict(code: "task_completed", message: "task \(id) has completed")
-        }
+        })
+    }
+
+    private func actOnHeld(_ id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let entry = try visibleTask(s, id, owner)
