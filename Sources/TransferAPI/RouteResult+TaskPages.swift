@@ -4,13 +4,13 @@ internal import TransferModel
 
 /// Pages of tasks, written by `TaskJSONWriter` (chosen over the generic `json` for these types).
 extension RouteResult {
-    static func json(_ page: Page<TransferTask>, status: Int = 200) -> RouteResult {
+    static func json(_ page: Page<ServedTask>, status: Int = 200) -> RouteResult {
         .now(.json(page, status: status))
     }
 }
 
 extension HTTPResponse {
-    static func json(_ page: Page<TransferTask>, status: Int = 200) -> HTTPResponse {
+    static func json(_ page: Page<ServedTask>, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: TransferTask.jsonPage(page.items, next: page.next))
     }
 

@@ -5,7 +5,7 @@ public import FoundationEssentials
 /// `GET /v1/tasks?limit=100` and of a session's list page (issue 18's cost curves).
 extension TransferTask {
     /// `{"items":[task,...],"next":cursor|null}`: a list page (`Page` in the API).
-    public static func jsonPage(_ tasks: [TransferTask], next: String?) -> Data {
+    public static func jsonPage(_ tasks: [ServedTask], next: String?) -> Data {
         var writer = TaskJSONWriter(capacity: 64 + tasks.count * 700)
         writer.raw("{\"items\":")
         writer.tasks(tasks)
@@ -34,8 +34,13 @@ extension TaskChangePage {
 }
 
 extension TaskJSONWriter {
-    /// `[task,...]` in the served form.
-    mutating func tasks(_ tasks: [TransferTask]) {
-        list(tasks) { $0.write($1, stored: false) }
+    /// `[task,...]` in the served form; a stored one's JSON as it is.
+    mutating func tasks(_ tasks: [ServedTask]) {
+        list(tasks) { writer, task in
+            switch task {
+            case .held(let held): writer.write(held, stored: false)
+            case .stored(let stored): writer.bytes.append(contentsOf: stored.json)
+            }
+        }
     }
 }

@@ -220,7 +220,7 @@ extension TransferTask {
         writer.raw("{\"")
         writer.raw(key)
         writer.raw("\":")
-        writer.tasks(tasks)
+        writer.list(tasks) { $0.write($1, stored: false) }
         writer.raw("}")
         return Data(writer.bytes)
     }

@@ -38,12 +38,7 @@ extension TransferService {
     /// delete happen under the lock, so of two deletes of one task the second finds nothing.
     private func deleteStored(_ id: Int, owner: String?) throws {
         let (removed, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
-            guard s.accepting else { throw ServiceError.shuttingDown }
-            guard !s.deletingStored.contains(id), !s.tasks.contains(id),
-                  let task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
-                  s.sessions[task.sessionId]?.isVisible(to: owner) == true else {
-                throw ServiceError.notFound("no task \(id)")
-            }
+            let task = try storedTaskToChange(s, id, owner: owner)
             var deliveries = Deliveries()
             s.deletingStored.insert(id)
             removeStored(&s, task: task, &deliveries)

@@ -124,17 +124,24 @@ extension TransferService {
         for waiter in s.taskChanges.remove(task) { deliveries.add(waiter.wake) }
     }
 
+    /// Under the lock, for a change: a stored completed task `owner` may see, that is not held
+    /// and whose delete is not queued already.
+    func storedTaskToChange(_ s: ServiceState, _ id: Int, owner: String?) throws -> TransferTask {
+        guard s.accepting else { throw ServiceError.shuttingDown }
+        guard !s.deletingStored.contains(id), !s.tasks.contains(id),
+              let task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
+              s.sessions[task.sessionId]?.isVisible(to: owner) == true else {
+            throw ServiceError.notFound("no task \(id)")
+        }
+        return task
+    }
+
     /// PATCH of a completed task kept only in the store: its description, priority and limit are
     /// still the client's to set (as URLSessionTask's), written as a new version of its row.
     /// Under the lock, so a delete or another PATCH of the same task cannot interleave.
     func updateStored(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
         let (task, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
-            guard s.accepting else { throw ServiceError.shuttingDown }
-            guard !s.deletingStored.contains(id), !s.tasks.contains(id),
-                  var task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
-                  s.sessions[task.sessionId]?.isVisible(to: owner) == true else {
-                throw ServiceError.notFound("no task \(id)")
-            }
+            var task = try storedTaskToChange(s, id, owner: owner)
             if let priority = update.priority { task.priority = priority }
             if let description = update.description { task.description = description }
             if let patch = update.bandwidthLimit {

@@ -99,12 +99,12 @@ extension TransferService {
     private func withStoredChanges(_ held: HeldChanges, after: Int, limit: Int, owner: String?) -> TaskChangePage {
         var through = held.through
         let heldIds = Set(held.tasks.map(\.task.id))
-        var changes = held.tasks
+        var changes = held.tasks.map { (seq: $0.seq, task: ServedTask.held($0.task)) }
         do {
             let stored = try store.completedChanges(after: after, through: through, owner: owner, limit: limit)
             // The store's answer was cut at `limit`: what lies past its last row is not known.
             if stored.count == limit, let last = stored.last { through = min(through, last.seq) }
-            changes += stored.filter { !heldIds.contains($0.task.id) }
+            changes += stored.filter { !heldIds.contains($0.task.id) }.map { (seq: $0.seq, task: ServedTask.stored($0.task)) }
         } catch {
             // The held part alone, and a cursor that does not move: the stored changes in the
             // range are read again next time instead of being skipped for good.

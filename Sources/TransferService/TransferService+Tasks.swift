@@ -24,7 +24,7 @@ extension TransferService {
     /// A page of a session's tasks in id order, optionally of one state: the ones held in
     /// memory merged with the completed ones that left it for the store (read after the held
     /// ones, so a task that leaves in between is in one of the two; held wins where in both).
-    public func listTasks(in sessionId: String, state filter: TaskState?, owner: String?, limit: Int, cursor: String?) throws -> (items: [TransferTask], next: String?) {
+    public func listTasks(in sessionId: String, state filter: TaskState?, owner: String?, limit: Int, cursor: String?) throws -> (items: [ServedTask], next: String?) {
         var after = 0
         if let cursor {
             guard let value = Int(cursor), value >= 0 else { throw ServiceError.invalidQuery("unknown cursor") }
@@ -41,22 +41,22 @@ extension TransferService {
             }
             return (items, isRecorded(s, session: sessionId))
         }
-        var items = held
+        var items = held.map(ServedTask.held)
         if recorded, filter == nil || filter == .completed {
             let heldIds = Set(held.map(\.id))
-            var stored: [TransferTask] = []
+            var stored: [ServedTask] = []
             // Read on until the store is exhausted or more than a page is known up to the last id
             // read (rows another tenant owns in the shared session are skipped, not counted).
             var readThrough = after
             var exhausted = false
             while !exhausted {
                 let rows = try store.completedTasks(session: sessionId, after: readThrough, limit: limit + 1)
-                stored += rows.filter { !heldIds.contains($0.id) && $0.isVisible(to: owner) }
+                stored += rows.filter { !heldIds.contains($0.id) && $0.isVisible(to: owner) }.map(ServedTask.stored)
                 exhausted = rows.count <= limit
                 readThrough = rows.last?.id ?? readThrough
                 if stored.count + held.count(where: { $0.id <= readThrough }) > limit { break }
             }
-            items = (held + stored).sorted { $0.id < $1.id }
+            items = (items + stored).sorted { $0.id < $1.id }
             if !exhausted { items.removeAll { $0.id > readThrough } }
         }
         let page = (items: Array(items.prefix(limit)), next: items.count > limit ? items[limit - 1].id.description : nil)

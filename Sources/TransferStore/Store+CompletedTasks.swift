@@ -25,33 +25,34 @@ extension Store {
         return (try Self.task(from: row.data(0)), row.int(1) ?? 0)
     }
 
-    /// A session's completed tasks with ids above `after`, in id order, at most `limit`.
-    package func completedTasks(session: String, after: Int, limit: Int) throws -> [TransferTask] {
+    /// A session's completed tasks with ids above `after`, in id order, at most `limit`, as the
+    /// served JSON of their records.
+    package func completedTasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON] {
         try reader.run("""
-            SELECT record FROM tasks WHERE session_id = ? AND id > ? AND state = 'completed' ORDER BY id LIMIT ?
-            """, session, after, limit).map { try Self.task(from: $0.data(0)) }
+            SELECT \(Self.servedColumns) FROM tasks WHERE session_id = ? AND id > ? AND state = 'completed' ORDER BY id LIMIT ?
+            """, session, after, limit).map(Self.served)
     }
 
     /// Completed tasks whose last change has a feed stamp in `after+1...through`, oldest change
     /// first, at most `limit`: `owner`'s and the anonymous ones ('' alone for nil).
-    package func completedChanges(after: Int, through: Int, owner: String?, limit: Int) throws -> [(seq: Int, task: TransferTask)] {
+    package func completedChanges(after: Int, through: Int, owner: String?, limit: Int) throws -> [(seq: Int, task: StoredTaskJSON)] {
         guard through > after, limit > 0 else { return [] }
         let rows: [Row]
         if let owner, !owner.isEmpty {
             // Two index ranges, each cut at `limit`, merged: never a sort of every matching row.
             rows = try reader.run("""
-                SELECT record, feed_seq FROM (
-                    SELECT * FROM (SELECT record, feed_seq FROM tasks WHERE owner = ? AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
+                SELECT * FROM (
+                    SELECT * FROM (SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = ? AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
                     UNION ALL
-                    SELECT * FROM (SELECT record, feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
+                    SELECT * FROM (SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
                 ) ORDER BY feed_seq LIMIT ?
                 """, owner, after, through, limit, after, through, limit, limit)
         } else {
             rows = try reader.run("""
-                SELECT record, feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?
+                SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?
                 """, after, through, limit)
         }
-        return try rows.map { (seq: $0.int(1) ?? 0, task: try Self.task(from: $0.data(0))) }
+        return try rows.map { (seq: $0.int(5) ?? 0, task: try Self.served($0)) }
     }
 
     /// Completed tasks that completed before `date`, oldest first, at most `limit`.
@@ -94,6 +95,19 @@ extension Store {
             start += part.count
         }
         return found
+    }
+
+    /// The columns `served` reads, in its order.
+    private static let servedColumns = "id, session_id, owner, state, record"
+
+    /// A row's served JSON: its record cut to the served form, or (written by another version)
+    /// decoded and encoded again.
+    private static func served(_ row: Row) throws -> StoredTaskJSON {
+        let record = row.data(4) ?? Data()
+        let json = try TransferTask.servedJSON(fromStored: record) ?? task(from: record).jsonData()
+        let owner = row.string(2) ?? ""
+        return StoredTaskJSON(id: row.int(0) ?? 0, sessionId: row.string(1) ?? "", owner: owner.isEmpty ? nil : owner,
+                              state: row.string(3).flatMap(TaskState.init(rawValue:)) ?? .completed, json: json)
     }
 
     static func task(from record: Data?) throws -> TransferTask {

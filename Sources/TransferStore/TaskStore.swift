@@ -62,9 +62,9 @@ package protocol TaskStore: AnyObject, Sendable {
     /// One task by id (any state), with its feed stamp.
     func storedTask(id: Int) throws -> (task: TransferTask, feedSeq: Int)?
     /// A session's completed tasks with ids above `after`, in id order, at most `limit`.
-    func completedTasks(session: String, after: Int, limit: Int) throws -> [TransferTask]
+    func completedTasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON]
     /// Completed tasks stamped in `after+1...through`, oldest first, that `owner` may see.
-    func completedChanges(after: Int, through: Int, owner: String?, limit: Int) throws -> [(seq: Int, task: TransferTask)]
+    func completedChanges(after: Int, through: Int, owner: String?, limit: Int) throws -> [(seq: Int, task: StoredTaskJSON)]
     /// Completed tasks that completed before `date`, oldest first, at most `limit`.
     func tasksCompleted(before date: Date, limit: Int) throws -> [TransferTask]
     /// The completed tasks per owner, kind and class, and the bytes they keep.

@@ -7,7 +7,7 @@ import Testing
 @Suite struct TaskPageJSONTests {
     /// The API's list page (`Page` in TransferAPI): `next` is written as null when absent.
     struct ListPage: Encodable {
-        let items: [TransferTask]
+        let items: [ServedTask]
         let next: String?
         enum CodingKeys: String, CodingKey { case items, next }
         func encode(to encoder: any Encoder) throws {
@@ -19,16 +19,44 @@ import Testing
 
     static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
+    /// Held tasks and stored ones (their served JSON cut from the stored form) in one page.
+    static var mixed: [ServedTask] {
+        TaskJSONTests.tasks.enumerated().map { index, task in
+            guard index % 2 == 1, let json = TransferTask.servedJSON(fromStored: task.jsonData(stored: true)) else { return .held(task) }
+            return .stored(StoredTaskJSON(id: task.id, sessionId: task.sessionId, owner: task.owner, state: task.state, json: json))
+        }
+    }
+
+    /// The stored form without its stored-only members is the served form, byte for byte; a
+    /// record of another shape is not cut.
+    @Test func aStoredRecordCutsToTheServedForm() throws {
+        for var task in TaskJSONTests.tasks {
+            task.owner = "0123456789abcdef"
+            task.sealedLogin = "sealed"
+            #expect(TransferTask.servedJSON(fromStored: task.jsonData(stored: true)).map(Self.text) == Self.text(task.jsonData()))
+        }
+        // The writer's members are the list the cut checks against.
+        let task = try #require(TaskJSONTests.tasks.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: task.jsonData()) as? [String: Any])
+        #expect(object.keys.sorted() == TransferTask.servedKeys)
+        // An older record (a member less) or another document is left to the decoder.
+        var older = try #require(try JSONSerialization.jsonObject(with: task.jsonData(stored: true)) as? [String: Any])
+        older["mirrors"] = nil
+        #expect(TransferTask.servedJSON(fromStored: try JSONSerialization.data(withJSONObject: older, options: .sortedKeys)) == nil)
+        #expect(TransferTask.servedJSON(fromStored: Data("[1]".utf8)) == nil)
+        #expect(TransferTask.servedJSON(fromStored: task.jsonData().dropLast()) == nil)
+    }
+
     @Test(arguments: [nil, "42", "a\"b/c"])
     func aListPageIsTheCodableForm(next: String?) throws {
-        for tasks in [TaskJSONTests.tasks, []] {
+        for tasks in [Self.mixed, []] {
             let reference = try JSONCoding.encoder.encode(ListPage(items: tasks, next: next))
             #expect(Self.text(TransferTask.jsonPage(tasks, next: next)) == Self.text(reference))
         }
     }
 
     @Test func aChangePageIsTheCodableForm() throws {
-        for page in [TaskChangePage(tasks: TaskJSONTests.tasks, removed: [3, 17], next: 99, resync: false),
+        for page in [TaskChangePage(tasks: Self.mixed, removed: [3, 17], next: 99, resync: false),
                      TaskChangePage(tasks: [], removed: [], next: 0, resync: true)] {
             #expect(Self.text(page.jsonData()) == Self.text(try JSONCoding.encoder.encode(page)))
         }

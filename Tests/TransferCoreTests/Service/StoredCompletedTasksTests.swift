@@ -41,6 +41,7 @@ internal import SQLite
     }
 
     private static func json(_ task: TransferTask) -> String { String(decoding: task.jsonData(), as: UTF8.self) }
+    private static func json(_ task: ServedTask) -> String { String(decoding: task.jsonData, as: UTF8.self) }
 
     private static func changes(_ service: TransferService, after: Int, limit: Int = 100, owner: String?) async -> TaskChangePage {
         await withCheckedContinuation { continuation in
@@ -67,13 +68,13 @@ internal import SQLite
         try await Self.completion(service, second.id, owner: "alice")
         let heldVersion = try service.task(first.id, owner: "alice").version
         let held = try [first.id, second.id].map { Self.json(try service.task($0, owner: "alice")) }
-        let heldList = try service.listTasks(in: session, state: nil, owner: "alice", limit: 10, cursor: nil).items.map(Self.json)
+        let heldList = try service.listTasks(in: session, state: nil, owner: "alice", limit: 10, cursor: nil).items.map { Self.json($0) }
         let heldMetrics = try service.metrics(task: first.id, owner: "alice")
 
         try await Self.letGo(service, until: 1)
 
         #expect(try [first.id, second.id].map { Self.json(try service.task($0, owner: "alice")) } == held)
-        #expect(try service.listTasks(in: session, state: nil, owner: "alice", limit: 10, cursor: nil).items.map(Self.json) == heldList)
+        #expect(try service.listTasks(in: session, state: nil, owner: "alice", limit: 10, cursor: nil).items.map { Self.json($0) } == heldList)
         #expect(try service.listTasks(in: session, state: .completed, owner: "alice", limit: 10, cursor: nil).items.map(\.id) == [first.id, second.id])
         #expect(try service.listTasks(in: session, state: .running, owner: "alice", limit: 10, cursor: nil).items.map(\.id) == [running.id])
         // Pages of one: the stored and the held ones interleave by id.
