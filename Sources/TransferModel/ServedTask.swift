@@ -4,7 +4,7 @@ public import FoundationEssentials
 /// left memory, as the served JSON of its stored record (`StoredTaskJSON`), which is put into
 /// the answer as it is instead of being decoded and encoded again.
 public enum ServedTask: Sendable {
-    case held(TransferTask)
+    indirect case held(TransferTask)
     case stored(StoredTaskJSON)
 
     public var id: Int {

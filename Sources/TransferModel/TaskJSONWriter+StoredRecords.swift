@@ -1,14 +1,18 @@
 public import FoundationEssentials
 
-/// The served form of a stored task record without decoding it. The stored form is the served
-/// form plus a few members only the store keeps (`storedOnlyKeys`), written by the same
-/// `TaskJSONWriter` in the same order and spelling, so dropping those members gives the served
-/// bytes exactly. A record written by another version (other members) is not cut: the caller
-/// decodes it. Why: a completed task read from the store for a page of 100 took about 35 µs
-/// through JSONDecoder and JSONEncoder; the cut takes a pass over its bytes (issue 18).
+/// The served form of a stored task record without reading it. The stored form is the served
+/// form plus a few members only the store keeps, written by the same `TaskJSONWriter` in the same
+/// order and spelling; the writer notes where those members are, and the store keeps that note
+/// beside the record (`servedCut`). Cutting them out gives the served bytes exactly: a few
+/// copies, where decoding and encoding a completed task again took about 35 µs (a page of 100
+/// stored tasks, issue 18).
+///
+/// The note names the shape of the served form (`formId`, from its member names): a record
+/// written by a version whose served form had other members is not cut but decoded, so no
+/// answer ever lacks a member the API now serves.
 extension TransferTask {
     /// The top-level members of the served form, in the order `TaskJSONWriter.write` writes them.
-    /// `TaskJSONStoredRecordTests` fails when the writer and this list differ.
+    /// `TaskPageJSONTests` fails when the writer and this list differ.
     static let servedKeys: [String] = [
         "bandwidthLimit", "bodyStream", "cacheStatus", "checksum", "completedAt", "conflict", "createdAt",
         "currentRequest", "description", "destination", "digest", "earliestBeginDate", "error", "id", "kind",
@@ -17,41 +21,39 @@ extension TransferTask {
         "sessionId", "startedAt", "state", "version",
     ]
 
-    /// The members the stored form adds.
-    static let storedOnlyKeys: Set<String> = ["owner", "resume", "sealedLogin", "streamedBody"]
-
-    private static let servedKeyBytes: [[UInt8]] = servedKeys.map { Array($0.utf8) }
-    private static let storedOnlyKeyBytes: [[UInt8]] = storedOnlyKeys.map { Array($0.utf8) }
-
-    /// The served JSON of `record` (a stored form), or nil when it is not this writer's shape.
-    package static func servedJSON(fromStored record: Data) -> Data? {
-        record.withUnsafeBytes { raw -> Data? in
-            guard let base = raw.baseAddress else { return nil }
-            var reader = JSONByteReader(raw)
-            var out = [UInt8]()
-            out.reserveCapacity(raw.count)
-            out.append(UInt8(ascii: "{"))
-            var served = 0
-            do throws(JSONByteReader.Unread) {
-                try reader.beginObject()
-                var first = true
-                while let key = try reader.nextKey(&first) {
-                    // The member's text: from its key's opening quote to the end of its value.
-                    let start = key.baseAddress! - base - 1
-                    try reader.skipValue()
-                    if storedOnlyKeyBytes.contains(where: { $0.elementsEqual(key) }) { continue }
-                    guard served < servedKeyBytes.count, servedKeyBytes[served].elementsEqual(key) else { return nil }
-                    if served > 0 { out.append(UInt8(ascii: ",")) }
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start..<reader.index]))
-                    served += 1
-                }
-                try reader.end()
-            } catch {
-                return nil
-            }
-            guard served == servedKeyBytes.count else { return nil }
-            out.append(UInt8(ascii: "}"))
-            return Data(out)
+    /// The served form's shape: FNV-1a of its member names (the same in every process).
+    static let formId: String = {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in servedKeys.joined(separator: ",").utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
+        return String(hash, radix: 16)
+    }()
+
+    /// The stored form and the note that cuts the served form out of it: `FORM:START-END,...`,
+    /// the byte ranges of the stored-only members.
+    package func storedRecord() -> (json: Data, servedCut: String) {
+        var writer = TaskJSONWriter()
+        writer.write(self, stored: true)
+        let spans = writer.storedOnlySpans.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
+        return (Data(writer.bytes), Self.formId + ":" + spans)
+    }
+
+    /// The served JSON of `record` by its note, or nil when the note is missing, of another
+    /// shape, or does not fit the record.
+    package static func servedJSON(fromStored record: Data, cut: String?) -> Data? {
+        guard let cut, cut.hasPrefix(formId), cut.utf8.dropFirst(formId.utf8.count).first == UInt8(ascii: ":") else { return nil }
+        var served = Data()
+        served.reserveCapacity(record.count)
+        var from = 0
+        for span in cut.utf8.dropFirst(formId.utf8.count + 1).split(separator: UInt8(ascii: ",")) {
+            let bounds = span.split(separator: UInt8(ascii: "-"))
+            guard bounds.count == 2, let start = Int(Substring(bounds[0])), let end = Int(Substring(bounds[1])),
+                  from <= start, start <= end, end <= record.count else { return nil }
+            served.append(record[record.startIndex + from ..< record.startIndex + start])
+            from = end
+        }
+        served.append(record[(record.startIndex + from)...])
+        return served
     }
 }

@@ -12,6 +12,8 @@ public import FoundationEssentials
 /// to `TransferTask.encode(to:stored:)` and not here fails a test.
 struct TaskJSONWriter {
     var bytes: [UInt8] = []
+    /// Where the members only the stored form has are (`storedOnly`).
+    private(set) var storedOnlySpans: [Range<Int>] = []
 
     init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
 
@@ -38,7 +40,7 @@ struct TaskJSONWriter {
         key("mirrors"); encoded(task.mirrors)
         key("networkServiceType"); string(task.networkServiceType.rawValue)
         key("originalRequest"); request(task.originalRequest)
-        if stored, let owner = task.owner { key("owner"); string(owner) }
+        if stored, let owner = task.owner { storedOnly { $0.key("owner"); $0.string(owner) } }
         key("phase"); string(task.phase.rawValue)
         key("preemptions"); integer(task.preemptions)
         key("priority"); number(task.priority.value)
@@ -46,17 +48,25 @@ struct TaskJSONWriter {
         key("response"); response(task.response)
         key("responseDisposition"); encoded(task.responseDisposition)
         key("resumable"); encoded(task.resumable)
-        if stored, let resume = task.resume { key("resume"); encoded(resume) }
+        if stored, let resume = task.resume { storedOnly { $0.key("resume"); $0.encoded(resume) } }
         key("retryCount"); integer(task.retryCount)
         key("schedulingClass"); string(task.schedulingClass.rawValue)
-        if stored, let sealed = task.sealedLogin { key("sealedLogin"); string(sealed) }
+        if stored, let sealed = task.sealedLogin { storedOnly { $0.key("sealedLogin"); $0.string(sealed) } }
         key("segments"); if let segments = task.segments { integer(segments) } else { raw("null") }
         key("sessionId"); string(task.sessionId)
         key("startedAt"); date(task.startedAt)
         key("state"); string(task.state.rawValue)
-        if stored, let segments = task.streamedBody { key("streamedBody"); encoded(segments) }
+        if stored, let segments = task.streamedBody { storedOnly { $0.key("streamedBody"); $0.encoded(segments) } }
         key("version"); integer(task.version)
         close()
+    }
+
+    /// Writes a member only the stored form has, noting where its bytes are (comma included),
+    /// so the served form can be cut out of the record without reading it (`servedCut`).
+    private mutating func storedOnly(_ member: (inout TaskJSONWriter) -> Void) {
+        let start = bytes.count
+        member(&self)
+        storedOnlySpans.append(start..<bytes.count)
     }
 
     mutating func raw(_ text: StaticString) {

@@ -115,7 +115,8 @@ enum Schema {
         // 9: completed tasks live in the store, not in the daemon's memory (issue 18): the
         //    columns they are found by (owner '' without tokens; feed_seq, the change feed's
         //    stamp of the row's last change; completed_at in seconds since 1970; held_bytes, what
-        //    the task keeps for its tenant's quota), partial indexes that only unfinished or only
+        //    the task keeps for its tenant's quota; served_cut, where the record's stored-only
+        //    members are, so a page serves the rest as it is), partial indexes that only unfinished or only
         //    completed rows enter, and a summary of the completed ones per owner, kind and class
         //    that triggers keep, so a start reads a few rows instead of every completed task.
         //    Events carry their task's owner, so one tenant's events in the shared session stay
@@ -127,6 +128,7 @@ enum Schema {
         ALTER TABLE tasks ADD COLUMN held_bytes INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE tasks ADD COLUMN completed_at REAL;
         ALTER TABLE tasks ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tasks ADD COLUMN served_cut TEXT;
         UPDATE tasks SET
             owner = COALESCE(json_extract(record, '$.owner'), ''),
             kind = json_extract(record, '$.kind'),

@@ -52,7 +52,7 @@ extension Store {
                 SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?
                 """, after, through, limit)
         }
-        return try rows.map { (seq: $0.int(5) ?? 0, task: try Self.served($0)) }
+        return try rows.map { (seq: $0.int(6) ?? 0, task: try Self.served($0)) }
     }
 
     /// Completed tasks that completed before `date`, oldest first, at most `limit`.
@@ -98,13 +98,13 @@ extension Store {
     }
 
     /// The columns `served` reads, in its order.
-    private static let servedColumns = "id, session_id, owner, state, record"
+    private static let servedColumns = "id, session_id, owner, state, record, served_cut"
 
-    /// A row's served JSON: its record cut to the served form, or (written by another version)
-    /// decoded and encoded again.
+    /// A row's served JSON: its record cut to the served form by its note, or (written by another
+    /// version) decoded and encoded again.
     private static func served(_ row: Row) throws -> StoredTaskJSON {
         let record = row.data(4) ?? Data()
-        let json = try TransferTask.servedJSON(fromStored: record) ?? task(from: record).jsonData()
+        let json = try TransferTask.servedJSON(fromStored: record, cut: row.string(5)) ?? task(from: record).jsonData()
         let owner = row.string(2) ?? ""
         return StoredTaskJSON(id: row.int(0) ?? 0, sessionId: row.string(1) ?? "", owner: owner.isEmpty ? nil : owner,
                               state: row.string(3).flatMap(TaskState.init(rawValue:)) ?? .completed, json: json)

@@ -6,8 +6,8 @@ extension Store {
     /// Fewer rows than this per part are not worth a thread.
     static let minimumRecordPart = 512
 
-    /// `json(task)` of each row, in order.
-    static func records(of rows: [StoreOperation.TaskRow]) -> [String] {
-        PartsOnEveryCore.map(rows, minimumPart: minimumRecordPart) { part in part.map { json($0.task) } }.flatMap { $0 }
+    /// `record(task)` of each row, in order.
+    static func records(of rows: [StoreOperation.TaskRow]) -> [StoredRecord] {
+        PartsOnEveryCore.map(rows, minimumPart: minimumRecordPart) { part in part.map { record($0.task) } }.flatMap { $0 }
     }
 }

@@ -129,19 +129,20 @@ public final class Store: Sendable {
         }
     }
 
-    /// Writes `task` with its stored form (`record`, `json(task)` when not given) and the columns
-    /// completed tasks are found by (schema migration 9).
-    private func save(_ task: TransferTask, record: String? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
+    /// Writes `task` with its stored form (`record`, `record(task)` when not given) and the
+    /// columns completed tasks are found and served by (schema migration 9).
+    private func save(_ task: TransferTask, record: StoredRecord? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
+        let record = record ?? Self.record(task)
         try tx.run("""
-            INSERT INTO tasks(id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq)
-            VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO tasks(id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
+            VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
                 kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
-                completed_at = excluded.completed_at, feed_seq = excluded.feed_seq
+                completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut
             WHERE excluded.version > tasks.version
-            """, task.id, task.sessionId, task.state.rawValue, record ?? Self.json(task), body, task.version,
+            """, task.id, task.sessionId, task.state.rawValue, record.json, body, task.version,
             task.owner ?? "", task.kind.rawValue, task.schedulingClass.rawValue, TenantUsage.heldBytes(of: task),
-            task.completedAt?.timeIntervalSince1970, feedSeq)
+            task.completedAt?.timeIntervalSince1970, feedSeq, record.servedCut)
     }
 
     private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
@@ -161,8 +162,17 @@ public final class Store: Sendable {
 
     /// The stored form (the served fields plus the owner, resume state and streamed body),
     /// written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
-    static func json(_ task: TransferTask) -> String {
-        String(decoding: task.jsonData(stored: true), as: UTF8.self)
+    static func json(_ task: TransferTask) -> String { record(task).json }
+
+    /// A task's stored form and the note that cuts its served form out (`servedCut`).
+    struct StoredRecord: Sendable {
+        let json: String
+        let servedCut: String
+    }
+
+    static func record(_ task: TransferTask) -> StoredRecord {
+        let (json, cut) = task.storedRecord()
+        return StoredRecord(json: String(decoding: json, as: UTF8.self), servedCut: cut)
     }
 
     /// Written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.

@@ -56,7 +56,7 @@ import Testing
         let rows = (1...(Store.minimumRecordPart * 3 + 5)).map { StoreOperation.TaskRow(task: Self.task($0, owner: $0 % 2 == 0 ? "owner" : nil)) }
         let records = Store.records(of: rows)
         #expect(records.count == rows.count)
-        #expect(zip(rows, records).allSatisfy { Store.json($0.task) == $1 })
+        #expect(zip(rows, records).allSatisfy { Store.json($0.task) == $1.json })
     }
 
     /// A batch of rows (one operation, so written in parts) is stored and read back whole.

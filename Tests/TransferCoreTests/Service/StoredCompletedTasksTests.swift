@@ -74,6 +74,11 @@ internal import SQLite
         try await Self.letGo(service, until: 1)
 
         #expect(try [first.id, second.id].map { Self.json(try service.task($0, owner: "alice")) } == held)
+        // Pages serve the stored records cut by their notes, not decoded again.
+        let database = try Database(path: harness.folder.path + "/transferd.sqlite3")
+        defer { database.close() }
+        let cuts = try database.run("SELECT served_cut FROM tasks WHERE state = 'completed'").map { $0.string(0) ?? "" }
+        #expect(cuts.count == 2 && cuts.allSatisfy { $0.hasPrefix(TransferTask.formId + ":") }, "\(cuts)")
         #expect(try service.listTasks(in: session, state: nil, owner: "alice", limit: 10, cursor: nil).items.map { Self.json($0) } == heldList)
         #expect(try service.listTasks(in: session, state: .completed, owner: "alice", limit: 10, cursor: nil).items.map(\.id) == [first.id, second.id])
         #expect(try service.listTasks(in: session, state: .running, owner: "alice", limit: 10, cursor: nil).items.map(\.id) == [running.id])
