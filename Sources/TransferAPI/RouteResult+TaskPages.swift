@@ -9,6 +9,12 @@ extension RouteResult {
     }
 }
 
+extension RouteResult {
+    static func json(_ task: ServedTask, status: Int = 200) -> RouteResult {
+        .now(HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: task.jsonData))
+    }
+}
+
 extension HTTPResponse {
     static func json(_ page: Page<ServedTask>, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: TransferTask.jsonPage(page.items, next: page.next))

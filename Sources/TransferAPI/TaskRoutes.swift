@@ -8,7 +8,7 @@ enum TaskRoutes {
     static func register(_ router: inout Router, service: TransferService) {
         let snapshots = EncodedSnapshots()
         router.add("GET", "/v1/tasks/{tid}") { request in
-            .json(try service.task(try request.taskId(), owner: request.owner))
+            .json(try service.servedTask(try request.taskId(), owner: request.owner))
         }
         router.add("PATCH", "/v1/tasks/{tid}") { request in
             let id = try request.taskId()

@@ -13,6 +13,23 @@ extension TransferService {
         return task
     }
 
+    /// GET /v1/tasks/{tid}: as `task`, with a stored one's JSON served as it is (not decoded).
+    public func servedTask(_ id: Int, owner: String?) throws -> ServedTask {
+        let held = try state.withLock { s throws -> TransferTask? in
+            s.tasks.contains(id) ? try visibleTask(s, id, owner).task : nil
+        }
+        if let held {
+            if held.state == .completed { store.flush() }  // report a completion only once it is durable
+            return .held(held)
+        }
+        guard let stored = try store.storedTaskJSON(id: id), stored.state == .completed, stored.isVisible(to: owner),
+              state.withLock({ s in !s.tasks.contains(id) && s.sessions[stored.sessionId]?.isVisible(to: owner) == true }) else {
+            // Not stored, or it was held again a moment ago: the general path decides.
+            return .held(try task(id, owner: owner))
+        }
+        return .stored(stored)
+    }
+
     func visibleTask(_ s: ServiceState, _ id: Int, _ owner: String?) throws -> TaskEntry {
         guard let entry = s.tasks[id], entry.task.isVisible(to: owner),
               s.sessions[entry.task.sessionId]?.isVisible(to: owner) == true else {

@@ -25,6 +25,11 @@ extension Store {
         return (try Self.task(from: row.data(0)), row.int(1) ?? 0)
     }
 
+    /// One task's served JSON by id (any state); nil when there is no such row.
+    package func storedTaskJSON(id: Int) throws -> StoredTaskJSON? {
+        try reader.run("SELECT \(Self.servedColumns) FROM tasks WHERE id = ?", id).first.map(Self.served)
+    }
+
     /// A session's completed tasks with ids above `after`, in id order, at most `limit`, as the
     /// served JSON of their records.
     package func completedTasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON] {

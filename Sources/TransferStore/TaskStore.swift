@@ -61,6 +61,8 @@ package protocol TaskStore: AnyObject, Sendable {
     func loadUnfinishedTasks() throws -> [(TransferTask, Data?)]
     /// One task by id (any state), with its feed stamp.
     func storedTask(id: Int) throws -> (task: TransferTask, feedSeq: Int)?
+    /// One task's served JSON by id (any state).
+    func storedTaskJSON(id: Int) throws -> StoredTaskJSON?
     /// A session's completed tasks with ids above `after`, in id order, at most `limit`.
     func completedTasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON]
     /// Completed tasks stamped in `after+1...through`, oldest first, that `owner` may see.

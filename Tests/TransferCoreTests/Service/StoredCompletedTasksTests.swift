@@ -74,6 +74,8 @@ internal import SQLite
         try await Self.letGo(service, until: 1)
 
         #expect(try [first.id, second.id].map { Self.json(try service.task($0, owner: "alice")) } == held)
+        #expect(try [first.id, second.id].map { Self.json(try service.servedTask($0, owner: "alice")) } == held)
+        guard case .stored = try service.servedTask(first.id, owner: "alice") else { Issue.record("not served from the store"); return }
         // Pages serve the stored records cut by their notes, not decoded again.
         let database = try Database(path: harness.folder.path + "/transferd.sqlite3")
         defer { database.close() }
@@ -142,6 +144,7 @@ internal import SQLite
         try await Self.letGo(service, until: 0)
 
         for call in [{ _ = try service.task(mine.id, owner: "bob") },
+                     { _ = try service.servedTask(mine.id, owner: "bob") },
                      { _ = try service.body(task: mine.id, owner: "bob") },
                      { _ = try service.metrics(task: mine.id, owner: "bob") },
                      { _ = try service.update(task: mine.id, try JSONDecoder().decode(TaskUpdate.self, from: Data(#"{"description": "x"}"#.utf8)), owner: "bob") },
