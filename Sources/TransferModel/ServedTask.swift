@@ -28,6 +28,13 @@ public enum ServedTask: Sendable {
         }
     }
 
+    /// A completed task still held in memory: its completion may not be committed yet, so an
+    /// answer that holds one waits for the commit. A stored one is committed already.
+    public var isHeldCompletion: Bool {
+        if case .held(let task) = self { return task.state == .completed }
+        return false
+    }
+
     /// The served JSON (`TransferTask.jsonData()` for a held one).
     public var jsonData: Data {
         switch self {

@@ -21,7 +21,7 @@ extension TransferService {
             if !page.tasks.isEmpty || !page.removed.isEmpty || page.resync || wait == 0 || !accepting {
                 // A completion is reported once durable (as the progress long-poll does), without
                 // blocking the thread that woke us (possibly the engine's).
-                if page.tasks.contains(where: { $0.state == .completed }) {
+                if page.tasks.contains(where: \.isHeldCompletion) {
                     store.afterCommit { answer(page) }
                 } else {
                     answer(page)

@@ -77,7 +77,7 @@ extension TransferService {
             if !exhausted { items.removeAll { $0.id > readThrough } }
         }
         let page = (items: Array(items.prefix(limit)), next: items.count > limit ? items[limit - 1].id.description : nil)
-        if page.items.contains(where: { $0.state == .completed }) { store.flush() }  // completions once durable
+        if page.items.contains(where: \.isHeldCompletion) { store.flush() }  // completions once durable
         return page
     }
 
