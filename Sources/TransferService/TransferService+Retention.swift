@@ -113,12 +113,14 @@ extension TransferService {
             })
         }
         removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body") { ids in Set(ids.filter(spools.contains)) }
+        let files = configuration.dataDirectory + "/files"
         DispatchQueue.global(qos: .utility).async { [weak self] in
-            self?.removeFiles(in: (self?.configuration.dataDirectory ?? "") + "/files", suffix: "") { ids in
+            guard let self else { return }
+            removeFiles(in: files, suffix: "") { ids in
                 // Tasks made after the start are not this sweep's to judge; a store that cannot
                 // be read keeps everything.
                 let judged = ids.filter { $0 < idsBelow && !held.contains($0) }
-                guard let self, let stored = try? self.store.existingTaskIds(among: judged) else { return Set(ids) }
+                guard let stored = try? self.store.existingTaskIds(among: judged) else { return Set(ids) }
                 return Set(ids).subtracting(judged).union(stored)
             }
         }
