@@ -50,9 +50,13 @@ extension TransferService {
     }
 
     /// Once the deletes are committed the rows are gone, and nothing needs the marks any more.
-    private func forgetDeleting(_ ids: [Int]) {
+    /// While commits fail the deletes stay queued and so do the marks (a second DELETE would
+    /// otherwise take the task's bytes off its tenant twice); each checkpoint tries again.
+    func forgetDeleting(_ ids: [Int]) {
+        guard !ids.isEmpty else { return }
         store.afterCommit { [weak self] in
-            self?.state.withLock { s in for id in ids { s.deletingStored.remove(id) } }
+            guard let self, store.failure == nil else { return }
+            state.withLock { s in for id in ids { s.deletingStored.remove(id) } }
         }
     }
 

@@ -162,6 +162,7 @@ public final class TransferService: Sendable {
             store.enqueue(operations)
         }
         letGoOfCommittedCompletions()
+        forgetDeleting(Array(state.withLock { $0.deletingStored }))  // marks a failed commit kept
     }
 
     // MARK: helpers used under the lock

@@ -217,6 +217,44 @@ internal import SQLite
         #expect(await Self.changes(service, after: 0, owner: nil).tasks.isEmpty)
     }
 
+    /// A DELETE whose commit fails stays queued, and so does its mark: a second DELETE finds no
+    /// task (it would take the task's bytes off its tenant a second time), and once commits work
+    /// again the row goes and the bytes are counted off once.
+    @Test func aDeleteThatCannotCommitIsNotCountedTwice() async throws {
+        let engine = FakeEngine()
+        let harness = try ServiceHarness(engine: engine)
+        defer { harness.stop() }
+        let service = harness.service
+        let store = try #require(service.store as? Store)
+        let session = try service.createSession(SessionCreate(), owner: "alice").session.id
+        let done = try Self.create(service, in: session, "done", owner: "alice")
+        let other = try Self.create(service, in: session, "other", owner: "alice")
+        engine.succeed(done.id, body: Data(repeating: 1, count: 300))
+        engine.succeed(other.id, body: Data(repeating: 2, count: 200))
+        try await Self.completion(service, done.id, owner: "alice")
+        try await Self.completion(service, other.id, owner: "alice")
+        try await Self.letGo(service, until: 0)
+        #expect(service.quotaUsage(owner: "alice").diskBytes == 500)
+
+        // A write that needs new pages shares the DELETE's transaction, and the file may not grow.
+        store.flush()
+        try StoreCommitFailureTests.cap(store)
+        store.enqueue(.saveSession(StoreCommitFailureTests.bigSession("filler")))
+        #expect(throws: StoreFailure.self) { try service.deleteTask(done.id, owner: "alice") }
+        #expect(throws: ServiceError.notFound("no task \(done.id)")) { try service.deleteTask(done.id, owner: "alice") }
+        service.checkpoint()  // while commits fail, the mark stays
+        #expect(throws: ServiceError.notFound("no task \(done.id)")) { try service.deleteTask(done.id, owner: "alice") }
+        #expect(service.quotaUsage(owner: "alice").diskBytes == 200)
+
+        try StoreCommitFailureTests.uncap(store)
+        try store.commit()
+        #expect(try store.storedTask(id: done.id) == nil)
+        #expect(service.quotaUsage(owner: "alice").diskBytes == 200)
+        #expect(throws: ServiceError.notFound("no task \(done.id)")) { try service.task(done.id, owner: "alice") }
+        try service.deleteTask(other.id, owner: "alice")
+        #expect(service.quotaUsage(owner: "alice").diskBytes == 0)
+    }
+
     /// A database written before schema 9 gets the new columns and summary from its records.
     @Test func schemaNineFillsItsColumnsFromTheStoredRecords() throws {
         let folder = try TempDirectory(prefix: "transferd-coretests-schema9")
