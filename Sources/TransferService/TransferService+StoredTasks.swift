@@ -48,7 +48,8 @@ extension TransferService {
     /// The stored record when the task is not held (it left memory, so it has completed); nil
     /// when it is held, for the caller's own checks under the lock.
     func storedIfLeft(_ id: Int, owner: String?) throws -> TransferTask? {
-        try visibleRecord(id, owner: owner).entry == nil ? try storedVisibleTask(id, owner: owner) : nil
+        let (task, entry) = try visibleRecord(id, owner: owner)
+        return entry == nil ? task : nil
     }
 
     /// Marks a completed task of a recorded session to leave memory once its completion is
