@@ -113,7 +113,10 @@ extension TransferService {
         }
         removeFiles(in: configuration.dataDirectory + "/partial", suffix: ".part") { ids in
             Set(ids.filter { id in
-                partials.contains(id) || (!held.contains(id) && (try? self.store.storedTask(id: id))??.task.error?.resumeData != nil)
+                if partials.contains(id) { return true }
+                if held.contains(id) { return false }
+                // A stored task's resume data may need it; a store that cannot be read keeps it.
+                do { return try self.store.storedTask(id: id)?.task.error?.resumeData != nil } catch { return true }
             })
         }
         removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body") { ids in Set(ids.filter(spools.contains)) }

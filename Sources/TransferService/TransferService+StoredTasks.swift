@@ -26,10 +26,16 @@ extension TransferService {
     /// A completed task that left memory, read from the store, if `owner` may see it.
     func storedVisibleTask(_ id: Int, owner: String?) throws -> TransferTask {
         guard let task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
-              state.withLock({ s in !s.tasks.contains(id) && s.sessions[task.sessionId]?.isVisible(to: owner) == true }) else {
+              state.withLock({ storedTaskIsVisible($0, id, session: task.sessionId, owner: owner) }) else {
             throw ServiceError.notFound("no task \(id)")
         }
         return task
+    }
+
+    /// Under the lock, for a stored completed task `owner` may see by its own owner: whether its
+    /// session is `owner`'s to see too, and the task is not held (memory answers for a held one).
+    func storedTaskIsVisible(_ s: ServiceState, _ id: Int, session: String, owner: String?) -> Bool {
+        !s.tasks.contains(id) && s.sessions[session]?.isVisible(to: owner) == true
     }
 
     /// Runs `held` for a task held in memory and `stored` for one that left it, including one
@@ -129,9 +135,9 @@ extension TransferService {
     /// and whose delete is not queued already.
     func storedTaskToChange(_ s: ServiceState, _ id: Int, owner: String?) throws -> TransferTask {
         guard s.accepting else { throw ServiceError.shuttingDown }
-        guard !s.deletingStored.contains(id), !s.tasks.contains(id),
+        guard !s.deletingStored.contains(id),
               let task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
-              s.sessions[task.sessionId]?.isVisible(to: owner) == true else {
+              storedTaskIsVisible(s, id, session: task.sessionId, owner: owner) else {
             throw ServiceError.notFound("no task \(id)")
         }
         return task

@@ -23,7 +23,7 @@ extension TransferService {
             return .held(held)
         }
         guard let stored = try store.storedTaskJSON(id: id), stored.state == .completed, stored.isVisible(to: owner),
-              state.withLock({ s in !s.tasks.contains(id) && s.sessions[stored.sessionId]?.isVisible(to: owner) == true }) else {
+              state.withLock({ storedTaskIsVisible($0, id, session: stored.sessionId, owner: owner) }) else {
             // Not stored, or it was held again a moment ago: the general path decides.
             return .held(try task(id, owner: owner))
         }
