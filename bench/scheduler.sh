@@ -6,7 +6,8 @@
 #      --parallel-max 16 --config LIST' (url/output pairs), 'aria2c -j16 -i LIST', and transferd
 #      (all 2,000 download tasks posted as ONE batch to a session whose
 #      httpMaximumConnectionsPerHost is 16; the daemon runs with --max-transfers 64; timed from
-#      the POST to the last didCompleteWithError in the session's event feed, long-polled).
+#      the POST to the last didCompleteWithError in the session's event feed, long-polled by
+#      bench/submit_client --batch over the POST's keep-alive connection).
 #      Every tool's files are counted and their sizes checked. Files/s and transferd/curl,
 #      transferd/aria2.
 #   b. single POSTs: BENCH_SUBMIT tasks, one POST each, over ONE keep-alive connection, created
@@ -97,10 +98,6 @@ cpu_of() {
 # process_cpu_ms PID: the CPU time (user + system, ms) process PID used so far.
 process_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 
-# count_in FILE PATTERN: how many times PATTERN (a plain string) occurs in FILE (grep: bash's
-# own pattern substitution took 70 ms per page of 1,000 events, CPU taken from the daemon's run).
-count_in() { grep -oF -- "$2" "$1" | wc -l || true; }
-
 # post PATH JSON: POSTs JSON to the daemon and prints the answer; fails on a non-2xx answer.
 post() {
     curl -fsS --max-time "$TIMEOUT" -X POST -H 'Content-Type: application/json' --data-binary "$2" "$DAEMON_URL$1" \
@@ -121,23 +118,6 @@ submit_field() { awk -v key="$1" -v n="${2:-2}" '$1 == key { print $n; exit }' "
 batch_body() {
     local count="$1" spec="$2"
     awk -v n="$count" -v spec="$spec" 'BEGIN { printf "{\"tasks\":["; for (i = 0; i < n; i++) printf "%s%s", (i ? "," : ""), spec; printf "]}" }'
-}
-
-# wait_completions SESSION COUNT: long-polls the session's completion events (types=, so the
-# other four events of each download neither wake nor fill the poll) until COUNT tasks completed;
-# sets FAILED to the number that completed with an error.
-wait_completions() {
-    local session="$1" count="$2" after=0 done=0 deadline page="$WORK/events.json"
-    FAILED=0
-    deadline=$((SECONDS + TIMEOUT))
-    while [ "$done" -lt "$count" ]; do
-        [ "$SECONDS" -lt "$deadline" ] || die "only $done of $count tasks completed within ${TIMEOUT}s"
-        curl -fsS --max-time 40 -o "$page" "$DAEMON_URL/v1/sessions/$session/events?after=$after&wait=30&limit=1000&types=didCompleteWithError" \
-            || die "events poll failed"
-        done=$((done + $(count_in "$page" '"type":"didCompleteWithError"')))
-        FAILED=$((FAILED + $(count_in "$page" '"error":{')))
-        [[ "$(tail -c 40 "$page")" =~ \"next\":([0-9]+)\}$ ]] && after="${BASH_REMATCH[1]}"
-    done
 }
 
 # ---- set up ----------------------------------------------------------------------------------
@@ -198,12 +178,15 @@ FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
 } >"$WORK/files-batch.json"
 log "(a) $FILES files: transferd, one batch to session $FILES_SESSION"
 DAEMON_CPU_BEFORE="$(process_cpu_ms "$DAEMON_PID")"
-t0="$(now_ns)"
-curl -fsS --max-time "$TIMEOUT" -o /dev/null -X POST -H 'Content-Type: application/json' \
-    --data-binary "@$WORK/files-batch.json" "$DAEMON_URL/v1/sessions/$FILES_SESSION/tasks:batch" || die "batch POST failed"
-wait_completions "$FILES_SESSION" "$FILES"
-TRANSFERD_NS=$(($(now_ns) - t0))
+# The client posts the batch and long-polls the session's completion events (types=, so the other
+# four events of each download neither wake nor fill a poll) over one keep-alive connection, and
+# times from the POST to the last completion.
+timeout "$TIMEOUT" "$WORK/submit_client" --batch "${DAEMON_URL##*:}" "$FILES_SESSION" "$WORK/files-batch.json" \
+    "$FILES" "$TIMEOUT" >"$WORK/submit.out" || die "the batch of $FILES downloads did not complete"
 TRANSFERD_CPU_MS=$(($(process_cpu_ms "$DAEMON_PID") - DAEMON_CPU_BEFORE))
+read -r _ completed _ FAILED _ seconds <"$WORK/submit.out"
+[ "$completed" -eq "$FILES" ] || die "$completed of $FILES downloads completed"
+TRANSFERD_NS="$(awk -v s="$seconds" 'BEGIN { printf "%.0f", s * 1e9 }')"
 [ "$FAILED" -eq 0 ] || die "$FAILED download tasks failed"
 check_files "$WORK/data/downloads/bench" transferd
 
