@@ -15,7 +15,8 @@
 #      Tasks/s overall, for the first and for the last thousand. The client is
 #      bench/submit_client.c (built here with cc -O2): one request in flight, no allocation per
 #      request. For comparison, aria2's JSON-RPC aria2.addUri (aria2c --enable-rpc --pause=true)
-#      over one keep-alive connection with the same client.
+#      over one keep-alive connection with the same client; and the machine's floor for one
+#      request in flight: nginx answering GETs of a static 8-byte file to the same client.
 #   c. batches: BENCH_BATCHES POSTs of BENCH_BATCH suspended tasks each to tasks:batch, one
 #      connection. Tasks/s.
 #   d. memory: a fresh daemon (--max-transfers 512); one download that nginx trickles at 1 byte/s
@@ -135,6 +136,7 @@ cc -O2 -o "$WORK/submit_client" bench/submit_client.c || die "cc bench/submit_cl
 log "writing $FILES files of $FILE_BYTES bytes"
 head -c $((FILES * FILE_BYTES)) /dev/urandom | split -b "$FILE_BYTES" -d -a 5 - "$WORK/www/files/f"
 head -c 1048576 /dev/urandom >"$WORK/www/stall/big.bin"
+printf '{"id":1}' >"$WORK/www/tiny.json"
 
 start_bench_nginx 1024 "keepalive_requests 100000;" "location /stall/ { limit_rate 1; }"
 NAMES=()
@@ -199,6 +201,14 @@ SUBMIT_S="$(submit_field total 3)"
 FIRST_S="$(awk '$1 == "group" && $2 == 1 { print $3 }' "$WORK/submit.out")"
 LAST_S="$(awk '$1 == "group" { s = $3 } END { print s }' "$WORK/submit.out")"
 SUBMIT_LATENCY="$(submit_field latency_us)"
+
+# The floor of this machine for one request in flight over one loopback connection: nginx
+# answering a static 8-byte file to the same client (no parsing, no store, no commit).
+log "(b) $SUBMIT GETs of a static file from nginx over one connection (the machine's floor)"
+timeout "$TIMEOUT" "$WORK/submit_client" "${NGINX_URL##*:}" /tiny.json - "$SUBMIT" 1000 200 >"$WORK/submit.out" \
+    || die "nginx GETs failed"
+FLOOR_S="$(submit_field total 3)"
+FLOOR_LATENCY="$(submit_field latency_us)"
 
 RPC_S=""
 if [ "$WANT_ARIA2" = "1" ]; then
@@ -309,6 +319,8 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo
     echo "(b) $SUBMIT single POSTs of suspended tasks over one keep-alive connection"
     echo "    transferd: $SUBMIT_RATE tasks/s overall, first thousand $FIRST_RATE/s, last thousand $LAST_RATE/s (last/first $(ratio "$LAST_RATE" "$FIRST_RATE")), median latency $SUBMIT_LATENCY µs   goal >= 20000/s"
+    FLOOR_RATE="$(rate "$SUBMIT" "$FLOOR_S")"
+    echo "    nginx, a static file to the same client (this machine's floor): $FLOOR_RATE requests/s, median latency $FLOOR_LATENCY µs; transferd/nginx $(ratio "$SUBMIT_RATE" "$FLOOR_RATE")"
     if [ -n "$RPC_S" ]; then
         RPC_RATE="$(rate "$SUBMIT" "$RPC_S")"
         echo "    aria2 addUri (paused): $RPC_RATE calls/s overall, first thousand $(rate 1000 "$RPC_FIRST_S")/s, last thousand $(rate 1000 "$RPC_LAST_S")/s; transferd/aria2 $(ratio "$SUBMIT_RATE" "$RPC_RATE")"
@@ -323,7 +335,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"
     echo "    admission share over the empty queue: 1000: $(awk -v a="$PROBE_1K_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs, $QUEUED_NOW: $(awk -v a="$PROBE_FULL_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs"
     echo
-    printf 'bench: files/s transferd %s curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s); batch %s tasks/s; %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
-        "$TRANSFERD_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$(per_file_us "$TRANSFERD_CPU_MS")" "$(per_file_us "$CURL_CPU_MS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" \
+    printf 'bench: files/s transferd %s curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s, nginx static GET %s/s); batch %s tasks/s; %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
+        "$TRANSFERD_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$(per_file_us "$TRANSFERD_CPU_MS")" "$(per_file_us "$CURL_CPU_MS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" "$FLOOR_RATE" \
         "$BATCH_RATE" "$PER_TASK_KIB" "$PROBE_1K_US" "$PROBE_FULL_US" "$QUEUED_NOW"
 }

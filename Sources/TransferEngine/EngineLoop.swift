@@ -26,6 +26,8 @@ package final class EngineLoop {
     let streams = StreamTable()
     /// Segmented downloads and their workers (`EngineLoop+Segments`).
     let segmentTable = SegmentTable()
+    /// The commands of the current turn, taken from the inbox.
+    private var turnCommands: [EngineCommand] = []
 
     init(multi: MultiHandle, observer: any TransferObserver) {
         self.multi = multi
@@ -34,13 +36,16 @@ package final class EngineLoop {
 
     func run(inbox: borrowing Mutex<EngineInbox>) {
         while true {
-            let (commands, stopping) = inbox.withLock { inbox in
-                defer { inbox.commands.removeAll(keepingCapacity: true) }
-                return (inbox.commands, inbox.stopping)
+            // The inbox's array and this one trade places, so neither is copied or allocated
+            // again each turn (a copy, then emptying the shared buffer, allocated a new one).
+            let stopping = inbox.withLock { inbox in
+                swap(&inbox.commands, &turnCommands)
+                return inbox.stopping
             }
             // The turn's updates go to the service together, with one wake-up.
             observer.holdUpdates()
-            for command in commands { apply(command) }
+            for command in turnCommands { apply(command) }
+            turnCommands.removeAll(keepingCapacity: true)
             if stopping {
                 observer.releaseUpdates()
                 break

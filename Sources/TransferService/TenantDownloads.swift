@@ -15,9 +15,9 @@ enum TenantDownloads {
 extension TransferService {
     /// The tenant's downloads root, made when first needed (a destination is judged against
     /// its resolved path, so it must exist).
-    func tenantDownloadsRoot(_ owner: String?) throws -> String {
+    func tenantDownloadsRoot(_ owner: String?, folders: inout RootedPath.CheckedFolders) throws -> String {
         let root = TenantDownloads.root(configuration.downloadsRoot, owner: owner)
-        try FileSystem.makeDirectories(root)
+        try folders.make(root)
         return root
     }
 }

@@ -11,7 +11,8 @@ extension TransferService {
     /// Creates a task in a session. It runs (queued until admitted) unless created suspended.
     /// Returns once the task is durably stored.
     public func createTask(in sessionId: String, _ request: TaskCreate, owner: String?) throws -> TransferTask {
-        try create(in: sessionId, [try prepare(request, owner: owner)], owner: owner)[0]
+        var folders = RootedPath.CheckedFolders()
+        return try create(in: sessionId, [try prepare(request, owner: owner, folders: &folders)], owner: owner)[0]
     }
 
     /// Creates tasks all or nothing: every spec is checked first (an error names its index,
@@ -24,9 +25,10 @@ extension TransferService {
         }
         var prepared: [PreparedTask] = []
         prepared.reserveCapacity(requests.count)
+        var folders = RootedPath.CheckedFolders()
         for (index, request) in requests.enumerated() {
             do {
-                prepared.append(try prepare(request, owner: owner))
+                prepared.append(try prepare(request, owner: owner, folders: &folders))
             } catch {
                 throw InputError.located(error, under: "tasks[\(index)]")
             }
@@ -36,7 +38,7 @@ extension TransferService {
 
     /// Checks one spec and does the work that needs no lock: opens resume data, encodes an
     /// inline body, resolves a blob, file or form body, checks the destination.
-    private func prepare(_ request: TaskCreate, owner: String?) throws -> PreparedTask {
+    private func prepare(_ request: TaskCreate, owner: String?, folders: inout RootedPath.CheckedFolders) throws -> PreparedTask {
         // What to send: the client's request, or the one sealed inside resume data.
         let resume = try request.resumeData.map { try resumeSealer.open($0, owner: owner, field: "resumeData") }
         guard request.request != nil || resume != nil else { throw InputError.invalidValue(field: "request", message: "is required") }
@@ -44,8 +46,8 @@ extension TransferService {
         let streamed = try request.request?.body.flatMap { try streamedBody($0, owner: owner) }
         let destination = request.destination ?? resume?.destination
         if let destination {
-            let root = try tenantDownloadsRoot(owner)
-            _ = try RootedPath.resolve(destination, root: root, field: "destination", code: "invalid_destination")
+            let root = try tenantDownloadsRoot(owner, folders: &folders)
+            _ = try RootedPath.resolve(destination, root: root, field: "destination", code: "invalid_destination", checked: &folders)
         }
         // Only a destination can be taken: a download's default folder is its own.
         let conflict = destination == nil ? nil : request.conflict ?? resume?.conflict ?? .fail

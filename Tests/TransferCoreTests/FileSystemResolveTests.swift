@@ -45,4 +45,30 @@ import Testing
         defer { free(pointer) }
         return String(cString: pointer)
     }
+
+    /// A batch's destinations share their folders' checks (`RootedPath.CheckedFolders`): each
+    /// folder is judged once, with the same answer as alone, and a link leading out is refused
+    /// for every destination under it, not only the first.
+    @Test func aBatchJudgesEachFolderOnceWithTheSameAnswers() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let base = try #require(realpathString(folder.path))
+        let root = base + "/root"
+        try FileManager.default.createDirectory(atPath: base + "/outside", withIntermediateDirectories: true)
+        var folders = RootedPath.CheckedFolders()
+        try folders.make(root)
+        try folders.make(root)  // made once; a second call is no error
+        symlink(base + "/outside", root + "/escape")
+        func resolve(_ relative: String) throws -> String {
+            try RootedPath.resolve(relative, root: root, field: "destination", code: "invalid_destination", checked: &folders)
+        }
+        #expect(try resolve("in/a") == root + "/in/a")
+        #expect(try resolve("in/b") == root + "/in/b")
+        for relative in ["escape/a", "escape/b", "escape/deeper/c"] {
+            #expect(throws: InputError.self, "\(relative)") { try resolve(relative) }
+            #expect(throws: InputError.self, "\(relative) alone") {
+                try RootedPath.resolve(relative, root: root, field: "destination", code: "invalid_destination")
+            }
+        }
+    }
 }
