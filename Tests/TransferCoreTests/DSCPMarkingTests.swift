@@ -22,7 +22,7 @@ import Testing
         let harness = try ServiceHarness()
         defer { harness.stop() }
         let session = try harness.session()
-        let capture = try PacketCapture(destinationPorts: origins.map(\.port))
+        let capture = try PacketCapture(destinationPorts: origins.map(\.port), ipv6: ipv6)
         for (type, origin) in zip(Self.types, origins) {
             var request = RequestSpec(url: origin.url("/\(type.rawValue)"))
             request.networkServiceType = type
@@ -51,7 +51,7 @@ import Testing
         defer { harness.stop() }
         let session = try harness.session()
         for type in [NetworkServiceType.voice, .background, .default, .video] {
-            let capture = try PacketCapture(destinationPorts: [origin.port])
+            let capture = try PacketCapture(destinationPorts: [origin.port], ipv6: ipv6)
             var request = RequestSpec(url: origin.url("/\(type.rawValue)"))
             request.networkServiceType = type
             let task = try harness.service.createTask(in: session, TaskCreate(kind: .data, request: request), owner: nil)

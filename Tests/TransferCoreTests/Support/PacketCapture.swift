@@ -25,15 +25,17 @@ final class PacketCapture {
     private var output: String { folder.path + "/tcpdump.out" }
     private var errors: String { folder.path + "/tcpdump.err" }
 
-    /// Captures TCP packets sent *to* any of `ports` on `lo` (client to server only: what our
-    /// sockets sent), at most `limit` of them.
-    init(destinationPorts ports: [Int], limit: Int = 500) throws {
+    /// Captures TCP packets of one address family sent *to* any of `ports` on `lo` (client to
+    /// server only: what our sockets sent), at most `limit` of them. The family matters: a test
+    /// running beside this one may hold the same port number in the other family, and its
+    /// unmarked packets were once counted as ours (an IPv6 check saw tos 0x0 among its own).
+    init(destinationPorts ports: [Int], ipv6: Bool, limit: Int = 500) throws {
         let candidates = ["/usr/bin/tcpdump", "/usr/sbin/tcpdump", "/sbin/tcpdump"]
         guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw Failure(description: "tcpdump is not installed (apt-get install tcpdump; scripts/test.sh does it): the DSCP marks cannot be checked on the wire")
         }
         folder = try TempDirectory(prefix: "transferd-capture")
-        let filter = "tcp and (" + ports.map { "dst port \($0)" }.joined(separator: " or ") + ")"
+        let filter = (ipv6 ? "ip6" : "ip") + " and tcp and (" + ports.map { "dst port \($0)" }.joined(separator: " or ") + ")"
         // -l: line-buffered; --immediate-mode: each packet is printed as it is seen, not when
         // a capture buffer fills or times out.
         pid = try Self.spawn(path, ["-i", "lo", "-n", "-v", "-l", "--immediate-mode", "-c", String(limit), filter],
