@@ -67,7 +67,10 @@ package final class EngineLoop {
                     continue
                 }
                 transfer.reportProgress(now: Self.now(), force: true)
-                stepEnded(taskId, transfer.outcome(code))
+                switch transfer.ending(code) {
+                case .outcome(let outcome): stepEnded(taskId, outcome)
+                case .place(let placement): finish(taskId, placement)
+                }
             }
             let pending = sweep(now: Self.now())
             retireIdlePools(now: Self.now())
@@ -268,6 +271,14 @@ package final class EngineLoop {
         tusRuns[taskId] = nil
         if case .failure = outcome { transfer.discardPartialFile() }
         observer.transfer(taskId, .completed(outcome))
+    }
+
+    /// A download libcurl finished: its file is verified and placed off this thread
+    /// (`FilePlacement`), and the completion is reported from there.
+    private func finish(_ taskId: Int, _ placement: FilePlacement) {
+        guard detach(taskId) != nil else { return }
+        tusRuns[taskId] = nil
+        observer.place(taskId, placement)
     }
 
     /// A transfer ended by itself (done, failed, idle too long): a tus upload decides its next

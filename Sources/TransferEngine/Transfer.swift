@@ -529,29 +529,34 @@ package final class Transfer: EasyHandleDelegate {
         return false
     }
 
-    /// The outcome once libcurl reported the transfer done with `code`.
+    /// The outcome once libcurl reported the transfer done with `code`, the file placed now.
     func outcome(_ code: CurlCode) -> TransferOutcome {
+        switch ending(code) {
+        case .outcome(let outcome): outcome
+        case .place(let placement): placement.complete()
+        }
+    }
+
+    /// How the transfer ends once libcurl reported it done with `code`: a download that
+    /// succeeded leaves its file to be verified and placed (`FilePlacement`).
+    func ending(_ code: CurlCode) -> TransferEnding {
         if let failure {
             file?.discard()
-            return .failure(failure)
+            return .outcome(.failure(failure))
         }
         // curl reads a header line into a 100 KiB buffer and fails a longer one as out of memory.
         if code == .outOfMemory && response == nil {
             file?.discard()
-            return .failure(ResponseHeadLimit.lineTooLong)
+            return .outcome(.failure(ResponseHeadLimit.lineTooLong))
         }
-        guard code.isOK else { return interrupted(transportError(code)) }
+        guard code.isOK else { return .outcome(interrupted(transportError(code))) }
         if let error = decodingEndedEarly() {
             file?.discard()
-            return .failure(error)
+            return .outcome(.failure(error))
         }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: URLLogin.strip(handle.effectiveURL ?? currentURL))
-        guard let file else { return .verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum) }
-        do {
-            return try .finished(file, response: info)
-        } catch {
-            return .failure(error)
-        }
+        guard let file else { return .outcome(.verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum)) }
+        return .place(FilePlacement(file: file, response: info))
     }
 
     /// Every request this transfer made, the last one ended now (call once, as it ends).

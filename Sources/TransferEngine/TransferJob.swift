@@ -188,6 +188,9 @@ package protocol TransferObserver: Sendable {
     /// thread may hand over the turn's updates together (`UpdateRelay`). Engine thread only.
     func holdUpdates()
     func releaseUpdates()
+    /// A download's file to verify and place; the completion it ends in is reported after it,
+    /// in order with the updates reported before (`FilePlacement`). Engine thread only.
+    func place(_ taskId: Int, _ placement: FilePlacement)
 }
 
 extension TransferObserver {
@@ -197,6 +200,11 @@ extension TransferObserver {
 
     package func holdUpdates() {}
     package func releaseUpdates() {}
+
+    /// Places the file on the calling thread and reports the completion.
+    package func place(_ taskId: Int, _ placement: FilePlacement) {
+        transfer(taskId, .completed(placement.complete()))
+    }
 }
 
 /// Commands other threads post to the engine thread.

@@ -9,10 +9,16 @@ internal import Synchronization
 /// its job. Done on the engine thread, that was a quarter of its time per 16 KiB download, and
 /// every transfer waited for it; here the engine thread goes back to libcurl at once and the two
 /// cores work side by side. Updates are delivered in batches: whatever queued while the last
-/// batch was delivered.
+/// batch was delivered. A finished download's file is placed here too, just before its
+/// completion is delivered (`FilePlacement`).
 final class UpdateRelay: TransferObserver {
+    private enum Item {
+        case update(taskId: Int, TransferUpdate)
+        case place(taskId: Int, FilePlacement)
+    }
+
     private struct Queue {
-        var updates: [(taskId: Int, update: TransferUpdate)] = []
+        var updates: [Item] = []
         var stopping = false
         /// Set while the engine loop takes a turn (`holdUpdates`): nothing queued wakes the thread.
         var held = false
@@ -31,8 +37,16 @@ final class UpdateRelay: TransferObserver {
     }
 
     func transfer(_ taskId: Int, _ update: TransferUpdate) {
+        enqueue(.update(taskId: taskId, update))
+    }
+
+    func place(_ taskId: Int, _ placement: FilePlacement) {
+        enqueue(.place(taskId: taskId, placement))
+    }
+
+    private func enqueue(_ item: Item) {
         let wakes = queue.withLock { queue in
-            queue.updates.append((taskId, update))
+            queue.updates.append(item)
             return queue.updates.count == 1 && !queue.held
         }
         if wakes { wake.signal() }
@@ -64,23 +78,38 @@ final class UpdateRelay: TransferObserver {
     }
 
     private func run() {
-        var batch: [(taskId: Int, update: TransferUpdate)] = []
+        var batch: [Item] = []
+        var delivered: [(taskId: Int, update: TransferUpdate)] = []
         while true {
             wake.wait()
             let stopping = queue.withLock { queue in
                 swap(&batch, &queue.updates)
                 return queue.stopping
             }
-            if !batch.isEmpty { target.transfers(batch) }
-            batch.removeAll(keepingCapacity: true)
+            deliver(&batch, &delivered)
             guard !stopping else { break }
         }
         // Anything queued after the stop signal's batch (a late report of a file: copy's thread).
-        let rest = queue.withLock { queue in
+        batch = queue.withLock { queue in
             defer { queue.updates.removeAll() }
             return queue.updates
         }
-        if !rest.isEmpty { target.transfers(rest) }
+        deliver(&batch, &delivered)
         ended.signal()
+    }
+
+    /// Places the batch's files (outside the observer's lock), then hands its updates over in
+    /// order; empties both buffers, keeping their capacity.
+    private func deliver(_ batch: inout [Item], _ delivered: inout [(taskId: Int, update: TransferUpdate)]) {
+        guard !batch.isEmpty else { return }
+        for item in batch {
+            switch item {
+            case .update(let taskId, let update): delivered.append((taskId, update))
+            case .place(let taskId, let placement): delivered.append((taskId, .completed(placement.complete())))
+            }
+        }
+        batch.removeAll(keepingCapacity: true)
+        target.transfers(delivered)
+        delivered.removeAll(keepingCapacity: true)
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 @testable import TransferEngine
+@testable import TransferModel
 
 /// The engine's updates reach the observer from the relay's thread in the order they were
 /// reported, from any number of reporting threads, and all of them before `stop` returns.
@@ -11,7 +13,15 @@ import Testing
         let threads = Mutex<Set<String>>([])
         /// The size of each batch handed over.
         let batches = Mutex<[Int]>([])
+        /// Each completion: the location it reports, whether a file was there when it arrived,
+        /// and after how many `.received` updates.
+        let completions = Mutex<[(location: String?, present: Bool, after: Int)]>([])
         func transfer(_ taskId: Int, _ update: TransferUpdate) {
+            if case .completed(let outcome) = update, case .success(_, _, let location, _) = outcome {
+                let present = location.map { FileManager.default.fileExists(atPath: $0) } ?? false
+                let after = seen.withLock { $0.count }
+                completions.withLock { $0.append((location, present, after)) }
+            }
             guard case .received(let bytes, _, _, _) = update else { return }
             seen.withLock { $0.append((taskId, bytes)) }
             threads.withLock { _ = $0.insert("\(pthread_self())") }
@@ -55,6 +65,35 @@ import Testing
         }
         // Delivered on the relay's own thread, not the reporters'.
         #expect(recorder.threads.withLock { $0.count } == 1)
+    }
+
+    /// A finished download handed over as a placement: its file is verified and put in place on
+    /// the relay's thread, and its completion arrives between the updates reported before and
+    /// after it, with the file already at its destination.
+    @Test func aPlacementIsDeliveredAsItsCompletionInOrder() throws {
+        let folder = try TempDirectory(prefix: "relay-placement")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.path + "/root", withIntermediateDirectories: true)
+        let file = try DownloadFile(target: DownloadTarget(
+            partialPath: folder.path + "/partial/1.part", destinationPath: folder.path + "/root/done.bin",
+            defaultDirectory: folder.path + "/files/1", root: folder.path + "/root"))
+        let written = file.write(Data("placed off the engine thread".utf8).bytes)
+        #expect(written)
+        let response = ResponseInfo(statusCode: 200, headers: [:], url: "http://127.0.0.1/done.bin")
+        let recorder = Recorder()
+        let relay = UpdateRelay(target: recorder)
+        for n in 0..<3 { relay.transfer(1, .received(bytes: n, total: n, expected: nil, bytesPerSecond: 0)) }
+        relay.place(1, FilePlacement(file: file, response: response))
+        for n in 3..<5 { relay.transfer(1, .received(bytes: n, total: n, expected: nil, bytesPerSecond: 0)) }
+        #expect(relay.stop(timeout: 10))
+        let completions = recorder.completions.withLock { $0 }
+        #expect(completions.count == 1)
+        #expect(completions.first?.location == folder.path + "/root/done.bin")
+        #expect(completions.first?.present == true, "the completion arrived before its file was placed")
+        #expect(completions.first?.after == 3, "the completion overtook or trailed the updates around it")
+        #expect(recorder.seen.withLock { $0.map(\.1) } == Array(0..<5))
+        #expect(FileManager.default.contents(atPath: folder.path + "/root/done.bin") == Data("placed off the engine thread".utf8))
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/partial/1.part"))
     }
 
     @Test func stopWithNothingQueuedEnds() {
