@@ -9,15 +9,17 @@ package struct ResponseHead: Equatable {
         a.statusCode == b.statusCode && a.fields.elementsEqual(b.fields) { $0 == $1 }
     }
 
-    /// Fields by name; repeated fields joined with ", " (RFC 9110 5.3).
+    /// Fields by name, under the first spelling seen; repeated fields joined with ", " (RFC 9110
+    /// 5.3). A repeat is found by looking back over the few fields before it, not through a
+    /// dictionary of lowercased copies (two allocations per field, for every response).
     package var joined: [String: String] {
-        var result: [String: String] = [:]
-        var canonical: [String: String] = [:]  // lowercased -> first spelling seen
-        for (name, value) in fields {
-            let lowered = name.lowercased()
-            let key = canonical[lowered, default: name]
-            canonical[lowered] = key
-            result[key] = result[key].map { $0 + ", " + value } ?? value
+        var result = [String: String](minimumCapacity: fields.count)
+        for (index, (name, value)) in fields.enumerated() {
+            if let first = fields[..<index].first(where: { $0.name.equalsIgnoringASCIICase(name) }) {
+                result[first.name]! += ", " + value
+            } else {
+                result[name] = value
+            }
         }
         return result
     }

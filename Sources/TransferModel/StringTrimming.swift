@@ -28,7 +28,11 @@ extension StringProtocol {
 
     /// Equal ignoring ASCII case (header names, tokens), without the two lowercased copies
     /// `lowercased() ==` allocates: every response head is searched several times.
+    /// Inlinable, as `trimmed()`: called unspecialized from the engine it was 3% of that thread.
+    /// Strings of different lengths differ at once (a String's UTF-8 count is stored).
+    @inlinable
     package func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
         var mine = utf8.makeIterator(), theirs = other.utf8.makeIterator()
         while true {
             switch (mine.next(), theirs.next()) {

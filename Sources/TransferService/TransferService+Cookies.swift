@@ -14,7 +14,7 @@ extension TransferService {
         return TransferCookies(
             storage: cookieStorage, jar: CookieStorage.jar(for: session, requester: owner), sends: !ownCookieHeader,
             acceptPolicy: session.configuration.httpCookieAcceptPolicy,
-            mainDocumentHost: CookieRequestURL(request.mainDocumentURL ?? request.url)?.host)
+            mainDocumentURL: request.mainDocumentURL ?? request.url)
     }
 
     /// The session's cookies, or those a request to `url` would carry (in Cookie-header order).

@@ -54,9 +54,9 @@ final class CookieStorage: Sendable {
 
     /// The Cookie header of a request to `url`, nil when no cookie goes there.
     func header(for url: String, in jar: JarID, now: Date = Date()) -> String? {
-        guard let url = CookieRequestURL(url) else { return nil }
-        return jars.withLock { jars in
-            guard jars[jar] != nil else { return nil }
+        jars.withLock { jars in
+            // A jar never given a cookie (most transfers') needs no parse of the URL.
+            guard jars[jar] != nil, let url = CookieRequestURL(url) else { return nil }
             return CookieJar.header(jars[jar]!.cookies(for: url, now: now, touch: true))
         }
     }

@@ -11,9 +11,9 @@ struct TransferCookies: CookieHandling {
     /// False when the request carries its own Cookie header: it keeps it and gets no jar cookies.
     let sends: Bool
     let acceptPolicy: CookieAcceptPolicy
-    /// The main document's host: under onlyFromMainDocumentDomain a cookie is accepted only
-    /// for the same site (same registrable domain).
-    let mainDocumentHost: String?
+    /// The main document's URL: under onlyFromMainDocumentDomain a cookie is accepted only for
+    /// its host's site (same registrable domain). Parsed only when a response sets a cookie.
+    let mainDocumentURL: String
 
     /// The Cookie header for the request to `url`, or nil.
     func header(for url: String) -> String? {
@@ -30,7 +30,7 @@ struct TransferCookies: CookieHandling {
             storage.receive(lines, from: url, in: jar)
         case .onlyFromMainDocumentDomain:
             let suffixes = storage.suffixes
-            let site = mainDocumentHost.map { suffixes.site(of: $0) }
+            let site = CookieRequestURL(mainDocumentURL).map { suffixes.site(of: $0.host) }
             storage.receive(lines, from: url, in: jar) { cookie in site == suffixes.site(of: cookie.domain) }
         }
     }
