@@ -249,10 +249,12 @@ final class DownloadFile {
             // Checked again now, before the folders are made and after: a symlink planted after the
             // task was created must lead neither the file nor a folder out of the downloads root.
             let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
-            // A folder that is there already is checked once (mkdir would not touch it).
-            let existed = FileSystem.isDirectory(folder)
-            guard FileSystem.isInside(folder, root: target.root) else { throw outside }
-            if !existed {
+            // A folder that is there already is resolved and checked once (mkdir would not
+            // touch it); a missing one is checked by its ancestors, made, and checked again.
+            if let resolved = FileSystem.resolved(folder) {
+                guard FileSystem.isResolved(resolved, inside: target.root) else { throw outside }
+            } else {
+                guard FileSystem.isInside(folder, root: target.root) else { throw outside }
                 try FileSystem.makeDirectories(folder)
                 guard FileSystem.isInside(folder, root: target.root) else { throw outside }
             }

@@ -76,12 +76,21 @@ extension Checksum {
 }
 
 /// Lowercase hex of bytes.
+/// Inlinable, and no table allocated per call: every download's digest is written with it, and
+/// called unspecialized across modules it walked the bytes through witness tables.
+@inlinable
 package func hexString(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
     var text: [UInt8] = []
+    text.reserveCapacity(bytes.underestimatedCount * 2)
     for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0f)])
+        text.append(hexDigit(byte >> 4))
+        text.append(hexDigit(byte & 0x0f))
     }
     return String(decoding: text, as: UTF8.self)
+}
+
+/// The lowercase hex digit of a nibble (0...15).
+@inlinable
+package func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? 0x30 + nibble : 0x57 + nibble
 }

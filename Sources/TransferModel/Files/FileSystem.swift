@@ -82,7 +82,13 @@ package enum FileSystem {
             existing = parent(of: existing)
             resolvedPath = resolved(existing)
         }
-        guard let resolvedPath, let resolvedRoot = ResolvedRoots.resolved(root) else { return false }
+        guard let resolvedPath else { return false }
+        return isResolved(resolvedPath, inside: root)
+    }
+
+    /// Whether `resolvedPath` (a path `resolved` gave) is `root` or below it.
+    package static func isResolved(_ resolvedPath: String, inside root: String) -> Bool {
+        guard let resolvedRoot = ResolvedRoots.resolved(root) else { return false }
         return resolvedPath == resolvedRoot || resolvedPath.hasPrefix(resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/")
     }
 
