@@ -11,29 +11,41 @@ public import JSONModel
 extension TaskJSONWriter {
     /// An event: its common keys and its fields, in one sorted object.
     mutating func write(_ event: TaskEvent) {
-        var keys = ["seq", "sessionId", "taskId", "time", "type"]
-        for name in event.fields.keys where !TaskEvent.commonKeys.contains(name) { keys.append(name) }
-        keys.sort(by: Self.precedes)
+        // The fields' own names (one to three, usually) are sorted and merged with the common
+        // five, which are in order already: sorting all of them by their bytes, each time, was
+        // a third of an event's encoding on the store's writer.
+        var names = event.fields.keys.filter { !TaskEvent.commonKeys.contains($0) }
+        if names.count > 1 { names.sort(by: Self.precedes) }
         open()
-        for name in keys {
-            key(named: name)
-            switch name {
+        var next = names.startIndex
+        for common in TaskEvent.commonKeyOrder {
+            while next < names.endIndex, Self.precedes(names[next], common) {
+                field(names[next], of: event)
+                next += 1
+            }
+            key(named: common)
+            switch common {
             case "seq": integer(event.seq)
             case "sessionId": string(event.sessionId)
             case "taskId": if let id = event.taskId { integer(id) } else { raw("null") }
             case "time": date(event.time)
-            case "type": string(event.type.rawValue)
-            default: value(event.fields[name] ?? .null)
+            default: string(event.type.rawValue)
             }
         }
+        for name in names[next...] { field(name, of: event) }
         close()
+    }
+
+    private mutating func field(_ name: String, of event: TaskEvent) {
+        key(named: name)
+        value(event.fields[name] ?? .null)
     }
 
     mutating func value(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
         case .bool(let flag): raw(flag ? "true" : "false")
-        case .integer(let number): bytes.append(contentsOf: String(number).utf8)
+        case .integer(let number): integer(Int(number))
         case .number(let number) where number.isFinite: self.number(number)
         case .number: raw("null")  // JSON has no NaN or infinity; JSONEncoder would refuse the whole value
         case .string(let text): string(text)

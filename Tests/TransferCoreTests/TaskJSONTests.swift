@@ -118,6 +118,10 @@ import JSONModel
                                "zz": .object(["b": .string("quote \" \u{1} ☃"), "a": .object([:]), "B": .array([])]),
                                // a field named like a common key is not served twice
                                "seq": .integer(99)]),
+            // Field names that sort between each pair of common keys, and integers at the edges.
+            TaskEvent(seq: 44, sessionId: "shared", taskId: 8, type: .didWriteData, time: Date(timeIntervalSince1970: 1),
+                      fields: ["sf": .integer(1), "taskIdx": .integer(Int64.min), "ti": .integer(Int64.max), "u": .null,
+                               "s": .integer(0), "seqs": .integer(-1), "typ": .bool(true)]),
         ]
     }
 
