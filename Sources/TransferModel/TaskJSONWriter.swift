@@ -150,7 +150,31 @@ struct TaskJSONWriter {
             bytes.append(UInt8(ascii: "\""))
             return true
         }
-        if !plain { encoded(text) }
+        if !plain { escaped(text) }
+    }
+
+    /// A string with quotes, backslashes or control characters, escaped as JSONCoding.encoder
+    /// escapes them (`TaskJSONTests` compares every ASCII character): an ETag's quotes sent
+    /// each event and record with one through JSONEncoder.
+    private mutating func escaped(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case 0x08: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "f"))
+            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+            case ..<0x20:
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0f))
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Decimal digits written in place (as `String(value)` has them), without making a string.

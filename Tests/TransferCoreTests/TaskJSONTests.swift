@@ -125,6 +125,19 @@ import JSONModel
         ]
     }
 
+    /// Strings that need escapes are escaped byte for byte as JSONEncoder escapes them: every
+    /// ASCII character alone and among others, and text beyond ASCII beside them.
+    @Test func escapedStringsAreTheBytesOfTheCodableForm() throws {
+        var texts = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        texts += ["an \"ETag\"", "back\\slash", "tab\tline\nfeed\u{1}\u{1f}\u{7f}", "é ☃ \"😀\" /path", "\u{0}", "\"\u{2028}\u{2029}"]
+        for text in texts {
+            var writer = TaskJSONWriter()
+            writer.string(text)
+            let expected = String(decoding: try JSONCoding.encoder.encode(text), as: UTF8.self)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == expected, "\(Array(text.utf8))")
+        }
+    }
+
     @Test func eventsAndPagesAreTheBytesOfTheCodableForm() throws {
         for event in Self.events {
             #expect(String(decoding: event.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self))
