@@ -22,6 +22,9 @@ struct JSONByteReader {
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
+    /// Bytes not read yet.
+    var remaining: Int { bytes.count - index }
+
     /// The bytes from `start` up to the reader's position (for a value read with `skipValue`).
     func bytes(from start: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[start..<index])

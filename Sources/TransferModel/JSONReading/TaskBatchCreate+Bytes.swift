@@ -26,7 +26,13 @@ extension TaskBatchCreate {
         while try reader.nextElement(&firstElement) {
             // Over the limit: `init(from:)` refuses it before decoding any spec.
             guard tasks.count < maxCount else { throw JSONByteReader.Unread() }
+            let start = reader.index
             tasks.append(try readSpec(&reader))
+            if tasks.count == 1 {
+                // As many again as the first spec's size fits in the rest (specs of a batch are
+                // alike): growing by doubling copied the specs read so far each time.
+                tasks.reserveCapacity(1 + min(maxCount, reader.remaining / max(1, reader.index - start)))
+            }
         }
         // `tasks` alone, and at least one.
         guard try reader.nextKey(&first) == nil, !tasks.isEmpty else { throw JSONByteReader.Unread() }
