@@ -627,10 +627,9 @@ import TransferService
     }
 
     @Test func refusedConnectionFailsWithCannotConnectToHost() async throws {
-        // A port that was free a moment ago: nothing listens there.
-        let origin = try OriginServer { _ in .respond() }
-        let url = origin.url("/gone")
-        origin.stop()
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let url = refusing.url("/gone")
         try await DaemonFixture.with { daemon in
             let id = try #require(try await daemon.dataTask(["url": url]).int("id"))
             let task = try await daemon.waitForCompletion(id)

@@ -180,10 +180,9 @@ internal import JSONModel
     }
 
     @Test func connectionRefusedIsCannotConnectToHost() async throws {
-        // A port that was just listened on and closed: nothing listens there now.
-        let closed = try OriginServer { _ in .closeWithoutResponse }
-        let port = closed.port
-        closed.stop()
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let port = refusing.port
         let harness = try ServiceHarness()
         defer { harness.stop() }
         let created = try harness.task(in: try harness.session(), "http://127.0.0.1:\(port)/nothing")

@@ -11,20 +11,17 @@ import Testing
 /// nothing listens on until the test opens it; the tries, events and the resource deadline are
 /// tested on a fake engine (`FakeEngineConnectivityTests`).
 @Suite struct WaitingForConnectivityTests {
-    /// A port on 127.0.0.1 that was free a moment ago (listened on, then closed).
-    private func freePort() throws -> Int {
-        let probe = try OriginServer { _ in .closeWithoutResponse }
-        defer { probe.stop() }
-        return probe.port
-    }
-
     @Test func aBackgroundSessionWaitsEvenWithoutTheSetting() async throws {
-        let port = try freePort()
+        // Held (refusing) until the host comes up, so no other test's server can take the port.
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let port = refusing.port
         let harness = try ServiceHarness(RetryTests.fastRetries)
         defer { harness.stop() }
         let session = try harness.backgroundSession()
         let created = try harness.task(in: session, "http://127.0.0.1:\(port)/later")
         try #require(try await harness.waitFor(created.id, "waiting") { $0.phase == .waiting || $0.state == .completed }.phase == .waiting)
+        refusing.close()
         let origin = try OriginServer(port: port) { _ in .text("up") }
         defer { origin.stop() }
         let task = try await harness.completion(created.id, timeout: 10)

@@ -6,14 +6,17 @@ enum SocketFactory {
     /// A TCP listener on 127.0.0.1 (or ::1) on `port`, or with 0 a port chosen by the kernel;
     /// returns the descriptor and the port. `address` picks another IPv4 loopback address
     /// (Linux routes all of 127.0.0.0/8 to lo), e.g. 127.0.0.2 for a host the daemon must not reach.
-    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128, ipv6: Bool = false, address ipv4: String = "127.0.0.1") throws -> (fd: Int32, port: Int) {
+    /// With `listening` false the socket is only bound: the port is held, and the kernel refuses
+    /// every connection to it.
+    static func listenOnLoopback(port: Int = 0, backlog: Int32 = 128, ipv6: Bool = false, address ipv4: String = "127.0.0.1", listening: Bool = true) throws -> (fd: Int32, port: Int) {
         if ipv6 { return try listenOnIPv6Loopback(port: port, backlog: backlog) }
         // Non-blocking: poll(2) said a connection was pending, but it may be gone by accept4(2).
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_INET, type, 0)
         guard fd >= 0 else { throw SocketError.lastError("socket") }
         do {
-            var one: Int32 = 1
+            // Without SO_REUSEADDR a held port is shared with no other socket.
+            var one: Int32 = listening ? 1 : 0
             _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -25,7 +28,7 @@ enum SocketFactory {
                 }
             }
             guard bound == 0 else { throw SocketError.lastError("bind") }
-            guard listen(fd, backlog) == 0 else { throw SocketError.lastError("listen") }
+            guard !listening || listen(fd, backlog) == 0 else { throw SocketError.lastError("listen") }
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let named = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in

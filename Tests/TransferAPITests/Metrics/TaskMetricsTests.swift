@@ -95,9 +95,9 @@ import TestSupport
     /// reports a failed connection: refused (no connection), after a followed redirect, and
     /// timed out waiting for a response (connection made and request sent).
     @Test func aRequestWithoutAnAnswerIsATransactionWithoutAResponse() async throws {
-        let closed = try OriginServer { _ in .text("never served") }
+        let closed = try RefusingPort()
+        defer { closed.close() }
         let closedURL = closed.url("/gone")
-        closed.stop()
         let origin = try OriginServer { request in
             switch request.pathWithoutQuery {
             case "/away": return .redirect(to: closedURL, status: 302)
