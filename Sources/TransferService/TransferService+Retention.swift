@@ -72,7 +72,12 @@ extension TransferService {
         let stored = (try? store.tasksCompleted(before: cutoff, limit: Self.expiryBatch)) ?? []
         let (expired, deliveries) = state.withLock { s -> ([TransferTask], Deliveries) in
             var deliveries = Deliveries()
-            var expired = s.tasks.values.map(\.task).filter { $0.state == .completed && ($0.completedAt ?? now) < cutoff }
+            // Fields read in place, and only the few completed tasks still held copied: a copy of
+            // every held task (100,000 queued ones) held this lock for tens of milliseconds a sweep.
+            var expired: [TransferTask] = []
+            for id in s.tasks.keys where s.tasks[id]?.task.state == .completed && (s.tasks[id]?.task.completedAt ?? now) < cutoff {
+                if let task = s.tasks[id]?.task { expired.append(task) }
+            }
             for task in expired { remove(&s, task: task.id, &deliveries) }
             for task in stored where !s.tasks.contains(task.id) && !s.deletingStored.contains(task.id) {
                 s.deletingStored.insert(task.id)
@@ -106,10 +111,16 @@ extension TransferService {
     /// start does not wait on a walk of every completed download.
     func removeOrphanedPartialFiles() {
         let (partials, spools, held, idsBelow) = state.withLock { s in
-            let tasks = s.tasks.values.map(\.task)
-            return (Set(tasks.filter { $0.state != .completed || $0.error?.resumeData != nil }.map(\.id)),
-                    Set(tasks.filter { $0.state != .completed && $0.bodyStream != nil }.map(\.id)),
-                    Set(s.tasks.keys), s.nextTaskId)
+            // Fields read in place (a copy of each task retained and released all of its
+            // fields: 7% of a start-up with 100,000 unfinished tasks).
+            var partials = Set<Int>(), spools = Set<Int>(), held = Set<Int>(minimumCapacity: s.tasks.count)
+            for id in s.tasks.keys {
+                held.insert(id)
+                let unfinished = s.tasks[id]?.task.state != .completed
+                if unfinished || s.tasks[id]?.task.error?.resumeData != nil { partials.insert(id) }
+                if unfinished && s.tasks[id]?.task.bodyStream != nil { spools.insert(id) }
+            }
+            return (partials, spools, held, s.nextTaskId)
         }
         removeFiles(in: configuration.dataDirectory + "/partial", suffix: ".part") { ids in
             Set(ids.filter { id in
