@@ -63,7 +63,6 @@ struct TaskTable: @unchecked Sendable {
     var count: Int { boxes.count }
     func contains(_ id: Int) -> Bool { boxes.index(forKey: id) != nil }
     var keys: Dictionary<Int, TaskEntryBox>.Keys { boxes.keys }
-    var values: some Collection<TaskEntry> { boxes.values.lazy.map { $0.slot.pointee! } }
 
     @discardableResult
     mutating func removeValue(forKey id: Int) -> TaskEntry? {

@@ -81,10 +81,11 @@ extension TransferService {
         let now = EngineLoop.now()
         return state.withLock { s in
             var waiting = 0, suspended = 0
-            for entry in s.tasks.values {
-                switch (entry.task.state, entry.task.phase) {
+            for id in s.tasks.keys {
+                // Read in place: a copy of each held task retains and releases all of its fields.
+                switch (s.tasks[id]?.task.state, s.tasks[id]?.task.phase) {
                 case (.suspended, _): suspended += 1
-                case (.running, .waiting), (.running, .retrying): if !entry.inEngine { waiting += 1 }
+                case (.running, .waiting), (.running, .retrying): if s.tasks[id]?.inEngine == false { waiting += 1 }
                 default: break
                 }
             }

@@ -25,7 +25,7 @@ import FoundationEssentials
         #expect(table.removeValue(forKey: 1)?.task.id == 1)
         #expect(table.removeValue(forKey: 1) == nil)
         table[2] = nil
-        #expect(table.count == 0 && table.values.isEmpty)
+        #expect(table.count == 0 && table.keys.isEmpty)
     }
 
     @Test func aCopyDoesNotSeeLaterChanges() {
@@ -43,10 +43,18 @@ import FoundationEssentials
         #expect(table[1] == nil && table[5]?.task.id == 5)
     }
 
-    @Test func valuesHoldEveryEntry() {
+    /// Reads go through the entry's address in its box: each key reads its own entry, and an
+    /// entry taken out is whole (read before its box goes).
+    @Test func everyKeyReadsItsOwnEntryAndARemovedOneIsWhole() {
         var table = TaskTable()
         for id in 1...100 { table[id] = Self.entry(id) }
-        #expect(Set(table.values.map(\.task.id)) == Set(1...100))
+        #expect(Set(table.keys) == Set(1...100))
+        #expect(table.keys.allSatisfy { table[$0]?.task.id == $0 && table[$0]?.task.sessionId == Self.entry($0).task.sessionId })
+        for id in stride(from: 1, through: 99, by: 2) {
+            let removed = table.removeValue(forKey: id)
+            #expect(removed?.task.id == id && removed?.task.originalRequest == Self.entry(id).task.originalRequest)
+        }
+        #expect(table.count == 50 && table[1] == nil && table[2]?.task.id == 2)
     }
 }
 
