@@ -45,8 +45,7 @@ struct TaskTable: @unchecked Sendable {
                 return
             }
             if !isKnownUniquelyReferenced(&boxes.values[index]) { boxes.values[index] = TaskEntryBox.make(boxes.values[index].slot.pointee!) }
-            let box = boxes.values[index]
-            defer { withExtendedLifetime(box) {} }
+            let box = boxes.values[index]  // the table holds it through the yield
             yield &box.slot.pointee
             if box.slot.pointee == nil { boxes.remove(at: index) }
         }

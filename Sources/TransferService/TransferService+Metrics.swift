@@ -16,9 +16,9 @@ extension TransferService {
             var snapshot = MetricsSnapshot()
             for id in s.tasks.keys {
                 // Read in place: a copy of each held task retains and releases all of its fields.
-                guard let state = s.tasks[id]?.task.state, let phase = s.tasks[id]?.task.phase,
+                guard let taskState = s.tasks[id]?.task.state, let phase = s.tasks[id]?.task.phase,
                       let kind = s.tasks[id]?.task.kind, let schedulingClass = s.tasks[id]?.task.schedulingClass else { continue }
-                snapshot.tasks[MetricsSnapshot.TaskLabels(state: state, phase: phase, kind: kind, schedulingClass: schedulingClass), default: 0] += 1
+                snapshot.tasks[MetricsSnapshot.TaskLabels(state: taskState, phase: phase, kind: kind, schedulingClass: schedulingClass), default: 0] += 1
             }
             for (labels, count) in s.storedCompleted { snapshot.tasks[labels, default: 0] += count }
             snapshot.queuedByClass = s.scheduler.queuedByClass
