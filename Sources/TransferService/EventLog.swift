@@ -8,13 +8,14 @@ struct EventLog: Sendable {
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    /// Appends; returns true when old events were dropped (the store should prune too).
-    mutating func append(_ event: TaskEvent) -> Bool {
+    /// Appends; when old events were dropped, returns the seq of the oldest one kept (the store
+    /// prunes what is older).
+    mutating func append(_ event: TaskEvent) -> Int? {
         events.append(event)
         // Trim in batches of a quarter so appends stay amortised O(1).
-        guard events.count > capacity + capacity / 4 else { return false }
+        guard events.count > capacity + capacity / 4 else { return nil }
         events.removeFirst(events.count - capacity)
-        return true
+        return events.first?.seq
     }
 
     /// Up to `limit` events with seq > `after`.

@@ -54,6 +54,9 @@ extension TransferService {
             }
             reserveFeedStamps(&s)  // the loaded tasks took a stamp each
             for event in events {
+                // A stored row may hold events the client acknowledged after it was written
+                // (`EventRows`): the session's record says how far.
+                guard event.seq > s.sessions[event.sessionId]?.acknowledgedEventSeq ?? 0 else { continue }
                 // In place: a copy of the log per event made the start-up quadratic in the events kept.
                 _ = s.events[event.sessionId, default: EventLog(capacity: configuration.eventRetention)].append(event)
             }

@@ -195,10 +195,10 @@ public final class TransferService: Sendable {
         s.nextEventSeq += 1
         // Appended in place: a copy of the log taken out of the dictionary would make every
         // append copy the whole array (the log is shared until written back).
-        let trimmed = s.events[session, default: EventLog(capacity: configuration.eventRetention)].append(event)
+        let oldestKept = s.events[session, default: EventLog(capacity: configuration.eventRetention)].append(event)
         record(s, session: session, .appendEvent(event))
         if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
-        if trimmed { record(s, session: session, .pruneEvents(sessionId: session, keep: configuration.eventRetention)) }
+        if let oldestKept { record(s, session: session, .pruneEvents(sessionId: session, oldestKept: oldestKept)) }
         for waiter in s.waiters.takeEvents(session: session, below: event.seq, type: type) {
             let page = visibleEvents(s, waiting: waiter, in: session)
             deliveries.add { waiter.callback(page) }

@@ -138,7 +138,7 @@ extension Store {
         defer { instruments?.storeCommitTook(ContinuousClock.now - started) }
         do {
             try database.transaction { tx in
-                for write in batch { try apply(write.operation, tx) }
+                try apply(batch.lazy.map(\.operation), tx)
             }
             noteCommit()
         } catch let error where StoreFailure.isRejection(error) {

@@ -77,6 +77,25 @@ public final class Store: Sendable {
     /// The schema version the database is at.
     public var schemaVersion: Int { (try? reader.run("PRAGMA user_version").first?.int(0)) ?? 0 }
 
+    /// Writes a batch's operations in order inside the writer's transaction (`Store+Writer`),
+    /// its events gathered into a row per session and owner (`EventRows`), written before any
+    /// operation that deletes events and at the end.
+    func apply(_ operations: some Sequence<StoreOperation>, _ tx: Database.Transaction) throws {
+        var events = EventRows()
+        for operation in operations {
+            switch operation {
+            case .appendEvent(let event):
+                events.add(event)
+            case .pruneEvents, .deleteEvents:
+                try events.write(tx)
+                try apply(operation, tx)
+            default:
+                try apply(operation, tx)
+            }
+        }
+        try events.write(tx)
+    }
+
     /// Writes one operation inside the writer's transaction (`Store+Writer`).
     func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
         switch operation {
@@ -101,13 +120,11 @@ public final class Store: Sendable {
             let record = String(decoding: metrics.jsonData(), as: UTF8.self)
             try tx.run("INSERT OR REPLACE INTO task_metrics(task_id, record) VALUES(?, ?)", taskId, record)
         case .appendEvent(let event):
-            try tx.run("INSERT OR IGNORE INTO events(seq, session_id, record, owner) VALUES(?, ?, ?, ?)",
-                       event.seq, event.sessionId, try Self.json(event), event.owner)
-        case .pruneEvents(let sessionId, let keep):
-            try tx.run("""
-                DELETE FROM events WHERE session_id = ? AND seq <= (
-                    SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
-                """, sessionId, sessionId, keep)
+            var row = EventRows()
+            row.add(event)
+            try row.write(tx)
+        case .pruneEvents(let sessionId, let oldestKept):
+            try tx.run("DELETE FROM events WHERE session_id = ? AND seq < ?", sessionId, oldestKept)
         case .deleteEvents(let sessionId, let seq):
             try tx.run("DELETE FROM events WHERE session_id = ? AND seq <= ?", sessionId, seq)
         case .saveWebhookSecret(let sessionId, let secret):
@@ -176,10 +193,6 @@ public final class Store: Sendable {
     }
 
     /// Written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
-    static func json(_ event: TaskEvent) throws -> String {
-        String(decoding: event.jsonData(), as: UTF8.self)
-    }
-
     /// Every stored session, in creation order (an upsert keeps a row's rowid).
     package func loadSessions() throws -> [Session] {
         try reader.run("SELECT record, owner FROM sessions ORDER BY rowid").map { row in
@@ -197,8 +210,9 @@ public final class Store: Sendable {
     }
 
     /// The newest `limit` events of every session, oldest first.
-    /// Per stored session, the newest `limit` from its index: a start reads what it keeps, not
-    /// every stored event (a window over the whole table did).
+    /// Per stored session, the newest `limit` rows from its index (a row holds one event or
+    /// more, `EventRows`): a start reads what it keeps, not every stored event (a window over the
+    /// whole table did).
     package func loadRecentEvents(limit: Int) throws -> [TaskEvent] {
         var events: [TaskEvent] = []
         // The sessions that have events, one index probe each (a skip-scan of events_by_session).
@@ -209,11 +223,18 @@ public final class Store: Sendable {
             ) SELECT id FROM s WHERE id IS NOT NULL
             """).compactMap { $0.string(0) }
         for session in sessions {
+            var kept: [TaskEvent] = []
             for row in try reader.run("SELECT record, owner FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?", session, limit) {
-                var event = try JSONCoding.decoder.decode(TaskEvent.self, from: row.data(0) ?? Data())
-                event.owner = row.string(1)
-                events.append(event)
+                kept += try EventRows.decode(row.data(0) ?? Data(), owner: row.string(1))
             }
+            kept.sort { $0.seq < $1.seq }
+            // A write retried after a failed commit may have put an event in two rows.
+            var last = Int.min
+            kept.removeAll { event in
+                defer { last = event.seq }
+                return event.seq == last
+            }
+            events += kept.suffix(limit)
         }
         return events.sorted { $0.seq < $1.seq }
     }

@@ -14,8 +14,8 @@ package enum StoreOperation: Sendable {
     /// A completed task's metrics (`TaskMetrics`), kept until the task is deleted.
     case saveMetrics(taskId: Int, metrics: TaskMetrics)
     case appendEvent(TaskEvent)
-    /// Keep only the newest `keep` events of a session.
-    case pruneEvents(sessionId: String, keep: Int)
+    /// Forget a session's events older than `oldestKept` (the oldest its feed keeps).
+    case pruneEvents(sessionId: String, oldestKept: Int)
     /// Delete a session's events up to and including `seq` (the client acknowledged them).
     case deleteEvents(sessionId: String, through: Int)
     /// Keep a session's webhook secret (apart from its served record, which must never hold it).

@@ -54,10 +54,12 @@ internal import JSONModel
         var log = EventLog(capacity: capacity)
         var trims: [Int] = []
         for seq in 1...100 {
-            if log.append(event(seq)) {
+            if let oldestKept = log.append(event(seq)) {
                 trims.append(seq)
-                // Right after a trim the log holds exactly the newest `capacity` events.
+                // Right after a trim the log holds exactly the newest `capacity` events, and
+                // says which is the oldest (the store prunes below it).
                 #expect(log.events.map(\.seq) == Array((seq - capacity + 1)...seq))
+                #expect(oldestKept == seq - capacity + 1)
             }
             // Never more than capacity plus the batching slack, never fewer than asked to keep.
             #expect(log.events.count <= capacity + capacity / 4)

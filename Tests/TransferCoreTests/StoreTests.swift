@@ -127,10 +127,14 @@ internal import JSONModel
         defer { folder.remove() }
         let store = try Store(dataDirectory: folder.path)
         defer { store.close() }
-        store.enqueue((1...20).map { .appendEvent(Self.event($0, session: "a")) })
+        // Three commits of session a's events: three rows (`EventRows`), up to 10, 15 and 20.
+        for range in [1...10, 11...15, 16...20] {
+            store.enqueue(range.map { .appendEvent(Self.event($0, session: "a")) })
+            store.flush()
+        }
         store.enqueue((21...25).map { .appendEvent(Self.event($0, session: "b")) })
-        store.enqueue(.pruneEvents(sessionId: "a", keep: 5))
-        store.enqueue(.pruneEvents(sessionId: "b", keep: 10))  // fewer than keep: nothing goes
+        store.enqueue(.pruneEvents(sessionId: "a", oldestKept: 16))
+        store.enqueue(.pruneEvents(sessionId: "b", oldestKept: 21))  // the oldest: nothing goes
         store.flush()
 
         let all = try store.loadRecentEvents(limit: 1_000)
@@ -138,14 +142,51 @@ internal import JSONModel
         #expect(all.filter { $0.sessionId == "b" }.map(\.seq) == Array(21...25))
         #expect(all.map(\.seq) == all.map(\.seq).sorted())
         #expect(all.first?.fields["bytesReceived"] == .integer(16))
-        // The newest `limit` per session, oldest first.
+        // The newest `limit` per session, oldest first, also out of a row that holds more.
         #expect(try store.loadRecentEvents(limit: 3).map(\.seq) == [18, 19, 20, 23, 24, 25])
         // The sequence keeps counting from the highest ever stored.
         #expect(try store.maxEventSeq() == 25)
-        store.enqueue(.pruneEvents(sessionId: "b", keep: 0))
+        // A row that straddles the oldest kept stays whole; a start keeps the newest `limit`.
+        store.enqueue(.pruneEvents(sessionId: "a", oldestKept: 18))
+        store.enqueue(.pruneEvents(sessionId: "b", oldestKept: 26))
         store.flush()
         #expect(try store.loadRecentEvents(limit: 1_000).map(\.seq) == Array(16...20))
+        #expect(try store.loadRecentEvents(limit: 2).map(\.seq) == [19, 20])
         #expect(try store.maxEventSeq() == 20)
+    }
+
+    @Test func theEventsOfOneCommitShareARowPerSessionAndOwner() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let store = try Store(dataDirectory: folder.path)
+        defer { store.close() }
+        // Interleaved as a shared session's tenants and another session make them.
+        let owners: [String?] = [nil, "t1", "t2"]
+        var operations: [StoreOperation] = []
+        for seq in 1...30 {
+            var event = Self.event(seq, session: seq % 5 == 0 ? "other" : "shared")
+            event.owner = owners[seq % 3]
+            operations.append(.appendEvent(event))
+        }
+        store.enqueue(operations)
+        store.flush()
+
+        let database = try Database(path: store.path)
+        let rows = try database.run("SELECT session_id, owner FROM events")
+        #expect(rows.count == 6)  // two sessions times three owners
+        let loaded = try store.loadRecentEvents(limit: 1_000)
+        #expect(loaded.map(\.seq) == Array(1...30))
+        for event in loaded {
+            #expect(event.owner == owners[event.seq % 3])
+            #expect(event.sessionId == (event.seq % 5 == 0 ? "other" : "shared"))
+            #expect(event.fields["bytesReceived"] == .integer(Int64(event.seq)))
+        }
+        // An acknowledgement deletes whole rows up to its seq: each row's key is its newest.
+        store.enqueue(.deleteEvents(sessionId: "shared", through: 29))
+        store.flush()
+        #expect(try store.loadRecentEvents(limit: 1_000).filter { $0.sessionId == "shared" }.map(\.seq).isEmpty)
+        #expect(try store.loadRecentEvents(limit: 1_000).filter { $0.sessionId == "other" }.count == 6)
+        #expect(try store.maxEventSeq() == 30)
     }
 
     @Test(arguments: [0, 1, 4_096, 3 << 20])
