@@ -14,6 +14,9 @@
 /// through the table, under the service's lock, and shared between copies of it only to read.
 struct TaskTable: @unchecked Sendable {
     private var boxes: [Int: TaskEntryBox] = [:]
+    /// The held tasks counted by state, phase, kind, class and engine presence, kept as entries
+    /// change here (every change of an entry goes through this table).
+    private(set) var census = TaskCensus()
 
     init() {}
 
@@ -25,11 +28,13 @@ struct TaskTable: @unchecked Sendable {
             return UnsafePointer(box.slot)  // the box outlives the access: the table holds it
         }
         set {
+            let index = boxes.index(forKey: id)
+            census.move(from: index.flatMap { TaskCensus.Key(boxes.values[$0].slot.pointee) }, to: TaskCensus.Key(newValue))
             guard let newValue else {
-                boxes[id] = nil
+                if let index { boxes.remove(at: index) }
                 return
             }
-            if let index = boxes.index(forKey: id), isKnownUniquelyReferenced(&boxes.values[index]) {
+            if let index, isKnownUniquelyReferenced(&boxes.values[index]) {
                 boxes.values[index].slot.pointee = newValue
             } else {
                 boxes[id] = TaskEntryBox.make(newValue)
@@ -41,12 +46,17 @@ struct TaskTable: @unchecked Sendable {
             guard let index = boxes.index(forKey: id) else {
                 var added: TaskEntry?
                 yield &added
-                if let added { boxes[id] = TaskEntryBox.make(added) }
+                if let added {
+                    census.move(from: nil, to: TaskCensus.Key(added))
+                    boxes[id] = TaskEntryBox.make(added)
+                }
                 return
             }
             if !isKnownUniquelyReferenced(&boxes.values[index]) { boxes.values[index] = TaskEntryBox.make(boxes.values[index].slot.pointee!) }
             let box = boxes.values[index]  // the table holds it through the yield
+            let before = TaskCensus.Key(box.slot.pointee)
             yield &box.slot.pointee
+            census.move(from: before, to: TaskCensus.Key(box.slot.pointee))
             if box.slot.pointee == nil { boxes.remove(at: index) }
         }
     }
@@ -66,7 +76,10 @@ struct TaskTable: @unchecked Sendable {
     @discardableResult
     mutating func removeValue(forKey id: Int) -> TaskEntry? {
         guard let box = boxes.removeValue(forKey: id) else { return nil }
-        return withExtendedLifetime(box) { box.slot.pointee }  // read before the box goes
+        return withExtendedLifetime(box) {  // read before the box goes
+            census.move(from: TaskCensus.Key(box.slot.pointee), to: nil)
+            return box.slot.pointee
+        }
     }
 }
 

@@ -10,15 +10,13 @@ extension TransferService {
         metrics.render(metricsSnapshot())
     }
 
-    /// Task counts, queue depth, byte totals and held long-polls, in one lock acquisition.
+    /// Task counts (the held ones from the table's census), queue depth, byte totals and held
+    /// long-polls, in one lock acquisition.
     func metricsSnapshot() -> MetricsSnapshot {
         state.withLock { s in
             var snapshot = MetricsSnapshot()
-            for id in s.tasks.keys {
-                // Read in place: a copy of each held task retains and releases all of its fields.
-                guard let taskState = s.tasks[id]?.task.state, let phase = s.tasks[id]?.task.phase,
-                      let kind = s.tasks[id]?.task.kind, let schedulingClass = s.tasks[id]?.task.schedulingClass else { continue }
-                snapshot.tasks[MetricsSnapshot.TaskLabels(state: taskState, phase: phase, kind: kind, schedulingClass: schedulingClass), default: 0] += 1
+            for (key, count) in s.tasks.census.counts {
+                snapshot.tasks[MetricsSnapshot.TaskLabels(state: key.state, phase: key.phase, kind: key.kind, schedulingClass: key.schedulingClass), default: 0] += count
             }
             for (labels, count) in s.storedCompleted { snapshot.tasks[labels, default: 0] += count }
             snapshot.queuedByClass = s.scheduler.queuedByClass

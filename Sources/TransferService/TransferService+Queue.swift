@@ -81,11 +81,10 @@ extension TransferService {
         let now = EngineLoop.now()
         return state.withLock { s in
             var waiting = 0, suspended = 0
-            for id in s.tasks.keys {
-                // Read in place: a copy of each held task retains and releases all of its fields.
-                switch (s.tasks[id]?.task.state, s.tasks[id]?.task.phase) {
-                case (.suspended, _): suspended += 1
-                case (.running, .waiting), (.running, .retrying): if s.tasks[id]?.inEngine == false { waiting += 1 }
+            for (key, count) in s.tasks.census.counts {
+                switch (key.state, key.phase) {
+                case (.suspended, _): suspended += count
+                case (.running, .waiting), (.running, .retrying): if !key.inEngine { waiting += count }
                 default: break
                 }
             }

@@ -74,9 +74,12 @@ extension TransferService {
             var deliveries = Deliveries()
             // Fields read in place, and only the few completed tasks still held copied: a copy of
             // every held task (100,000 queued ones) held this lock for tens of milliseconds a sweep.
+            // No walk at all while none is held (the table's census says).
             var expired: [TransferTask] = []
-            for id in s.tasks.keys where s.tasks[id]?.task.state == .completed && (s.tasks[id]?.task.completedAt ?? now) < cutoff {
-                if let task = s.tasks[id]?.task { expired.append(task) }
+            if s.tasks.census.count(where: { $0.state == .completed }) > 0 {
+                for id in s.tasks.keys where s.tasks[id]?.task.state == .completed && (s.tasks[id]?.task.completedAt ?? now) < cutoff {
+                    if let task = s.tasks[id]?.task { expired.append(task) }
+                }
             }
             for task in expired { remove(&s, task: task.id, &deliveries) }
             for task in stored where !s.tasks.contains(task.id) && !s.deletingStored.contains(task.id) {

@@ -56,6 +56,38 @@ import FoundationEssentials
         }
         #expect(table.count == 50 && table[1] == nil && table[2]?.task.id == 2)
     }
+
+    private static func walk(_ table: TaskTable) -> [TaskCensus.Key: Int] {
+        var counts: [TaskCensus.Key: Int] = [:]
+        for id in table.keys { counts[TaskCensus.Key(table[id])!, default: 0] += 1 }
+        return counts
+    }
+
+    /// The census counts what a walk of the entries counts, after every kind of change: set,
+    /// change in place (also through a copy's own box), removal by nil and by `removeValue`.
+    @Test func theCensusCountsWhatAWalkCounts() {
+        var table = TaskTable()
+        for id in 1...40 { table[id] = Self.entry(id) }
+        #expect(table.census.counts == Self.walk(table) && table.census.counts.values.reduce(0, +) == 40)
+        for id in stride(from: 1, through: 40, by: 3) { table[id]?.task.lifecycle = TaskMachine(restoring: .suspended, phase: .queued) }
+        for id in stride(from: 2, through: 40, by: 5) { table[id]?.inEngine = true }
+        for id in stride(from: 3, through: 40, by: 7) { table[id]?.task.lifecycle = TaskMachine(restoring: .running, phase: .waiting) }
+        table[4]?.task.kind = .download
+        table[5]?.task.originalRequest.networkServiceType = .background
+        let copy = table
+        table[6]?.task.lifecycle = TaskMachine(restoring: .completed, phase: .done)  // the copy keeps its own
+        table[7] = nil
+        table.removeValue(forKey: 8)
+        table[9]?.task.lifecycle = TaskMachine(restoring: .completed, phase: .done)
+        table[10] = Self.entry(10)  // replaced whole
+        #expect(table.census.counts == Self.walk(table))
+        #expect(copy.census.counts == Self.walk(copy) && copy.census.counts.values.reduce(0, +) == 40)
+        #expect(table.census.count { $0.state == .completed } == 2)
+        #expect(table.census.count { $0.schedulingClass == .background } == 1)
+        #expect(table.census.count { $0.state == .suspended } == Self.walk(table).filter { $0.key.state == .suspended }.values.reduce(0, +))
+        for id in Array(table.keys) { table[id] = nil }
+        #expect(table.census.counts.isEmpty)
+    }
 }
 
 private extension TransferTask {
