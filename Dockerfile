@@ -13,11 +13,12 @@ ARG SWIFT_IMAGE=swift:6.3-bookworm
 # ---- build ----
 FROM ${SWIFT_IMAGE} AS build
 
-# The three C libraries' headers and pkg-config, which the system-library targets use to find
-# them, and OpenSSL's (the CCurl shim reads a connection's negotiated TLS version from it).
+# The C libraries' headers and pkg-config, which the system-library targets use to find them,
+# and OpenSSL's (the CCurl shim reads a connection's negotiated TLS version from it). libpq's is
+# for the PostgreSQL layer (issue 19), which the shipped products do not link yet.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config \
+        libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

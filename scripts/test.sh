@@ -4,13 +4,14 @@
 # On a new Debian bookworm machine with the Swift toolchain (at /opt/swift) and root, it
 #   1. installs the missing Debian packages (build dependencies, nginx, curl, tcpdump for the DSCP
 #      test, publicsuffix for the cookie jars, the proxies, chromium and chromedriver for the
-#      dashboard test, tmux for the terminal test, debootstrap for the container check, and
-#      Python if needed),
+#      dashboard test, tmux for the terminal test, debootstrap for the container check, the
+#      PostgreSQL server, and Python if needed),
 #   2. creates .build-peers/venv with the pinned Python packages of scripts/requirements/*.txt
 #      (httpbin, gunicorn, trustme, pytest and what the system tests drive),
 #   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files,
 #      and for the proxy and TLS tests tinyproxy, microsocks and nginx over TLS with certificates
-#      made now), waits until they answer, and exports their addresses (TRANSFERD_TEST_HTTPBIN, ...),
+#      made now; a PostgreSQL cluster made with initdb), waits until they answer, and exports
+#      their addresses (TRANSFERD_TEST_HTTPBIN, ..., TRANSFERD_TEST_POSTGRES),
 #   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments; with
 #      none, in two passes: every test in parallel but those of Tests/serial-suites.txt (timed
 #      ones), then those one at a time,
@@ -45,11 +46,13 @@ source scripts/lib/network-peers.sh
 source scripts/lib/peers-ftp.sh
 # shellcheck source=scripts/lib/peers-stream.sh
 source scripts/lib/peers-stream.sh
+# shellcheck source=scripts/lib/peers-postgres.sh
+source scripts/lib/peers-postgres.sh
 
 log "repository: $PWD"
 ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix tinyproxy microsocks \
-    chromium chromium-driver tmux debootstrap socat
+    chromium chromium-driver tmux debootstrap socat "${POSTGRES_PACKAGES[@]}"
 ensure_python
 ensure_peer_venv
 
@@ -63,7 +66,7 @@ stop_container_prebuild() {
 }
 
 # Stop the peers on every exit; turn SIGINT and SIGTERM into an exit so the EXIT trap runs.
-trap 'stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files' EXIT
+trap 'stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -72,6 +75,7 @@ start_nginx
 start_network_peers
 start_ftp_peers
 start_stream_peers
+start_postgres_peer
 
 if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     log "TRANSFERD_TEST_ONLY_PEERS=1: checking the peers, then stopping them"
@@ -82,6 +86,7 @@ if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     curl -fsS --cacert "$TRANSFERD_TEST_TLS_CA" --proxy "http://$TRANSFERD_TEST_HTTP_PROXY" "$TRANSFERD_TEST_TLS_VALID/files/hello.txt" >&2
     curl -fsS --proxy "socks5h://$TRANSFERD_TEST_SOCKS_PROXY" "$TRANSFERD_TEST_NGINX/files/hello.txt" >&2
     curl -fsS --user "$TRANSFERD_TEST_FTP_USER:$TRANSFERD_TEST_FTP_PASSWORD" "$TRANSFERD_TEST_FTP/" >&2
+    "$(postgres_bin_dir)/psql" -q -d "$TRANSFERD_TEST_POSTGRES" -c "SELECT version()" >&2
     log "peers OK"
     exit 0
 fi

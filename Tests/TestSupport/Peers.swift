@@ -32,6 +32,13 @@ public enum Peers {
         URL(fileURLWithPath: try value(of: "nginx", variable: "TRANSFERD_TEST_NGINX_ROOT"), isDirectory: true)
     }
 
+    /// A PostgreSQL server of this run's own (initdb into a temporary folder, on 127.0.0.1), as
+    /// a libpq URL with its database: `postgresql://transferd@127.0.0.1:PORT/transferd`. The user
+    /// may create databases, so a suite can make one of its own. Read from `TRANSFERD_TEST_POSTGRES`.
+    public static func postgres() throws -> String {
+        try value(of: "postgres", variable: "TRANSFERD_TEST_POSTGRES")
+    }
+
     static func baseURL(of peer: String, variable: String) throws -> String {
         var url = try value(of: peer, variable: variable)
         while url.hasSuffix("/") { url.removeLast() }

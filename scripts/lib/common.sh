@@ -4,7 +4,7 @@
 
 # Build dependencies of transferd: the three C libraries and pkg-config to find them.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-BUILD_APT_PACKAGES=(libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config)
+BUILD_APT_PACKAGES=(libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config)
 
 log() {
     printf '==> %s: %s\n' "${SCRIPT_NAME:-script}" "$*" >&2
