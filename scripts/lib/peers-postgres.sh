@@ -27,8 +27,11 @@ postgres_bin_dir() {
 # PID in $!); as anyone else, nothing (that user runs it).
 POSTGRES_AS_USER=()
 
+# start_postgres_peer [NAME=VALUE...]: the server, with these settings after the defaults
+# (bench/postgres.sh runs it with fsync=on too).
 start_postgres_peer() {
-    local bin attempt port pid log_file="$PEERS_LOG_DIR/postgres.log"
+    local bin attempt port pid log_file="$PEERS_LOG_DIR/postgres.log" setting settings=()
+    for setting in "$@"; do settings+=(-c "$setting"); done
     bin="$(postgres_bin_dir)"
     [ -n "$bin" ] || die "no PostgreSQL server under /usr/lib/postgresql/*/bin (the postgresql package)"
     mkdir -p "$PEERS_LOG_DIR"
@@ -48,7 +51,7 @@ start_postgres_peer() {
         log "starting postgres on 127.0.0.1:$port (attempt $attempt), log $log_file"
         "${POSTGRES_AS_USER[@]}" "$bin/postgres" -D "$POSTGRES_PEER_DIR/data" -p "$port" \
             -c listen_addresses=127.0.0.1 -c unix_socket_directories="$POSTGRES_PEER_DIR" \
-            -c fsync=off -c max_connections=200 >>"$log_file" 2>&1 </dev/null &
+            -c fsync=off -c max_connections=200 "${settings[@]}" >>"$log_file" 2>&1 </dev/null &
         pid=$!
         record_peer postgres "$pid"
         if wait_for_command postgres "$pid" 30 "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -U transferd -d postgres; then
