@@ -1,0 +1,57 @@
+public import PostgreSQL
+
+/// A daemon of the cluster as `GET /v1/cluster` will list it.
+public struct ClusterNode: Sendable, Equatable {
+    public let id: String
+    /// Where the other nodes and an operator reach it (host:port), as it registered.
+    public let address: String
+    /// Seconds since 1970 when it registered (its start).
+    public let startedAt: Double
+    /// Seconds since its last heartbeat, by the database's clock.
+    public let silentFor: Double
+    /// How many tasks it holds leases on.
+    public let leasedTasks: Int
+}
+
+/// The nodes' registry: each node registers at start and beats every few seconds (with its
+/// lease renewal); a node silent for longer than the lease timeout is not live, and its leases
+/// are taken back by `ClusterQueue.requeueExpired`. All times are the database's (`now()`), so
+/// the nodes' clocks need not agree.
+public enum ClusterNodes {
+    /// Registers `id` (again, after a restart: its start time is renewed).
+    public static func register(id: String, address: String, on database: PostgresConnection) throws {
+        try database.run("""
+            INSERT INTO cluster_nodes (id, address) VALUES ($1, $2)
+            ON CONFLICT (id) DO UPDATE SET address = excluded.address, started_at = now(), heartbeat_at = now()
+            """, id, address)
+    }
+
+    /// Records that `id` is alive; false when its row is gone (`forget` took it as dead): the
+    /// node must register again, and its leases are no longer its own.
+    public static func heartbeat(id: String, on database: PostgresConnection) throws -> Bool {
+        try !database.run("UPDATE cluster_nodes SET heartbeat_at = now() WHERE id = $1 RETURNING id", id).isEmpty
+    }
+
+    /// The nodes heard from within `seconds`, by id, with the tasks each holds.
+    public static func live(within seconds: Double, on database: PostgresConnection) throws -> [ClusterNode] {
+        try database.run("""
+            SELECT n.id, n.address, extract(epoch FROM n.started_at)::double precision,
+                   extract(epoch FROM now() - n.heartbeat_at)::double precision, count(t.id)
+            FROM cluster_nodes n LEFT JOIN tasks t ON t.node = n.id
+            WHERE n.heartbeat_at > now() - make_interval(secs => $1)
+            GROUP BY n.id ORDER BY n.id
+            """, seconds).compactMap { row in
+            guard let id = row.string(0), let address = row.string(1), let started = row.double(2),
+                  let silent = row.double(3), let leased = row.int(4) else { return nil }
+            return ClusterNode(id: id, address: address, startedAt: started, silentFor: silent, leasedTasks: leased)
+        }
+    }
+
+    /// Removes the nodes silent for more than `seconds` (long past the lease timeout); returns
+    /// their ids.
+    public static func forget(silentFor seconds: Double, on database: PostgresConnection) throws -> [String] {
+        try database.run("""
+            DELETE FROM cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => $1) RETURNING id
+            """, seconds).compactMap { $0.string(0) }.sorted()
+    }
+}
