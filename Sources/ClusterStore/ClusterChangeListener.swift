@@ -1,0 +1,72 @@
+internal import Dispatch
+internal import Glibc
+internal import Synchronization
+public import PostgreSQL
+
+/// Listens for `ClusterChange`s on a connection of its own, on a thread of its own, and hands
+/// each batch to `handle`. When the connection is lost it connects again (every `retryDelay`
+/// until it can) and then hands over `.resync`: what was sent meanwhile is lost (NOTIFY is not
+/// queued for a listener that is away), so the node must look at everything it waits for.
+///
+/// Execution context: one serial queue per node, `transferd.cluster.listener`, whose one work
+/// item is the listening loop (it blocks in poll(2) between notifications, like the store
+/// writer blocks on the disk); `handle` runs there and must not block for long (it wakes
+/// long-polls, which answer on their own threads).
+public final class ClusterChangeListener: Sendable {
+    public enum Event: Sendable, Equatable {
+        case changes([ClusterChange])
+        /// Listening again after the connection was lost: changes may have been missed.
+        case resync
+    }
+
+    private let url: String
+    private let handle: @Sendable (Event) -> Void
+    private let stopping = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let retryDelay: Double
+
+    /// Starts listening; `handle` gets every batch of changes (in the order sent).
+    public init(url: String, retryDelay: Double = 1, handle: @escaping @Sendable (Event) -> Void) throws {
+        self.url = url
+        self.handle = handle
+        self.retryDelay = retryDelay
+        let first = try Self.listen(url)  // fails here, not on the thread, when the database is not there
+        DispatchQueue(label: "transferd.cluster.listener").async { [self] in run(first) }
+    }
+
+    /// Stops the loop and waits for it (at most one poll interval, or one retry delay). Idempotent.
+    public func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        done.wait()
+    }
+
+    private static let pollInterval = 0.2
+
+    private static func listen(_ url: String) throws -> PostgresConnection {
+        let connection = try PostgresConnection(url: url)
+        try connection.execute(script: "LISTEN \(ClusterChange.channel)")
+        return connection
+    }
+
+    private func run(_ first: PostgresConnection) {
+        var connection: PostgresConnection? = first
+        while !stopping.load(ordering: .relaxed) {
+            guard let live = connection else {
+                usleep(useconds_t(retryDelay * 1_000_000))
+                connection = try? Self.listen(url)
+                if connection != nil { handle(.resync) }
+                continue
+            }
+            do {
+                let received = try live.notifications(timeout: Self.pollInterval)
+                let changes = received.filter { $0.channel == ClusterChange.channel }.compactMap { ClusterChange(payload: $0.payload) }
+                if !changes.isEmpty { handle(.changes(changes)) }
+            } catch {
+                live.close()
+                connection = nil
+            }
+        }
+        connection?.close()
+        done.signal()
+    }
+}
