@@ -13,7 +13,7 @@ package enum CookieRowChange: Sendable {
 /// The persistent cookie jars: written through the queued writer (the engine thread never
 /// waits on the disk), read once at start.
 extension Store {
-    func apply(_ changes: [CookieRowChange], _ tx: Database.Transaction) throws {
+    static func apply(_ changes: [CookieRowChange], _ tx: Database.Transaction) throws {
         for change in changes {
             switch change {
             case .save(let owner, let cookie):

@@ -17,23 +17,9 @@ public final class Store: Sendable {
     let database: Database
     /// Every read (`reader`): never behind the writer's open transaction.
     let readers: ReadConnections
-    /// Internal for `Store+Writer`, like the writer's other state below.
-    let writes = Mutex(PendingWrites())
-    let writer = DispatchQueue(label: "transferd.store.writer")
-    /// Whether commits succeed (`GET /readyz`, the error log and the failure counter).
-    let health = Mutex(StoreHealth())
-    /// Set while a retry of failed writes is scheduled on `writer`.
-    let retryScheduled = Atomic<Bool>(false)
-    /// Set while a group commit is scheduled on `writer` (`wakeWriter`): writes queued
-    /// meanwhile join it instead of scheduling their own.
-    let drainScheduled = Atomic<Bool>(false)
-    /// What waits for the next drain (`afterCommit`), taken by the drain before its writes.
-    let afterDrain = Mutex<[@Sendable () -> Void]>([])
+    /// The queued writes, committed on the write connection (`Store+Writes`).
+    let writer: QueuedWriter
     public let path: String
-    /// Cleared by `close()`; `GET /readyz` asks it.
-    private let open = Atomic<Bool>(true)
-    /// Told the time of each batch commit and each failure, when measured.
-    let instruments: (any StoreInstruments)?
     let logger: Logger
 
     /// Opens (creating) `<dataDirectory>/transferd.sqlite3` in WAL mode and migrates it.
@@ -43,7 +29,6 @@ public final class Store: Sendable {
 
     /// Opens the store, timing each batch commit into `instruments` and logging failures to `logger`.
     public init(dataDirectory: String, instruments: (any StoreInstruments)?, logger: Logger = Logger(label: "transferd.store")) throws {
-        self.instruments = instruments
         self.logger = logger
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         path = dataDirectory + "/transferd.sqlite3"
@@ -53,6 +38,7 @@ public final class Store: Sendable {
         // the last commits. Measured ~100k commits/s vs 6-10k with FULL (STYLE.md).
         try database.execute(script: "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
         readers = try ReadConnections(path: path, count: Self.readConnections)
+        writer = QueuedWriter(target: SQLiteWrites(database: database), instruments: instruments, logger: logger)
         try migrate()
     }
 
@@ -77,10 +63,10 @@ public final class Store: Sendable {
     /// The schema version the database is at.
     public var schemaVersion: Int { (try? reader.run("PRAGMA user_version").first?.int(0)) ?? 0 }
 
-    /// Writes a batch's operations in order inside the writer's transaction (`Store+Writer`),
+    /// Writes a batch's operations in order inside the writer's transaction (`SQLiteWrites`),
     /// its events gathered into a row per session and owner (`EventRows`), written before any
     /// operation that deletes events and at the end.
-    func apply(_ operations: some Sequence<StoreOperation>, _ tx: Database.Transaction) throws {
+    static func apply(_ operations: some Sequence<StoreOperation>, _ tx: Database.Transaction) throws {
         var events = EventRows()
         for operation in operations {
             switch operation {
@@ -96,8 +82,8 @@ public final class Store: Sendable {
         try events.write(tx)
     }
 
-    /// Writes one operation inside the writer's transaction (`Store+Writer`).
-    func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
+    /// Writes one operation inside the writer's transaction.
+    static func apply(_ operation: StoreOperation, _ tx: Database.Transaction) throws {
         switch operation {
         case .saveSession(let session):
             // An invalidated session gives its identifier up (unique index), so a new background
@@ -148,7 +134,7 @@ public final class Store: Sendable {
 
     /// Writes `task` with its stored form (`record`, `record(task)` when not given) and the
     /// columns completed tasks are found and served by (schema migration 9).
-    private func save(_ task: TransferTask, record: StoredRecord? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
+    private static func save(_ task: TransferTask, record: StoredRecord? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
         let record = record ?? Self.record(task)
         try tx.run("""
             INSERT INTO tasks(id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
@@ -162,7 +148,7 @@ public final class Store: Sendable {
             task.completedAt?.timeIntervalSince1970, feedSeq, record.servedCut)
     }
 
-    private func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
+    private static func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
         try tx.run("""
             INSERT INTO counters(name, value) VALUES('max_task_id', ?)
             ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)
@@ -261,17 +247,12 @@ public final class Store: Sendable {
     }
 
     /// Whether the database is open (`close()` has not been called).
-    public var isOpen: Bool { open.load(ordering: .relaxed) }
+    public var isOpen: Bool { writer.isOpen }
 
     /// Commits what is pending and closes the database. Idempotent. Writes that still cannot be
-    /// committed are lost with the process; they are counted in an error log line.
+    /// committed are lost with the process; the writer counts them in an error log line.
     public func close() {
-        flush()
-        open.store(false, ordering: .relaxed)
-        let lost = writes.withLock { $0.items.count }
-        if lost > 0 {
-            logger.error("store closed with writes it could not commit", metadata: ["store.pending": "\(lost)"])
-        }
+        writer.close()
         readers.close()
         database.close()
     }

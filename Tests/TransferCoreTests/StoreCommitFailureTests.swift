@@ -53,7 +53,7 @@ import Testing
         #expect((Self.failures(metrics) ?? 0) >= 1)
         // Nothing of the failed batch went in, and nothing was dropped: it is all still queued.
         #expect(try store.loadSessions().map(\.id) == ["s0"])
-        #expect(store.writes.withLock { $0.items.count } == 20)
+        #expect(store.writer.writes.withLock { $0.items.count } == 20)
 
         try Self.uncap(store)
         try store.commit()
@@ -101,7 +101,7 @@ import Testing
         #expect(failure?.kind == .diskFull)
         // The background write is not withdrawn with the creation: it stays queued, or the group
         // commit scheduled when it was queued has committed it already (alone, it fits).
-        let kept = try store.writes.withLock { $0.contains(background) } || store.loadTasks().map(\.0.id) == [1]
+        let kept = try store.writer.writes.withLock { $0.contains(background) } || store.loadTasks().map(\.0.id) == [1]
         #expect(kept, "the background write was lost with the refused creation")
 
         try Self.uncap(store)

@@ -1,10 +1,11 @@
 internal import Dispatch
 internal import Logging
-internal import SQLite
 internal import Synchronization
 
-/// The queued writer. Many writes share one transaction (group commit), so the engine thread
-/// never waits on the disk and a burst of API requests costs one commit.
+/// The queued writer of a store. Many writes share one transaction (group commit), so the engine
+/// thread never waits on the disk and a burst of API requests costs one commit. It commits through
+/// a `WriteTarget` (SQLite's `SQLiteWrites`; the cluster's PostgreSQL store will be another), so
+/// every store keeps the same rules.
 ///
 /// The rule it keeps: what the API answers with a 2xx is committed. A transaction that fails
 /// keeps its writes pending, in order, and they are tried again on the next drain (a write never
@@ -13,7 +14,55 @@ internal import Synchronization
 /// when its request settles is withdrawn and refused (`settle`). Failures are logged once per
 /// burst, counted, and make `GET /readyz` fail until a commit succeeds again; a retry runs every
 /// `retryInterval` meanwhile, so recovery needs no client request.
-extension Store {
+package final class QueuedWriter: Sendable {
+    let target: any WriteTarget
+    /// Internal, not private, for the tests of failing commits.
+    let writes = Mutex(PendingWrites())
+    let queue = DispatchQueue(label: "transferd.store.writer")
+    /// Whether commits succeed (`GET /readyz`, the error log and the failure counter).
+    let health = Mutex(StoreHealth())
+    /// Set while a retry of failed writes is scheduled on `queue`.
+    let retryScheduled = Atomic<Bool>(false)
+    /// Set while a group commit is scheduled on `queue` (`wakeWriter`): writes queued
+    /// meanwhile join it instead of scheduling their own.
+    let drainScheduled = Atomic<Bool>(false)
+    /// What waits for the next drain (`afterCommit`), taken by the drain before its writes.
+    let afterDrain = Mutex<[@Sendable () -> Void]>([])
+    /// Cleared by `close()`.
+    private let open = Atomic<Bool>(true)
+    /// Told the time of each batch commit and each failure, when measured.
+    let instruments: (any StoreInstruments)?
+    let logger: Logger
+
+    init(target: any WriteTarget, instruments: (any StoreInstruments)?, logger: Logger) {
+        self.target = target
+        self.instruments = instruments
+        self.logger = logger
+    }
+
+    /// Whether `close()` has not been called.
+    var isOpen: Bool { open.load(ordering: .relaxed) }
+
+    /// Tries what is pending once more, then takes no more commits. Writes that still cannot be
+    /// committed are lost with the process; they are counted in an error log line.
+    func close() {
+        flush()
+        open.store(false, ordering: .relaxed)
+        let lost = writes.withLock { $0.items.count }
+        if lost > 0 {
+            logger.error("store closed with writes it could not commit", metadata: ["store.pending": "\(lost)"])
+        }
+    }
+
+    /// Queues a write without waking the writer; the caller settles it right away. The settle's
+    /// drain then runs on the caller's thread (a `sync` on the idle serial writer runs there),
+    /// which saves the wake-up of a writer thread and the wait for it on every single POST
+    /// (issue 18: they were most of its latency). Creations that arrive together still share
+    /// one transaction: whichever settles first commits everything queued.
+    package func enqueueForSettle(_ operation: StoreOperation) -> Int {
+        writes.withLock { $0.append(operation) }
+    }
+
     /// How long after a failed commit the writer tries again on its own.
     static let retryInterval: DispatchTimeInterval = .seconds(1)
 
@@ -50,7 +99,7 @@ extension Store {
 
     private func scheduleGroupCommit() {
         guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        writer.asyncAfter(deadline: .now() + Self.groupCommitWindow) { [self] in drain() }
+        queue.asyncAfter(deadline: .now() + Self.groupCommitWindow) { [self] in drain() }
     }
 
     /// How long a queued write waits for others to share its commit.
@@ -58,15 +107,15 @@ extension Store {
 
     /// Waits until the writer has tried every write queued before the call. Never throws: for
     /// readers that only want to see what is committed, and background work.
-    public func flush() {
-        writer.sync { drain() }
+    package func flush() {
+        queue.sync { drain() }
     }
 
     /// Waits like `flush()`, then throws when a write queued before the call is still not
     /// committed: the API answers a write with a 2xx only after this returns.
-    public func commit() throws(StoreFailure) {
+    package func commit() throws(StoreFailure) {
         let through = writes.withLock { $0.lastSeq }
-        let failure = writer.sync { () -> StoreFailure? in
+        let failure = queue.sync { () -> StoreFailure? in
             drain()
             return writes.withLock { $0.containsAny(through: through) } ? currentFailure : nil
         }
@@ -78,7 +127,7 @@ extension Store {
     /// commits while `body` runs, so a refused creation can withdraw its writes (`withdraw`) and
     /// undo its change in memory without a commit slipping in between.
     package func settle<T>(_ seq: Int?, _ body: (StoreFailure?) -> T) -> T {
-        writer.sync {
+        queue.sync {
             drain()
             guard let seq else { return body(nil) }
             let refused = writes.withLock { $0.contains(seq) || $0.takeRejection(seq) }
@@ -88,7 +137,7 @@ extension Store {
 
     /// Drops or trims pending writes (`PendingWrites.withdraw`). Only inside `settle`'s body.
     package func withdraw(_ transform: (StoreOperation) -> StoreOperation?) {
-        dispatchPrecondition(condition: .onQueue(writer))
+        dispatchPrecondition(condition: .onQueue(queue))
         writes.withLock { $0.withdraw(transform) }
     }
 
@@ -97,7 +146,7 @@ extension Store {
     /// for the retry timer).
     package func afterCommit(_ action: @escaping @Sendable () -> Void) {
         guard health.withLock({ $0.failure == nil }) else {
-            writer.async { [self] in
+            queue.async { [self] in
                 drain()
                 DispatchQueue.global().async(execute: action)
             }
@@ -108,13 +157,13 @@ extension Store {
     }
 
     /// Why commits fail now, nil while they succeed.
-    public var failure: StoreFailure? { health.withLock { $0.failure } }
+    package var failure: StoreFailure? { health.withLock { $0.failure } }
 
     private var currentFailure: StoreFailure {
         failure ?? StoreFailure(kind: .unavailable, reason: isOpen ? "the write was not committed" : "the store is closed")
     }
 
-    /// Commits everything pending in one transaction. Runs only on `writer`. With nothing
+    /// Commits everything pending in one transaction. Runs only on `queue`. With nothing
     /// pending while commits fail, it writes a probe row instead, so readiness comes back once
     /// the disk takes writes again.
     private func drain() {
@@ -137,15 +186,13 @@ extension Store {
         let started = ContinuousClock.now
         defer { instruments?.storeCommitTook(ContinuousClock.now - started) }
         do {
-            try database.transaction { tx in
-                try apply(batch.lazy.map(\.operation), tx)
-            }
+            try target.commit(batch.map(\.operation))
             noteCommit()
-        } catch let error where StoreFailure.isRejection(error) {
+        } catch let error where target.isRejection(error) {
             commitOneByOne(batch)
         } catch {
             writes.withLock { $0.putBack(batch) }
-            noteFailure(StoreFailure(error))
+            noteFailure(target.failure(of: error))
         }
     }
 
@@ -155,8 +202,8 @@ extension Store {
     private func commitOneByOne(_ batch: [PendingWrites.Write]) {
         for (index, write) in batch.enumerated() {
             do {
-                try database.transaction { tx in try apply(write.operation, tx) }
-            } catch let error where StoreFailure.isRejection(error) {
+                try target.commit([write.operation])
+            } catch let error where target.isRejection(error) {
                 writes.withLock { $0.reject(write.seq) }
                 instruments?.storeCommitFailed(reason: "rejected")
                 logger.error("store write rejected and dropped", metadata: [
@@ -164,7 +211,7 @@ extension Store {
                 ])
             } catch {
                 writes.withLock { $0.putBack(batch[index...]) }
-                noteFailure(StoreFailure(error))
+                noteFailure(target.failure(of: error))
                 return
             }
         }
@@ -174,15 +221,10 @@ extension Store {
     /// A tiny write that proves the disk takes commits again.
     private func probe() {
         do {
-            try database.transaction { tx in
-                _ = try tx.run("""
-                    INSERT INTO counters(name, value) VALUES('store_probe', 1)
-                    ON CONFLICT(name) DO UPDATE SET value = value + 1
-                    """)
-            }
+            try target.probe()
             noteCommit()
         } catch {
-            noteFailure(StoreFailure(error))
+            noteFailure(target.failure(of: error))
         }
     }
 
@@ -195,8 +237,8 @@ extension Store {
             let value = try body()
             noteCommit()
             return value
-        } catch let error where !StoreFailure.isRejection(error) {
-            noteFailure(StoreFailure(error))
+        } catch let error where !target.isRejection(error) {
+            noteFailure(target.failure(of: error))
             throw error
         }
     }
@@ -204,7 +246,7 @@ extension Store {
     private func noteCommit() {
         guard case .recovered(let attempts, let duration) = health.withLock({ $0.committed(at: .now) }) else { return }
         // Writes queued while it failed did not wake the writer (`wakeWriter`).
-        if writes.withLock({ !$0.items.isEmpty }) { writer.async { [self] in drain() } }
+        if writes.withLock({ !$0.items.isEmpty }) { queue.async { [self] in drain() } }
         logger.notice("store commits again", metadata: [
             "store.failed_attempts": "\(attempts)", "store.failing_seconds": "\(duration.components.seconds)",
         ])
@@ -229,7 +271,7 @@ extension Store {
     /// One retry at a time, `retryInterval` after a failure.
     private func scheduleRetry() {
         guard retryScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        writer.asyncAfter(deadline: .now() + Self.retryInterval) { [self] in
+        queue.asyncAfter(deadline: .now() + Self.retryInterval) { [self] in
             retryScheduled.store(false, ordering: .relaxed)
             drain()
         }
