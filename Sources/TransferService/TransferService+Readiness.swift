@@ -9,7 +9,7 @@ public enum ServiceReadiness: Sendable, Equatable, CustomStringConvertible {
     case shuttingDown
     case storeClosed
     /// The store's last commit failed (disk full, I/O error): writes are refused until one
-    /// succeeds again (`Store+Writer` retries on its own every second).
+    /// succeeds again (`QueuedWriter` retries on its own every second).
     case storeFailing(StoreFailure)
     /// The transfer engine's thread is not running (not started yet, or stopped).
     case engineStopped

@@ -10,7 +10,7 @@ public import TransferModel
 ///
 /// Writes are queued (`enqueue`) and committed by one serial writer, many per transaction, so the
 /// engine thread never waits on the disk. A write that cannot be committed stays queued and is
-/// tried again; `commit()` tells the API whether what it queued is committed (`Store+Writer`).
+/// tried again; `commit()` tells the API whether what it queued is committed (`QueuedWriter`).
 public final class Store: Sendable {
     /// The write connection: migrations, the writer's batches and the few rows written at once
     /// (`Store+Blobs`, `Store+Credentials`, `Store+URLCache`). Internal, not private, for those.

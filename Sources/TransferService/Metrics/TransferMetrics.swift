@@ -59,7 +59,7 @@ public final class TransferMetrics: StoreInstruments {
     /// one row was refused for good (and dropped).
     static let storeFailureReasons = [StoreFailure.Kind.diskFull.rawValue, StoreFailure.Kind.unavailable.rawValue, "rejected"]
 
-    /// A store commit attempt failed (`Store+Writer`); `reason` is one of `storeFailureReasons`.
+    /// A store commit attempt failed (`QueuedWriter`); `reason` is one of `storeFailureReasons`.
     public func storeCommitFailed(reason: String) {
         storeCommitFailures(reason: reason).increment()
     }
