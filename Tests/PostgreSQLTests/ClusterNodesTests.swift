@@ -8,32 +8,29 @@ import PostgreSQL
 /// silent node left out and then forgotten.
 @Suite struct ClusterNodesTests {
     @Test func liveNodesAreThoseHeardFromWithTheirLoad() throws {
-        let scratch = try ScratchDatabase()
-        defer { scratch.drop() }
-        let db = try scratch.connect()
-        defer { db.close() }
-        try ClusterMigrator.migrate(db)
-        for (index, node) in ["a", "b", "c"].enumerated() {
-            try ClusterNodes.register(id: node, address: "127.0.0.1:\(8080 + index)", on: db)
+        try ScratchDatabase.migrated { scratch, db in
+            for (index, node) in ["a", "b", "c"].enumerated() {
+                try ClusterNodes.register(id: node, address: "127.0.0.1:\(8080 + index)", on: db)
+            }
+            for id in 1...5 { try ClusterQueue.enqueue(QueuedTaskRow(id: id, sessionId: "s", host: "h\(id)"), on: db) }
+            _ = try ClusterQueue.claim(node: "a", limit: 3, leaseSeconds: 30, on: db)
+            _ = try ClusterQueue.claim(node: "b", limit: 1, leaseSeconds: 30, on: db)
+
+            var live = try ClusterNodes.live(within: 15, on: db)
+            #expect(live.map(\.id) == ["a", "b", "c"])
+            #expect(live.map(\.leasedTasks) == [3, 1, 0])
+            #expect(live.map(\.address) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:8082"])
+            #expect(live.allSatisfy { $0.silentFor >= 0 && $0.silentFor < 15 && $0.startedAt > 1_700_000_000 })
+
+            // c stops beating: it is no longer live, then forgotten; its next heartbeat says so.
+            try db.run("UPDATE cluster_nodes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'c'")
+            #expect(try ClusterNodes.heartbeat(id: "a", on: db))
+            live = try ClusterNodes.live(within: 15, on: db)
+            #expect(live.map(\.id) == ["a", "b"])
+            #expect(try ClusterNodes.forget(silentFor: 30, on: db) == ["c"])
+            #expect(try !ClusterNodes.heartbeat(id: "c", on: db))
+            try ClusterNodes.register(id: "c", address: "127.0.0.1:9000", on: db)
+            #expect(try ClusterNodes.live(within: 15, on: db).map(\.address) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:9000"])
         }
-        for id in 1...5 { try ClusterQueue.enqueue(QueuedTaskRow(id: id, sessionId: "s", host: "h\(id)"), on: db) }
-        _ = try ClusterQueue.claim(node: "a", limit: 3, leaseSeconds: 30, on: db)
-        _ = try ClusterQueue.claim(node: "b", limit: 1, leaseSeconds: 30, on: db)
-
-        var live = try ClusterNodes.live(within: 15, on: db)
-        #expect(live.map(\.id) == ["a", "b", "c"])
-        #expect(live.map(\.leasedTasks) == [3, 1, 0])
-        #expect(live.map(\.address) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:8082"])
-        #expect(live.allSatisfy { $0.silentFor >= 0 && $0.silentFor < 15 && $0.startedAt > 1_700_000_000 })
-
-        // c stops beating: it is no longer live, then forgotten; its next heartbeat says so.
-        try db.run("UPDATE cluster_nodes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'c'")
-        #expect(try ClusterNodes.heartbeat(id: "a", on: db))
-        live = try ClusterNodes.live(within: 15, on: db)
-        #expect(live.map(\.id) == ["a", "b"])
-        #expect(try ClusterNodes.forget(silentFor: 30, on: db) == ["c"])
-        #expect(try !ClusterNodes.heartbeat(id: "c", on: db))
-        try ClusterNodes.register(id: "c", address: "127.0.0.1:9000", on: db)
-        #expect(try ClusterNodes.live(within: 15, on: db).map(\.address) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:9000"])
     }
 }
