@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "PostgreSQL", dependencies: ["CLibPQ"], swiftSettings: strict),
         // The cluster's shared store on PostgreSQL (issue 19, docs/cluster.md): schema, queue,
         // leases. Not linked into the executables yet.
-        .target(name: "ClusterStore", dependencies: ["PostgreSQL"], swiftSettings: strict),
+        .target(name: "ClusterStore", dependencies: ["PostgreSQL", "TransferStore", "TransferModel"], swiftSettings: strict),
 
         // Any JSON value: one type for the daemon and the command-line client.
         .target(name: "JSONModel", swiftSettings: strict),
@@ -151,7 +151,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "ClusterStore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "ClusterStore", "TransferStore", "TransferModel", "JSONModel", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferModel", "TransferStore", "TransferEngine", "TransferService", "JSONModel", "SQLite", "Curl", "Zlib", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),

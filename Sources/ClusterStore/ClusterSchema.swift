@@ -42,5 +42,68 @@ enum ClusterSchema {
         CREATE INDEX tasks_by_session ON tasks (session_id, id);
         CREATE SEQUENCE task_queue_order;
         """,
+        // 2: what the single daemon's SQLite store keeps, for the same queued writes
+        //    (`PostgresWrites`): sessions, the task columns completed tasks are served and found
+        //    by, response bodies, metrics, the event feed (rows of one session and owner per
+        //    commit, `EventRows`), counters, webhook secrets and the persistent cookie jars.
+        """
+        CREATE TABLE sessions (
+            id text PRIMARY KEY,
+            owner text,
+            identifier text,
+            record text NOT NULL,
+            version bigint NOT NULL,
+            created bigserial
+        );
+        CREATE UNIQUE INDEX sessions_by_identifier ON sessions (COALESCE(owner, ''), identifier) WHERE identifier IS NOT NULL;
+        ALTER TABLE tasks
+            ADD COLUMN request_body bytea,
+            ADD COLUMN kind text NOT NULL DEFAULT '',
+            ADD COLUMN scheduling_class text NOT NULL DEFAULT '',
+            ADD COLUMN held_bytes bigint NOT NULL DEFAULT 0,
+            ADD COLUMN completed_at double precision,
+            ADD COLUMN feed_seq bigint NOT NULL DEFAULT 0,
+            ADD COLUMN served_cut text;
+        CREATE INDEX tasks_unfinished ON tasks (id) WHERE state <> 'completed';
+        CREATE INDEX tasks_completed_feed ON tasks (owner, feed_seq) WHERE state = 'completed';
+        CREATE INDEX tasks_completed_at ON tasks (completed_at) WHERE state = 'completed';
+        CREATE TABLE task_bodies (
+            task_id bigint PRIMARY KEY REFERENCES tasks (id),
+            body bytea NOT NULL
+        );
+        CREATE TABLE task_metrics (
+            task_id bigint PRIMARY KEY REFERENCES tasks (id),
+            record text NOT NULL
+        );
+        CREATE TABLE events (
+            seq bigint PRIMARY KEY,
+            session_id text NOT NULL,
+            record text NOT NULL,
+            owner text
+        );
+        CREATE INDEX events_by_session ON events (session_id, seq);
+        CREATE TABLE counters (
+            name text PRIMARY KEY,
+            value bigint NOT NULL
+        );
+        CREATE TABLE webhook_secrets (
+            session_id text PRIMARY KEY REFERENCES sessions (id),
+            secret text NOT NULL
+        );
+        CREATE TABLE cookies (
+            owner text NOT NULL,
+            name text NOT NULL,
+            domain text NOT NULL,
+            path text NOT NULL,
+            value text NOT NULL,
+            host_only boolean NOT NULL,
+            expires double precision NOT NULL,
+            secure boolean NOT NULL,
+            http_only boolean NOT NULL,
+            same_site text,
+            created_at double precision NOT NULL,
+            PRIMARY KEY (owner, name, domain, path)
+        );
+        """,
     ]
 }

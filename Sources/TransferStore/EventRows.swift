@@ -1,6 +1,6 @@
 internal import FoundationEssentials
 internal import SQLite
-internal import TransferModel
+package import TransferModel
 
 /// The events one commit writes, one row per session and owner instead of one per event: a
 /// 16 KiB download queues five events, and their row inserts (table and index) were a fifth of
@@ -15,7 +15,7 @@ internal import TransferModel
 ///
 /// Partitioned as the single rows were: a row holds the events of one session and one owner
 /// (the task's tenant, the `owner` column that keeps the shared session's events apart).
-struct EventRows {
+package struct EventRows {
     private struct Key: Hashable {
         let session: String
         let owner: String?
@@ -25,24 +25,44 @@ struct EventRows {
     /// The keys in the order their first event came, so rows are written in a stable order.
     private var order: [Key] = []
 
-    var isEmpty: Bool { order.isEmpty }
+    package init() {}
 
-    mutating func add(_ event: TaskEvent) {
+    package var isEmpty: Bool { order.isEmpty }
+
+    package mutating func add(_ event: TaskEvent) {
         let key = Key(session: event.sessionId, owner: event.owner)
         if groups[key] == nil { order.append(key) }
         groups[key, default: []].append(event)
     }
 
-    /// Inserts the rows and starts over empty.
+    /// One row of the `events` table.
+    package struct Row: Sendable {
+        /// The newest event's seq: the row's key.
+        package let seq: Int
+        package let session: String
+        package let record: String
+        package let owner: String?
+    }
+
+    /// The rows of what was added, and starts over empty.
+    package mutating func take() -> [Row] {
+        defer {
+            groups.removeAll(keepingCapacity: true)
+            order.removeAll(keepingCapacity: true)
+        }
+        return order.compactMap { key in
+            guard let events = groups[key], let newest = events.last else { return nil }
+            return Row(seq: newest.seq, session: key.session, record: Self.record(events), owner: key.owner)
+        }
+    }
+
+    /// Inserts the rows (SQLite) and starts over empty.
     mutating func write(_ tx: Database.Transaction) throws {
-        for key in order {
-            guard let events = groups[key], let newest = events.last else { continue }
+        for row in take() {
             // OR IGNORE: a row already there under this key holds the same newest event.
             try tx.run("INSERT OR IGNORE INTO events(seq, session_id, record, owner) VALUES(?, ?, ?, ?)",
-                       newest.seq, key.session, Self.record(events), key.owner)
+                       row.seq, row.session, row.record, row.owner)
         }
-        groups.removeAll(keepingCapacity: true)
-        order.removeAll(keepingCapacity: true)
     }
 
     /// One event's JSON object, or an array of several.

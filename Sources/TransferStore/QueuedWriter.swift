@@ -1,5 +1,5 @@
 internal import Dispatch
-internal import Logging
+package import Logging
 internal import Synchronization
 
 /// The queued writer of a store. Many writes share one transaction (group commit), so the engine
@@ -34,18 +34,18 @@ package final class QueuedWriter: Sendable {
     let instruments: (any StoreInstruments)?
     let logger: Logger
 
-    init(target: any WriteTarget, instruments: (any StoreInstruments)?, logger: Logger) {
+    package init(target: any WriteTarget, instruments: (any StoreInstruments)?, logger: Logger) {
         self.target = target
         self.instruments = instruments
         self.logger = logger
     }
 
     /// Whether `close()` has not been called.
-    var isOpen: Bool { open.load(ordering: .relaxed) }
+    package var isOpen: Bool { open.load(ordering: .relaxed) }
 
     /// Tries what is pending once more, then takes no more commits. Writes that still cannot be
     /// committed are lost with the process; they are counted in an error log line.
-    func close() {
+    package func close() {
         flush()
         open.store(false, ordering: .relaxed)
         let lost = writes.withLock { $0.items.count }
@@ -232,7 +232,7 @@ package final class QueuedWriter: Sendable {
     /// API answer must wait for them anyway (commit before publish). Its failure is logged,
     /// counted and fails readiness like the writer's; its success ends a burst.
     @discardableResult
-    func writeNow<T>(_ body: () throws -> T) throws -> T {
+    package func writeNow<T>(_ body: () throws -> T) throws -> T {
         do {
             let value = try body()
             noteCommit()

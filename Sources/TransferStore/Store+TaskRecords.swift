@@ -7,7 +7,7 @@ extension Store {
     static let minimumRecordPart = 512
 
     /// `record(task)` of each row, in order.
-    static func records(of rows: [StoreOperation.TaskRow]) -> [StoredRecord] {
+    package static func records(of rows: [StoreOperation.TaskRow]) -> [StoredRecord] {
         PartsOnEveryCore.map(rows, minimumPart: minimumRecordPart) { part in part.map { record($0.task) } }.flatMap { $0 }
     }
 }

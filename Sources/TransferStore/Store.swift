@@ -159,7 +159,7 @@ public final class Store: Sendable {
 
     /// The owner is kept in its own column, so the record is the served JSON, plus the secrets
     /// the API never serves (proxy passwords).
-    static func json(_ session: Session) throws -> String {
+    package static func json(_ session: Session) throws -> String {
         String(decoding: try JSONCoding.recordEncoder.encode(session), as: UTF8.self)
     }
 
@@ -168,12 +168,12 @@ public final class Store: Sendable {
     static func json(_ task: TransferTask) -> String { record(task).json }
 
     /// A task's stored form and the note that cuts its served form out (`servedCut`).
-    struct StoredRecord: Sendable {
-        let json: String
-        let servedCut: String
+    package struct StoredRecord: Sendable {
+        package let json: String
+        package let servedCut: String
     }
 
-    static func record(_ task: TransferTask) -> StoredRecord {
+    package static func record(_ task: TransferTask) -> StoredRecord {
         let (json, cut) = task.storedRecord()
         return StoredRecord(json: String(decoding: json, as: UTF8.self), servedCut: cut)
     }

@@ -33,9 +33,9 @@ package enum StoreOperation: Sendable {
 extension StoreOperation {
     /// A task and its request body, as `saveTasks` writes them.
     package struct TaskRow: Sendable {
-        let task: TransferTask
-        let requestBody: Data?
-        let feedSeq: Int
+        package let task: TransferTask
+        package let requestBody: Data?
+        package let feedSeq: Int
 
         /// The memberwise initializer, for the layers above.
         package init(task: TransferTask, requestBody: Data? = nil, feedSeq: Int = 0) {

@@ -1,0 +1,159 @@
+internal import FoundationEssentials
+public import PostgreSQL
+package import TransferModel
+package import TransferStore
+
+/// The cluster store's side of the queued writer (`QueuedWriter`, the same rules as SQLite's:
+/// group commit, settle, retry, health): each `StoreOperation` as PostgreSQL SQL, a batch in one
+/// transaction. Rows keep their version rule (an older task or session never replaces a newer
+/// one) whichever node writes. Partitioned as the SQLite store is: each row carries its owner.
+///
+/// Task ids and event sequence numbers still come from the writer's caller; the cluster's
+/// sequences for them are an open question (docs/cluster.md).
+package struct PostgresWrites: WriteTarget {
+    let database: PostgresConnection
+
+    package init(database: PostgresConnection) { self.database = database }
+
+    package func commit(_ operations: [StoreOperation]) throws {
+        try database.transaction { tx in
+            var events = EventRows()
+            for operation in operations {
+                switch operation {
+                case .appendEvent(let event):
+                    events.add(event)
+                case .pruneEvents, .deleteEvents:
+                    try Self.insert(events.take(), tx)
+                    try Self.apply(operation, tx)
+                default:
+                    try Self.apply(operation, tx)
+                }
+            }
+            try Self.insert(events.take(), tx)
+        }
+    }
+
+    package func probe() throws {
+        try database.run("""
+            INSERT INTO counters (name, value) VALUES ('store_probe', 1)
+            ON CONFLICT (name) DO UPDATE SET value = counters.value + 1
+            """)
+    }
+
+    /// 53100 (disk_full) and 53xxx (out of resources) read as the disk being full; anything
+    /// else as the database being unavailable.
+    /// - SeeAlso: https://www.postgresql.org/docs/15/errcodes-appendix.html
+    package func failure(of error: any Error) -> StoreFailure {
+        guard let error = error as? PostgresError else { return StoreFailure(kind: .unavailable, reason: "\(error)") }
+        let full = error.sqlState == "53100"
+        return StoreFailure(kind: full ? .diskFull : .unavailable, reason: "PostgreSQL \(error.sqlState): \(error.message)")
+    }
+
+    /// Class 22 (data exception) and 23 (integrity constraint violation): the row is refused
+    /// whatever the disk does. Anything else, connection failures first, is tried again.
+    package func isRejection(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.sqlState.hasPrefix("22") || error.sqlState.hasPrefix("23")
+    }
+
+    private static func insert(_ rows: [EventRows.Row], _ tx: PostgresConnection.Transaction) throws {
+        for row in rows {
+            try tx.run("""
+                INSERT INTO events (seq, session_id, record, owner) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (seq) DO NOTHING
+                """, row.seq, row.session, row.record, row.owner)
+        }
+    }
+
+    private static func apply(_ operation: StoreOperation, _ tx: PostgresConnection.Transaction) throws {
+        switch operation {
+        case .saveSession(let session):
+            let identifier = session.state == .invalidated ? nil : session.identifier
+            try tx.run("""
+                INSERT INTO sessions (id, owner, identifier, record, version) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (id) DO UPDATE SET identifier = excluded.identifier, record = excluded.record, version = excluded.version
+                WHERE excluded.version > sessions.version
+                """, session.id, session.owner, identifier, try Store.json(session), session.version)
+        case .saveTask(let task, let body, let feedSeq):
+            try save(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq, tx)
+        case .saveTasks(let rows):
+            for (row, record) in zip(rows, Store.records(of: rows)) {
+                try save(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq, tx)
+            }
+        case .saveBody(let taskId, let body):
+            try tx.run("""
+                INSERT INTO task_bodies (task_id, body) VALUES ($1, $2)
+                ON CONFLICT (task_id) DO UPDATE SET body = excluded.body
+                """, taskId, body)
+        case .saveMetrics(let taskId, let metrics):
+            try tx.run("""
+                INSERT INTO task_metrics (task_id, record) VALUES ($1, $2)
+                ON CONFLICT (task_id) DO UPDATE SET record = excluded.record
+                """, taskId, String(decoding: metrics.jsonData(), as: UTF8.self))
+        case .appendEvent(let event):
+            var row = EventRows()
+            row.add(event)
+            try insert(row.take(), tx)
+        case .pruneEvents(let sessionId, let oldestKept):
+            try tx.run("DELETE FROM events WHERE session_id = $1 AND seq < $2", sessionId, oldestKept)
+        case .deleteEvents(let sessionId, let seq):
+            try tx.run("DELETE FROM events WHERE session_id = $1 AND seq <= $2", sessionId, seq)
+        case .saveWebhookSecret(let sessionId, let secret):
+            try tx.run("""
+                INSERT INTO webhook_secrets (session_id, secret) VALUES ($1, $2)
+                ON CONFLICT (session_id) DO UPDATE SET secret = excluded.secret
+                """, sessionId, secret)
+        case .deleteTask(let id):
+            try raise("max_task_id", to: id, tx)
+            try tx.run("DELETE FROM task_bodies WHERE task_id = $1", id)
+            try tx.run("DELETE FROM task_metrics WHERE task_id = $1", id)
+            try tx.run("DELETE FROM tasks WHERE id = $1", id)
+        case .reserveTaskId(let id):
+            try raise("max_task_id", to: id, tx)
+        case .reserveFeedSeqs(let through):
+            try raise("feed_seq_reserved", to: through, tx)
+        case .cookies(let changes):
+            for change in changes { try apply(change, tx) }
+        }
+    }
+
+    private static func save(_ task: TransferTask, record: Store.StoredRecord, requestBody body: Data?, feedSeq: Int, _ tx: PostgresConnection.Transaction) throws {
+        try tx.run("""
+            INSERT INTO tasks (id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
+                kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
+                completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut
+            WHERE excluded.version > tasks.version
+            """, task.id, task.sessionId, task.state.rawValue, record.json, body, task.version,
+            task.owner ?? "", task.kind.rawValue, task.schedulingClass.rawValue, TenantUsage.heldBytes(of: task),
+            task.completedAt?.timeIntervalSince1970, feedSeq, record.servedCut)
+    }
+
+    private static func apply(_ change: CookieRowChange, _ tx: PostgresConnection.Transaction) throws {
+        switch change {
+        case .save(let owner, let cookie):
+            try tx.run("""
+                INSERT INTO cookies (owner, name, domain, path, value, host_only, expires, secure, http_only, same_site, created_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                ON CONFLICT (owner, name, domain, path) DO UPDATE SET value = excluded.value, host_only = excluded.host_only,
+                    expires = excluded.expires, secure = excluded.secure, http_only = excluded.http_only,
+                    same_site = excluded.same_site, created_at = excluded.created_at
+                """, owner, cookie.name, cookie.domain, cookie.path, cookie.value, cookie.isHostOnly,
+                cookie.expiresDate?.timeIntervalSince1970 ?? 0, cookie.isSecure, cookie.isHTTPOnly,
+                cookie.sameSitePolicy?.rawValue, cookie.createdAt.timeIntervalSince1970)
+        case .delete(let owner, let key):
+            try tx.run("DELETE FROM cookies WHERE owner = $1 AND name = $2 AND domain = $3 AND path = $4", owner, key.name, key.domain, key.path)
+        case .deleteAll(let owner):
+            try tx.run("DELETE FROM cookies WHERE owner = $1", owner)
+        }
+    }
+
+    /// Raises a counter to at least `value` (ids and stamps handed out, never handed out again).
+    private static func raise(_ name: String, to value: Int, _ tx: PostgresConnection.Transaction) throws {
+        try tx.run("""
+            INSERT INTO counters (name, value) VALUES ($1, $2)
+            ON CONFLICT (name) DO UPDATE SET value = GREATEST(counters.value, excluded.value)
+            """, name, value)
+    }
+}

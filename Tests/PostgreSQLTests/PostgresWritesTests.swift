@@ -1,0 +1,99 @@
+import Foundation
+import JSONModel
+import Logging
+import Testing
+import TestSupport
+@testable import ClusterStore
+import PostgreSQL
+@testable import TransferModel
+@testable import TransferStore
+
+/// The store's queued writer committing to PostgreSQL (`QueuedWriter` over `PostgresWrites`):
+/// every kind of operation lands, a task or session never goes back to an older version, a
+/// commit's events share rows, and a row the database refuses is dropped without the others.
+@Suite struct PostgresWritesTests {
+    private static func task(_ id: Int, version: Int, state: TaskState) -> TransferTask {
+        let request = RequestInfo(url: "http://127.0.0.1/\(id)", method: "GET", headers: [:], bodyLength: nil,
+                                  cachePolicy: .useProtocolCachePolicy, timeoutInterval: 60, networkServiceType: .default)
+        var task = TransferTask(id: id, sessionId: "s", kind: .data, state: state, priority: .default, description: "version \(version)",
+                                request: request, owner: "tenant-\(id % 2)", now: Date(timeIntervalSince1970: 1_800_000_000))
+        task.version = version
+        return task
+    }
+
+    private static func writer(_ db: PostgresConnection) -> QueuedWriter {
+        QueuedWriter(target: PostgresWrites(database: db), instruments: nil, logger: Logger(label: "test"))
+    }
+
+    @Test func everyOperationLandsAndNothingGoesBackToAnOlderVersion() throws {
+        try ScratchDatabase.migrated { _, db in
+            let writer = Self.writer(db)
+            defer { writer.close() }
+            var session = Session(id: "s", kind: .background, state: .active, configuration: SessionConfiguration(),
+                                  createdAt: Date(timeIntervalSince1970: 1_800_000_000), version: 2)
+            session.identifier = "com.example.cluster"
+            writer.enqueue([
+                .saveSession(session),
+                .saveTasks([.init(task: Self.task(1, version: 1, state: .running), requestBody: Data([1, 2, 3]), feedSeq: 1),
+                            .init(task: Self.task(2, version: 1, state: .suspended), feedSeq: 2)]),
+            ])
+            try writer.commit()
+            var older = session
+            older.version = 1
+            older.identifier = "older"
+            writer.enqueue([
+                .saveTask(Self.task(1, version: 3, state: .completed), requestBody: nil, feedSeq: 5),
+                .saveSession(older),  // older: kept out
+                .saveBody(taskId: 1, body: Data("the body".utf8)),
+                .saveWebhookSecret(sessionId: "s", secret: "whsec"),
+                .reserveTaskId(50),
+                .cookies([.save(owner: "tenant-1", Cookie(name: "a", value: "1", domain: "127.0.0.1", path: "/", isHostOnly: true,
+                                                        expiresDate: nil, isSecure: false, isHTTPOnly: true, sameSitePolicy: nil,
+                                                        createdAt: Date(timeIntervalSince1970: 1_800_000_000)))]),
+            ] + (1...6).map { seq in
+                var event = TaskEvent(seq: seq, sessionId: seq == 6 ? "other" : "s", taskId: 1, type: .didReceiveData,
+                                      time: Date(timeIntervalSince1970: 1_800_000_000), fields: ["n": .integer(Int64(seq))])
+                event.owner = seq % 2 == 0 ? "tenant-0" : "tenant-1"
+                return .appendEvent(event)
+            })
+            try writer.commit()
+            // An older version in a later commit (another node's late write): kept out too.
+            writer.enqueue(.saveTask(Self.task(1, version: 2, state: .running), requestBody: nil, feedSeq: 4))
+            try writer.commit()
+
+            let tasks = try db.run("SELECT id, state, version, owner, request_body, feed_seq FROM tasks ORDER BY id")
+            #expect(tasks.map { $0.values } == [
+                [.integer(1), .text("completed"), .integer(3), .text("tenant-1"), .bytes(Data([1, 2, 3])), .integer(5)],
+                [.integer(2), .text("suspended"), .integer(1), .text("tenant-0"), .null, .integer(2)],
+            ])
+            #expect(try db.run("SELECT record FROM tasks WHERE id = 1").first?.string(0)?.contains("\"version\":3") == true)
+            #expect(try db.run("SELECT identifier, version FROM sessions").first?.values == [.text("com.example.cluster"), .integer(2)])
+            #expect(try db.run("SELECT body FROM task_bodies WHERE task_id = 1").first?.data(0) == Data("the body".utf8))
+            #expect(try db.run("SELECT secret FROM webhook_secrets").first?.string(0) == "whsec")
+            #expect(try db.run("SELECT value FROM counters WHERE name = 'max_task_id'").first?.int(0) == 50)
+            #expect(try db.run("SELECT owner, value, http_only FROM cookies").first?.values == [.text("tenant-1"), .text("1"), .boolean(true)])
+            // Six events of one commit: a row per session and owner, keyed by its newest event.
+            #expect(try db.run("SELECT seq, session_id, owner FROM events ORDER BY seq").map(\.values) == [
+                [.integer(4), .text("s"), .text("tenant-0")],
+                [.integer(5), .text("s"), .text("tenant-1")],
+                [.integer(6), .text("other"), .text("tenant-0")],
+            ])
+            #expect(writer.failure == nil)
+        }
+    }
+
+    @Test func aRowTheDatabaseRefusesIsDroppedAndTheRestCommits() throws {
+        try ScratchDatabase.migrated { _, db in
+            let writer = Self.writer(db)
+            defer { writer.close() }
+            writer.enqueue([
+                .saveBody(taskId: 999, body: Data("no such task".utf8)),  // its foreign key refuses it
+                .saveTasks([.init(task: Self.task(7, version: 1, state: .running), feedSeq: 1)]),
+            ])
+            try writer.commit()
+            #expect(try db.run("SELECT id FROM tasks").compactMap { $0.int(0) } == [7])
+            #expect(try db.run("SELECT count(*) FROM task_bodies").first?.int(0) == 0)
+            #expect(writer.failure == nil)
+        }
+    }
+}
