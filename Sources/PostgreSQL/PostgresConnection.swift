@@ -123,8 +123,17 @@ private final class Handle {
 
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
+    /// The open handle; a connection the server or the network dropped is made again first
+    /// (`PQreset`, same parameters), so a store writer's retry finds the database once it is
+    /// back. What the old session held (LISTEN, an open transaction) is gone with it.
     private func live(_ context: String) throws(PostgresError) -> OpaquePointer {
         guard let pointer else { throw PostgresError(sqlState: "", message: "connection is closed", context: context) }
+        if PQstatus(pointer) == CONNECTION_BAD {
+            PQreset(pointer)
+            guard PQstatus(pointer) == CONNECTION_OK else {
+                throw PostgresError(sqlState: "", message: PostgresConnection.trimmed(PQerrorMessage(pointer)), context: "reconnect for \(context)")
+            }
+        }
         return pointer
     }
 

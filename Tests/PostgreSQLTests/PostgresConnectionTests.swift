@@ -99,6 +99,24 @@ import TestSupport
         #expect(PostgresConnection.withoutPassword("host=h user=u") == "host=h user=u")
     }
 
+    /// A connection the server ends (a restart, a failover, an idle timeout) fails the statement
+    /// it was in, clearly, and the next statement connects again.
+    @Test func aDroppedConnectionIsMadeAgainForTheNextStatement() throws {
+        let db = try Self.connect(), admin = try Self.connect()
+        defer { db.close(); admin.close() }
+        let pid = try #require(try db.run("SELECT pg_backend_pid()").first?.int(0))
+        // pg_terminate_backend waits (up to 5 s) for the process to end.
+        #expect(try admin.run("SELECT pg_terminate_backend($1, 5000)", pid).first?.bool(0) == true)
+        do {
+            try db.run("SELECT 1")
+            Issue.record("a statement on a terminated connection succeeded")
+        } catch {
+            #expect(error.isConnectionFailure || error.sqlState == "57P01", "\(error)")
+        }
+        #expect(try db.run("SELECT 2").first?.int(0) == 2)
+        #expect(try db.run("SELECT pg_backend_pid()").first?.int(0) != pid)
+    }
+
     @Test func aListenerGetsWhatAnotherConnectionNotifies() throws {
         let listener = try Self.connect(), sender = try Self.connect()
         defer { listener.close(); sender.close() }
