@@ -47,7 +47,7 @@ public final class PostgresConnection: Sendable {
         try connection.withLock { (c: inout Handle) throws -> T in
             try c.execute("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
             do {
-                let value = try body(Transaction(handle: c))
+                let value = try body(Transaction(handle: c, generation: c.generation))
                 try c.execute("COMMIT")
                 return value
             } catch {
@@ -80,14 +80,25 @@ public final class PostgresConnection: Sendable {
     /// received it (keeping it longer would bypass the lock).
     public struct Transaction {
         fileprivate let handle: Handle
+        /// The connection's generation at BEGIN: a statement after a reconnect would run
+        /// outside the transaction, so it fails instead.
+        fileprivate let generation: Int
 
         @discardableResult
         public func run(_ sql: String, _ parameters: any PostgresBindable...) throws(PostgresError) -> [PostgresRow] {
-            try handle.run(sql, parameters)
+            try sameConnection()
+            return try handle.run(sql, parameters)
         }
 
         public func execute(script: String) throws(PostgresError) {
+            try sameConnection()
             try handle.execute(script)
+        }
+
+        private func sameConnection() throws(PostgresError) {
+            guard handle.generation == generation, !handle.isBroken else {
+                throw PostgresError(sqlState: "", message: "the connection was lost during the transaction", context: "transaction")
+            }
         }
     }
 
@@ -120,6 +131,11 @@ public struct PostgresNotification: Sendable, Equatable {
 /// The C handle. Owned by `PostgresConnection`'s mutex; non-Sendable on purpose.
 private final class Handle {
     private var pointer: OpaquePointer?
+    /// How many times the connection was made again (`live`).
+    private(set) var generation = 0
+
+    /// Whether the connection is lost (the next statement would make it again).
+    var isBroken: Bool { pointer.map { PQstatus($0) == CONNECTION_BAD } ?? true }
 
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
@@ -129,6 +145,7 @@ private final class Handle {
     private func live(_ context: String) throws(PostgresError) -> OpaquePointer {
         guard let pointer else { throw PostgresError(sqlState: "", message: "connection is closed", context: context) }
         if PQstatus(pointer) == CONNECTION_BAD {
+            generation += 1
             PQreset(pointer)
             guard PQstatus(pointer) == CONNECTION_OK else {
                 throw PostgresError(sqlState: "", message: PostgresConnection.trimmed(PQerrorMessage(pointer)), context: "reconnect for \(context)")

@@ -115,6 +115,22 @@ import TestSupport
         }
         #expect(try db.run("SELECT 2").first?.int(0) == 2)
         #expect(try db.run("SELECT pg_backend_pid()").first?.int(0) != pid)
+
+        // Lost inside a transaction: a statement the body runs after the failure (one it
+        // caught) does not run, on a new connection, outside the transaction.
+        let table = Self.table("lost")
+        try db.execute(script: "CREATE TABLE \(table) (id bigint)")
+        defer { _ = try? db.run("DROP TABLE \(table)") }
+        #expect(throws: PostgresError.self) {
+            try db.transaction { tx in
+                try tx.run("INSERT INTO \(table) VALUES (1)")
+                let inside = try #require(try tx.run("SELECT pg_backend_pid()").first?.int(0))
+                _ = try admin.run("SELECT pg_terminate_backend($1, 5000)", inside)
+                _ = try? tx.run("INSERT INTO \(table) VALUES (2)")
+                try tx.run("INSERT INTO \(table) VALUES (3)")
+            }
+        }
+        #expect(try db.run("SELECT count(*) FROM \(table)").first?.int(0) == 0)
     }
 
     @Test func aListenerGetsWhatAnotherConnectionNotifies() throws {
