@@ -25,7 +25,8 @@ public final class ClusterChangeListener: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let retryDelay: Double
 
-    /// Starts listening; `handle` gets every batch of changes (in the order sent).
+    /// Starts listening; `handle` gets every batch of changes (in the order sent) until `stop()`
+    /// (the loop keeps the listener alive until then).
     public init(url: String, retryDelay: Double = 1, handle: @escaping @Sendable (Event) -> Void) throws {
         self.url = url
         self.handle = handle

@@ -61,9 +61,26 @@ public enum ClusterQueue {
     /// then the leased tasks of each are counted from the rows, which a claim that held the lock
     /// before has committed. A host or session found full is left out of the next round's
     /// candidates, so tasks behind a full host are still reached.
+    ///
+    /// A later round locks its hosts after the earlier round's, so two claims can wait on each
+    /// other; PostgreSQL then ends one with a deadlock error (40P01), and that claim is tried
+    /// again (up to `claimAttempts` times) rather than failing its caller.
     public static func claim(node: String, limit: Int, leaseSeconds: Double, on database: PostgresConnection) throws -> [TaskLease] {
         guard limit > 0 else { return [] }
-        return try database.transaction { tx in
+        for attempt in 1... {
+            do {
+                return try claimOnce(node: node, limit: limit, leaseSeconds: leaseSeconds, on: database)
+            } catch let error as PostgresError where error.isRetryable && attempt < claimAttempts {
+                continue
+            }
+        }
+        return []
+    }
+
+    static let claimAttempts = 3
+
+    private static func claimOnce(node: String, limit: Int, leaseSeconds: Double, on database: PostgresConnection) throws -> [TaskLease] {
+        try database.transaction { tx in
             var leases: [TaskLease] = []
             var fullHosts: Set<String> = [], fullSessions: Set<String> = []
             var hostLeased: [String: Int] = [:], sessionLeased: [String: Int] = [:]
