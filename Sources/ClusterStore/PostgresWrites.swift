@@ -118,17 +118,12 @@ package struct PostgresWrites: WriteTarget {
     }
 
     private static func save(_ task: TransferTask, record: Store.StoredRecord, requestBody body: Data?, feedSeq: Int, _ tx: PostgresConnection.Transaction) throws {
-        try tx.run("""
-            INSERT INTO tasks (id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
-                kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
-                completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut
-            WHERE excluded.version > tasks.version
-            """, task.id, task.sessionId, task.state.rawValue, record.json, body, task.version,
-            task.owner ?? "", task.kind.rawValue, task.schedulingClass.rawValue, TenantUsage.heldBytes(of: task),
-            task.completedAt?.timeIntervalSince1970, feedSeq, record.servedCut)
+        let c = TaskRowColumns(task, record: record, requestBody: body, feedSeq: feedSeq)
+        try tx.run(Self.taskUpsert, c.id, c.sessionId, c.state, c.record, c.requestBody, c.version, c.owner, c.kind,
+                   c.schedulingClass, c.heldBytes, c.completedAt, c.feedSeq, c.servedCut)
     }
+
+    private static let taskUpsert = TaskRowColumns.upsert { "$\($0)" }
 
     private static func apply(_ change: CookieRowChange, _ tx: PostgresConnection.Transaction) throws {
         switch change {

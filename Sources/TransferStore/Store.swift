@@ -135,18 +135,12 @@ public final class Store: Sendable {
     /// Writes `task` with its stored form (`record`, `record(task)` when not given) and the
     /// columns completed tasks are found and served by (schema migration 9).
     private static func save(_ task: TransferTask, record: StoredRecord? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
-        let record = record ?? Self.record(task)
-        try tx.run("""
-            INSERT INTO tasks(id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
-            VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
-                kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
-                completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut
-            WHERE excluded.version > tasks.version
-            """, task.id, task.sessionId, task.state.rawValue, record.json, body, task.version,
-            task.owner ?? "", task.kind.rawValue, task.schedulingClass.rawValue, TenantUsage.heldBytes(of: task),
-            task.completedAt?.timeIntervalSince1970, feedSeq, record.servedCut)
+        let c = TaskRowColumns(task, record: record ?? Self.record(task), requestBody: body, feedSeq: feedSeq)
+        try tx.run(Self.taskUpsert, c.id, c.sessionId, c.state, c.record, c.requestBody, c.version, c.owner, c.kind,
+                   c.schedulingClass, c.heldBytes, c.completedAt, c.feedSeq, c.servedCut)
     }
+
+    private static let taskUpsert = TaskRowColumns.upsert { _ in "?" }
 
     private static func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
         try tx.run("""
