@@ -47,9 +47,13 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "Zlib", dependencies: ["CZlib"], swiftSettings: strict),
         .target(name: "PostgreSQL", dependencies: ["CLibPQ"], swiftSettings: strict),
-        // The cluster's shared store on PostgreSQL (issue 19, docs/cluster.md): schema, queue,
-        // leases. Not linked into the executables yet.
-        .target(name: "ClusterStore", dependencies: ["PostgreSQL", "TransferStore", "TransferModel"], swiftSettings: strict),
+        // The store on PostgreSQL (`--database-url`, issue 19, docs/cluster.md): the TaskStore
+        // for one daemon today, and the cluster's schema, queue and leases.
+        .target(
+            name: "ClusterStore",
+            dependencies: ["PostgreSQL", "TransferStore", "TransferModel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
 
         // Any JSON value: one type for the daemon and the command-line client.
         .target(name: "JSONModel", swiftSettings: strict),
@@ -126,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "transferd",
             dependencies: [
-                "TransferAPI", "TransferModel", "TransferService",
+                "TransferAPI", "TransferModel", "TransferService", "ClusterStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -105,5 +105,38 @@ enum ClusterSchema {
             PRIMARY KEY (owner, name, domain, path)
         );
         """,
+        // 3: the rows the single daemon's SQLite store writes at once, for `PostgresStore`: the
+        //    shared credential store (passwords sealed with <data>/credentials.key, which the
+        //    nodes share through the data folder), the persistent URL cache's index (bodies in
+        //    <data>/cache) and the blobs (content in <data>/blobs). `position` keeps the order
+        //    of insertion that SQLite's rowid gives. Each row carries its owner, as in SQLite.
+        """
+        CREATE TABLE credentials (
+            position bigserial PRIMARY KEY,
+            owner text NOT NULL,
+            host text NOT NULL,
+            port integer NOT NULL,
+            protocol text NOT NULL,
+            realm text,
+            authentication_method text NOT NULL,
+            user_name text NOT NULL,
+            password bytea NOT NULL
+        );
+        CREATE INDEX credentials_by_space ON credentials (owner, host, port, protocol);
+        CREATE TABLE url_cache (
+            key text PRIMARY KEY,
+            file text NOT NULL UNIQUE,
+            size bigint NOT NULL,
+            response text NOT NULL,
+            last_used double precision NOT NULL
+        );
+        CREATE TABLE blobs (
+            id text PRIMARY KEY,
+            owner text,
+            size bigint NOT NULL,
+            sha256 text NOT NULL,
+            created_at double precision NOT NULL
+        );
+        """,
     ]
 }

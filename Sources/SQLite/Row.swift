@@ -21,6 +21,8 @@ public struct Row: Sendable {
         if case .text(let v) = values[index] { return v }
         return nil
     }
+    /// SQLite has no boolean type: an integer, nonzero for true.
+    public func bool(_ index: Int) -> Bool? { int(index).map { $0 != 0 } }
     public func data(_ index: Int) -> Data? {
         switch values[index] {
         case .blob(let v): return v

@@ -1,11 +1,16 @@
 internal import FoundationEssentials
 public import TransferModel
 internal import TransferEngine
+package import TransferStore
+package import Logging
 
 /// How the transfer service is set up; the daemon fills it from flags and environment.
 public struct ServiceConfiguration: Sendable {
     /// The folder holding the SQLite database (and, later, downloads).
     public var dataDirectory: String
+    /// Opens the store the service runs on; nil: the SQLite store in `dataDirectory`. The daemon
+    /// sets it for `--database-url` (`PostgresStore`, which the service does not link).
+    package var openStore: (@Sendable (_ instruments: any StoreInstruments, _ logger: Logger) throws -> any TaskStore)?
     /// The most transfers running at once, over all sessions: by default 8 per core, at least 16
     /// (transfers wait on the network far more than on the CPU).
     public var maxConcurrentTransfers = ServiceConfiguration.defaultConcurrentTransfers

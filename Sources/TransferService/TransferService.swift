@@ -61,7 +61,8 @@ public final class TransferService: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        store = try Store(dataDirectory: configuration.dataDirectory, instruments: metrics, logger: logger)
+        store = try configuration.openStore?(metrics, logger)
+            ?? Store(dataDirectory: configuration.dataDirectory, instruments: metrics, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)

@@ -15,20 +15,15 @@ extension Store {
     }
 
     package func blob(id: String) throws -> Blob? {
-        try reader.run("SELECT id, owner, size, sha256, created_at FROM blobs WHERE id = ?", id).first.map(Self.blob)
+        try reader.run("SELECT \(StoredRows.blobColumns) FROM blobs WHERE id = ?", id).first.map(StoredRows.blob)
     }
 
     /// Every blob row (start-up reconciliation with the folder).
     package func loadBlobs() throws -> [Blob] {
-        try reader.run("SELECT id, owner, size, sha256, created_at FROM blobs").map(Self.blob)
+        try reader.run("SELECT \(StoredRows.blobColumns) FROM blobs").map(StoredRows.blob)
     }
 
     package func deleteBlob(id: String) throws {
         try writeNow { try database.run("DELETE FROM blobs WHERE id = ?", id) }
-    }
-
-    private static func blob(_ row: Row) -> Blob {
-        Blob(id: row.string(0) ?? "", size: row.int(2) ?? 0, sha256: row.string(3) ?? "",
-             createdAt: Date(timeIntervalSince1970: row.double(4) ?? 0), owner: row.string(1))
     }
 }

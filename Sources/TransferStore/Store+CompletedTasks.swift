@@ -12,38 +12,29 @@ package import TransferModel
 /// requester's rows and the anonymous ones, and the service checks every other answer with
 /// `isVisible(to:)` before serving it, as it does for the tasks it holds.
 extension Store {
-    /// Every task that has not completed, with its request body, in id order.
-    ///
-    /// Decoded on every core: JSONDecoder is most of a start-up with many unfinished tasks
-    /// (100,000 suspended ones took 6 s to start, three quarters of it decoding on one thread).
+    /// Every task that has not completed, with its request body, in id order (decoded on every
+    /// core, `StoredRows.tasksWithBodies`).
     package func loadUnfinishedTasks() throws -> [(TransferTask, Data?)] {
-        let rows = try reader.run("SELECT record, request_body FROM tasks WHERE state != 'completed' ORDER BY id")
-        let parts = PartsOnEveryCore.map(rows, minimumPart: Self.minimumDecodedPart) { part in
-            part.map { row in Result { (try Self.task(from: row.data(0)), row.data(1)) } }
-        }
-        return try parts.flatMap { $0 }.map { try $0.get() }
+        try StoredRows.tasksWithBodies(reader.run("SELECT record, request_body FROM tasks WHERE state != 'completed' ORDER BY id"))
     }
-
-    /// Fewer records than this per part are not worth a thread (about 40 µs each).
-    static let minimumDecodedPart = 256
 
     /// One task by id (any state), with its feed stamp; nil when there is no such row.
     package func storedTask(id: Int) throws -> (task: TransferTask, feedSeq: Int)? {
         guard let row = try reader.run("SELECT record, feed_seq FROM tasks WHERE id = ?", id).first else { return nil }
-        return (try Self.task(from: row.data(0)), row.int(1) ?? 0)
+        return (try StoredRows.task(from: row.data(0)), row.int(1) ?? 0)
     }
 
     /// One task's served JSON by id (any state); nil when there is no such row.
     package func storedTaskJSON(id: Int) throws -> StoredTaskJSON? {
-        try reader.run("SELECT \(Self.servedColumns) FROM tasks WHERE id = ?", id).first.map(Self.served)
+        try reader.run("SELECT \(StoredRows.servedColumns) FROM tasks WHERE id = ?", id).first.map(StoredRows.served)
     }
 
     /// A session's completed tasks with ids above `after`, in id order, at most `limit`, as the
     /// served JSON of their records.
     package func completedTasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON] {
         try reader.run("""
-            SELECT \(Self.servedColumns) FROM tasks WHERE session_id = ? AND id > ? AND state = 'completed' ORDER BY id LIMIT ?
-            """, session, after, limit).map(Self.served)
+            SELECT \(StoredRows.servedColumns) FROM tasks WHERE session_id = ? AND id > ? AND state = 'completed' ORDER BY id LIMIT ?
+            """, session, after, limit).map(StoredRows.served)
     }
 
     /// Completed tasks whose last change has a feed stamp in `after+1...through`, oldest change
@@ -55,35 +46,29 @@ extension Store {
             // Two index ranges, each cut at `limit`, merged: never a sort of every matching row.
             rows = try reader.run("""
                 SELECT * FROM (
-                    SELECT * FROM (SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = ? AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
+                    SELECT * FROM (SELECT \(StoredRows.servedColumns), feed_seq FROM tasks WHERE owner = ? AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
                     UNION ALL
-                    SELECT * FROM (SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
+                    SELECT * FROM (SELECT \(StoredRows.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?)
                 ) ORDER BY feed_seq LIMIT ?
                 """, owner, after, through, limit, after, through, limit, limit)
         } else {
             rows = try reader.run("""
-                SELECT \(Self.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?
+                SELECT \(StoredRows.servedColumns), feed_seq FROM tasks WHERE owner = '' AND feed_seq > ? AND feed_seq <= ? AND state = 'completed' ORDER BY feed_seq LIMIT ?
                 """, after, through, limit)
         }
-        return try rows.map { (seq: $0.int(6) ?? 0, task: try Self.served($0)) }
+        return try rows.map { (seq: $0.int(6) ?? 0, task: try StoredRows.served($0)) }
     }
 
     /// Completed tasks that completed before `date`, oldest first, at most `limit`.
     package func tasksCompleted(before date: Date, limit: Int) throws -> [TransferTask] {
         try reader.run("""
             SELECT record FROM tasks WHERE completed_at < ? AND state = 'completed' ORDER BY completed_at LIMIT ?
-            """, date.timeIntervalSince1970, limit).map { try Self.task(from: $0.data(0)) }
+            """, date.timeIntervalSince1970, limit).map { try StoredRows.task(from: $0.data(0)) }
     }
 
     /// The completed tasks per owner, kind and class, and the bytes they keep (kept by triggers).
     package func completedTaskSummary() throws -> [CompletedTaskSummary] {
-        try reader.run("SELECT owner, kind, scheduling_class, tasks, held_bytes FROM completed_tasks WHERE tasks > 0").compactMap { row in
-            guard let kind = row.string(1).flatMap(TaskKind.init(rawValue:)),
-                  let schedulingClass = row.string(2).flatMap(SchedulingClass.init(rawValue:)) else { return nil }
-            let owner = row.string(0) ?? ""
-            return CompletedTaskSummary(owner: owner.isEmpty ? nil : owner, kind: kind, schedulingClass: schedulingClass,
-                                        tasks: row.int(3) ?? 0, heldBytes: row.int(4) ?? 0)
-        }
+        try reader.run("SELECT owner, kind, scheduling_class, tasks, held_bytes FROM completed_tasks WHERE tasks > 0").compactMap(StoredRows.summary)
     }
 
     /// Where the change feed's counter goes on after a start: above every stamp a previous run
@@ -108,23 +93,6 @@ extension Store {
             start += part.count
         }
         return found
-    }
-
-    /// The columns `served` reads, in its order.
-    private static let servedColumns = "id, session_id, owner, state, record, served_cut"
-
-    /// A row's served JSON: its record cut to the served form by its note, or (written by another
-    /// version) decoded and encoded again.
-    private static func served(_ row: Row) throws -> StoredTaskJSON {
-        let record = row.data(4) ?? Data()
-        let json = try TransferTask.servedJSON(fromStored: record, cut: row.string(5)) ?? task(from: record).jsonData()
-        let owner = row.string(2) ?? ""
-        return StoredTaskJSON(id: row.int(0) ?? 0, sessionId: row.string(1) ?? "", owner: owner.isEmpty ? nil : owner,
-                              state: row.string(3).flatMap(TaskState.init(rawValue:)) ?? .completed, json: json)
-    }
-
-    static func task(from record: Data?) throws -> TransferTask {
-        try JSONCoding.decoder.decode(TransferTask.self, from: record ?? Data())
     }
 }
 

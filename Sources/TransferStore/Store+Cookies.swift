@@ -35,16 +35,9 @@ extension Store {
     package func loadCookies(now: Date) throws -> [String: [Cookie]] {
         try database.run("DELETE FROM cookies WHERE expires <= ?", now.timeIntervalSince1970)
         var jars: [String: [Cookie]] = [:]
-        for row in try database.run("""
-            SELECT owner, name, domain, path, value, host_only, expires, secure, http_only, same_site, created_at FROM cookies
-            """) {
-            let cookie = Cookie(
-                name: row.string(1) ?? "", value: row.string(4) ?? "", domain: row.string(2) ?? "", path: row.string(3) ?? "/",
-                isHostOnly: row.int(5) != 0, expiresDate: Date(timeIntervalSince1970: row.double(6) ?? 0),
-                isSecure: row.int(7) != 0, isHTTPOnly: row.int(8) != 0,
-                sameSitePolicy: row.string(9).flatMap(SameSitePolicy.init(rawValue:)),
-                createdAt: Date(timeIntervalSince1970: row.double(10) ?? 0))
-            jars[row.string(0) ?? "", default: []].append(cookie)
+        for row in try database.run("SELECT \(StoredRows.cookieColumns) FROM cookies") {
+            let (owner, cookie) = StoredRows.cookie(row)
+            jars[owner, default: []].append(cookie)
         }
         return jars
     }

@@ -23,14 +23,7 @@ extension Store {
     }
 
     package func loadCredentialRows() throws -> [CredentialRow] {
-        try reader.run("""
-            SELECT owner, host, port, protocol, realm, authentication_method, user_name, password FROM credentials ORDER BY rowid
-            """).compactMap { row in
-            guard let proto = row.string(3).flatMap(ProtectionSpaceProtocol.init(rawValue:)),
-                  let method = row.string(5).flatMap(AuthenticationMethod.init(rawValue:)) else { return nil }
-            let space = ProtectionSpace(host: row.string(1) ?? "", port: row.int(2) ?? 0, protocol: proto, realm: row.string(4), authenticationMethod: method)
-            return CredentialRow(ownerKey: row.string(0) ?? "", space: space, user: row.string(6) ?? "", sealedPassword: row.data(7) ?? Data())
-        }
+        try reader.run("SELECT \(StoredRows.credentialColumns) FROM credentials ORDER BY rowid").compactMap(StoredRows.credential)
     }
 
     /// Replaces the row of the same owner, space and user (`IS` compares a null realm too).

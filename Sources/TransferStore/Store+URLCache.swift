@@ -13,7 +13,7 @@ extension Store {
         package let file: String
         package let size: Int
         package let response: CachedResponse
-        let lastUsed: Double
+        package let lastUsed: Double
 
         /// The memberwise initializer, for the layers above.
         package init(key: String, file: String, size: Int, response: CachedResponse, lastUsed: Double) {
@@ -26,7 +26,7 @@ extension Store {
     }
 
     package func saveURLCacheRow(_ row: URLCacheRow) throws {
-        let response = String(decoding: try JSONCoding.encoder.encode(row.response), as: UTF8.self)
+        let response = try StoredRows.json(row.response)
         try database.run("""
             INSERT INTO url_cache(key, file, size, response, last_used) VALUES(?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET file = excluded.file, size = excluded.size, response = excluded.response, last_used = excluded.last_used
@@ -35,7 +35,7 @@ extension Store {
 
     /// A 304 changed the stored head; the file stays.
     package func updateURLCacheResponse(file: String, _ response: CachedResponse, lastUsed: Double) throws {
-        let json = String(decoding: try JSONCoding.encoder.encode(response), as: UTF8.self)
+        let json = try StoredRows.json(response)
         try database.run("UPDATE url_cache SET response = ?, last_used = ? WHERE file = ?", json, lastUsed, file)
     }
 
@@ -49,10 +49,6 @@ extension Store {
 
     /// Every row, least recently used first; rows that no longer decode are dropped.
     package func loadURLCacheRows() throws -> [URLCacheRow] {
-        try reader.run("SELECT key, file, size, response, last_used FROM url_cache ORDER BY last_used").compactMap { row in
-            guard let key = row.string(0), let file = row.string(1), let size = row.int(2), let json = row.data(3),
-                  let response = try? JSONCoding.decoder.decode(CachedResponse.self, from: json) else { return nil }
-            return URLCacheRow(key: key, file: file, size: size, response: response, lastUsed: row.double(4) ?? 0)
-        }
+        try reader.run("SELECT \(StoredRows.urlCacheColumns) FROM url_cache ORDER BY last_used").compactMap(StoredRows.urlCache)
     }
 }

@@ -18,7 +18,7 @@ public final class Store: Sendable {
     /// Every read (`reader`): never behind the writer's open transaction.
     let readers: ReadConnections
     /// The queued writes, committed on the write connection (`Store+Writes`).
-    let writer: QueuedWriter
+    package let writer: QueuedWriter
     public let path: String
     let logger: Logger
 
@@ -175,17 +175,13 @@ public final class Store: Sendable {
     /// Written by `TaskJSONWriter`: the same bytes as JSONCoding.encoder, several times faster.
     /// Every stored session, in creation order (an upsert keeps a row's rowid).
     package func loadSessions() throws -> [Session] {
-        try reader.run("SELECT record, owner FROM sessions ORDER BY rowid").map { row in
-            var session = try JSONCoding.decoder.decode(Session.self, from: row.data(0) ?? Data())
-            session.owner = row.string(1)
-            return session
-        }
+        try reader.run("SELECT \(StoredRows.sessionColumns) FROM sessions ORDER BY rowid").map(StoredRows.session)
     }
 
     /// Every stored task, with its request body.
     package func loadTasks() throws -> [(TransferTask, Data?)] {
         try reader.run("SELECT record, request_body FROM tasks ORDER BY id").map { row in
-            (try JSONCoding.decoder.decode(TransferTask.self, from: row.data(0) ?? Data()), row.data(1))
+            (try StoredRows.task(from: row.data(0)), row.data(1))
         }
     }
 
@@ -203,18 +199,8 @@ public final class Store: Sendable {
             ) SELECT id FROM s WHERE id IS NOT NULL
             """).compactMap { $0.string(0) }
         for session in sessions {
-            var kept: [TaskEvent] = []
-            for row in try reader.run("SELECT record, owner FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?", session, limit) {
-                kept += try EventRows.decode(row.data(0) ?? Data(), owner: row.string(1))
-            }
-            kept.sort { $0.seq < $1.seq }
-            // A write retried after a failed commit may have put an event in two rows.
-            var last = Int.min
-            kept.removeAll { event in
-                defer { last = event.seq }
-                return event.seq == last
-            }
-            events += kept.suffix(limit)
+            let rows = try reader.run("SELECT record, owner FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?", session, limit)
+            events += try StoredRows.newestEvents(rows, limit: limit)
         }
         return events.sorted { $0.seq < $1.seq }
     }
@@ -239,9 +225,6 @@ public final class Store: Sendable {
         guard let record = try reader.run("SELECT record FROM task_metrics WHERE task_id = ?", taskId).first?.data(0) else { return nil }
         return try JSONCoding.decoder.decode(TaskMetrics.self, from: record)
     }
-
-    /// Whether the database is open (`close()` has not been called).
-    public var isOpen: Bool { writer.isOpen }
 
     /// Commits what is pending and closes the database. Idempotent. Writes that still cannot be
     /// committed are lost with the process; the writer counts them in an error log line.

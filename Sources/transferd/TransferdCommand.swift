@@ -5,6 +5,7 @@ import ServiceLifecycle
 import TransferAPI
 internal import TransferModel
 internal import TransferService
+internal import ClusterStore
 import UnixSignals
 
 /// `transferd`: parses flags (each also read from a TRANSFERD_* environment variable), builds
@@ -20,6 +21,9 @@ struct TransferdCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("data-dir"), help: "Folder for the database and files. Env TRANSFERD_DATA_DIR. Default ./data.")
     var dataDir: String?
+
+    @Option(name: .customLong("database-url"), help: "Keep the state in PostgreSQL instead of SQLite under DATA-DIR: postgresql://USER[:PASSWORD]@HOST:PORT/DB or a libpq connection string (the files stay under DATA-DIR). Env TRANSFERD_DATABASE_URL.")
+    var databaseURL: String?
 
     @Option(name: .customLong("downloads-dir"), help: "Root folder for download destinations. Env TRANSFERD_DOWNLOADS_DIR. Default DATA-DIR/downloads.")
     var downloadsDir: String?
@@ -136,6 +140,11 @@ struct TransferdCommand: AsyncParsableCommand {
     /// Flags first, then environment, then defaults.
     func resolve(_ environment: [String: String]) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
+        if let url = databaseURL ?? environment["TRANSFERD_DATABASE_URL"], !url.isEmpty {
+            configuration.service.openStore = { instruments, logger in
+                try PostgresStore(url: url, instruments: instruments, logger: logger)
+            }
+        }
         configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
         configuration.service.uploadsDirectory = uploadsDir ?? environment["TRANSFERD_UPLOADS_DIR"]
         configuration.service.fileURLRoots = try Self.fileURLRoots(fileURLRoots ?? environment["TRANSFERD_FILE_URL_ROOTS"])

@@ -72,7 +72,7 @@ public final class TransferDaemon: Sendable {
             throw error
         }
         logger.info("transferd listening", metadata: [
-            "http.port": "\(server.port)", "store.path": "\(service.store.location)", "network.policy": "\(service.networkPolicy)",
+            "http.port": "\(server.port)", "store.location": "\(service.store.location)", "network.policy": "\(service.networkPolicy)",
         ])
     }
 

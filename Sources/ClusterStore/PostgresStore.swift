@@ -1,0 +1,69 @@
+public import FoundationEssentials
+package import Logging
+public import PostgreSQL
+internal import Synchronization
+package import TransferModel
+package import TransferStore
+
+/// The store on PostgreSQL (`--database-url`): the same `TaskStore` as the SQLite `Store`, so
+/// the service runs on either unchanged. Queued writes go through the same `QueuedWriter` (group
+/// commit, settle, retry, health), committed by `PostgresWrites`; rows are decoded by the same
+/// `StoredRows` as SQLite's.
+///
+/// Connections: one for the writer and the rows written at once (as SQLite's write connection),
+/// `readConnections` that reads take in turn (a read never waits behind the writer's open
+/// transaction: PostgreSQL's MVCC, as WAL mode is for SQLite), and one that holds this daemon's
+/// claim on the database (`SoleDaemonLock`). Each reconnects by itself after the server or the
+/// network dropped it (`PostgresConnection`).
+///
+/// Partitioned as the SQLite store is: every row carries its owner (sessions, tasks, events,
+/// cookies, credentials, blobs), the URL cache's key holds its partition, and the service
+/// scopes every read to the requesting tenant.
+package final class PostgresStore: TaskStore, QueuedWrites {
+    let database: PostgresConnection
+    private let readers: [PostgresConnection]
+    private let turn = Atomic<Int>(0)
+    private let soleDaemon: SoleDaemonLock
+    package let writer: QueuedWriter
+    package let location: String
+
+    /// Reads at once: the HTTP workers' body and metrics reads, and start-up loads.
+    static let readConnections = 2
+
+    /// Connects to `url`, takes the database for this daemon (`SoleDaemonLock`) and brings its
+    /// schema to the newest version (`ClusterMigrator`).
+    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger) throws {
+        let database = try PostgresConnection(url: url)
+        var opened = [database]
+        do {
+            soleDaemon = try SoleDaemonLock(url: url)
+            try ClusterMigrator.migrate(database)
+            readers = try (0..<Self.readConnections).map { _ in
+                let reader = try PostgresConnection(url: url)
+                opened.append(reader)
+                return reader
+            }
+        } catch {
+            for connection in opened { connection.close() }
+            throw error
+        }
+        self.database = database
+        location = database.displayURL
+        writer = QueuedWriter(target: PostgresWrites(database: database), instruments: instruments, logger: logger)
+    }
+
+    /// The connection for one read.
+    var reader: PostgresConnection {
+        let (index, _) = turn.wrappingAdd(1, ordering: .relaxed)
+        return readers[index % readers.count]
+    }
+
+    /// Commits what is pending and closes every connection (which lets the database go).
+    /// Idempotent.
+    package func close() {
+        writer.close()
+        for reader in readers { reader.close() }
+        database.close()
+        soleDaemon.release()
+    }
+}
