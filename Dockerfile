@@ -44,12 +44,12 @@ LABEL org.opencontainers.image.title="transferd" \
       org.opencontainers.image.description="URLSession as a service: sessions and transfer tasks over a REST/JSON API" \
       org.opencontainers.image.base.name="debian:bookworm-slim"
 
-# The shared libraries the binary links (libcurl, OpenSSL, libmicrohttpd, SQLite, zlib) and CA certificates for
+# The shared libraries the binary links (libcurl, OpenSSL, libmicrohttpd, SQLite, libpq for --database-url, zlib) and CA certificates for
 # HTTPS transfers, and the public suffix list the cookie jars refuse supercookies with; nothing
 # else (the health check below needs only bash, which Debian always has).
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libcurl4 libssl3 libmicrohttpd12 libsqlite3-0 zlib1g ca-certificates publicsuffix \
+        libcurl4 libssl3 libmicrohttpd12 libsqlite3-0 libpq5 zlib1g ca-certificates publicsuffix \
     && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --system --user-group --uid 10001 --home-dir /data --no-create-home \

@@ -18,7 +18,7 @@ PLAN = REPOSITORY / "scripts" / "lib" / "dockerfile_plan.py"
 EXPECTED_LINES = [
     "build stage: products transferd transferctl",
     "transferctl sessions (as uid 10001, in the root) lists",
-    "packages libcurl4 libssl3 libmicrohttpd12 libsqlite3-0 zlib1g ca-certificates publicsuffix",
+    "packages libcurl4 libssl3 libmicrohttpd12 libsqlite3-0 libpq5 zlib1g ca-certificates publicsuffix",
     "libraries, none missing",
     "refused, exit",
     "GET /healthz: 200",
@@ -58,7 +58,7 @@ def plan_of(dockerfile: Path) -> subprocess.CompletedProcess[str]:
 def test_the_plan_reads_the_dockerfile():
     result = plan_of(REPOSITORY / "Dockerfile")
     assert result.returncode == 0, result.stderr
-    assert "RUNTIME_PACKAGES=(libcurl4 libssl3 libmicrohttpd12 libsqlite3-0 zlib1g ca-certificates publicsuffix)" in result.stdout
+    assert "RUNTIME_PACKAGES=(libcurl4 libssl3 libmicrohttpd12 libsqlite3-0 libpq5 zlib1g ca-certificates publicsuffix)" in result.stdout
     assert "BUILD_FLAGS=(-c release --static-swift-stdlib)" in result.stdout
     assert "RUNTIME_ENTRYPOINT=(/usr/local/bin/transferd)" in result.stdout
     assert "RUNTIME_STOPSIGNAL=(SIGTERM)" in result.stdout
