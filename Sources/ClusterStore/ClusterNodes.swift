@@ -1,22 +1,11 @@
 public import PostgreSQL
+public import TransferModel
+internal import FoundationEssentials
 
-/// A daemon of the cluster as `GET /v1/cluster` will list it.
-public struct ClusterNode: Sendable, Equatable {
-    public let id: String
-    /// Where the other nodes and an operator reach it (host:port), as it registered.
-    public let address: String
-    /// Seconds since 1970 when it registered (its start).
-    public let startedAt: Double
-    /// Seconds since its last heartbeat, by the database's clock.
-    public let silentFor: Double
-    /// How many tasks it holds leases on.
-    public let leasedTasks: Int
-}
-
-/// The nodes' registry: each node registers at start and beats every few seconds (with its
-/// lease renewal); a node silent for longer than the lease timeout is not live, and its leases
-/// are taken back by `ClusterQueue.requeueExpired`. All times are the database's (`now()`), so
-/// the nodes' clocks need not agree.
+/// The nodes' registry: each node registers at start, beats every few seconds with its load
+/// (`NodeLoad`) and leaves when it stops cleanly; a node silent for longer than the lease timeout
+/// is not live, and its leases are taken back by `ClusterQueue.requeueExpired`. All times are
+/// the database's (`now()`), so the nodes' clocks need not agree.
 public enum ClusterNodes {
     /// Registers `id` (again, after a restart: its start time is renewed).
     public static func register(id: String, address: String, on database: PostgresConnection) throws {
@@ -26,24 +15,35 @@ public enum ClusterNodes {
             """, id, address)
     }
 
-    /// Records that `id` is alive; false when its row is gone (`forget` took it as dead): the
-    /// node must register again, and its leases are no longer its own.
-    public static func heartbeat(id: String, on database: PostgresConnection) throws -> Bool {
-        try !database.run("UPDATE cluster_nodes SET heartbeat_at = now() WHERE id = $1 RETURNING id", id).isEmpty
+    /// Records that `id` is alive, with its load; false when its row is gone (`forget` took it
+    /// as dead): the node must register again, and its leases are no longer its own.
+    public static func heartbeat(id: String, load: NodeLoad = NodeLoad(running: 0, queued: 0, maxConcurrentTransfers: 0),
+                                 on database: PostgresConnection) throws -> Bool {
+        try !database.run("""
+            UPDATE cluster_nodes SET heartbeat_at = now(), running = $2, queued = $3, max_transfers = $4 WHERE id = $1 RETURNING id
+            """, id, load.running, load.queued, load.maxConcurrentTransfers).isEmpty
     }
 
-    /// The nodes heard from within `seconds`, by id, with the tasks each holds.
+    /// A node that stops cleanly leaves at once, rather than after the lease timeout.
+    public static func leave(id: String, on database: PostgresConnection) throws {
+        try database.run("DELETE FROM cluster_nodes WHERE id = $1", id)
+    }
+
+    /// The nodes heard from within `seconds`, by id, with their load and the tasks each holds.
     public static func live(within seconds: Double, on database: PostgresConnection) throws -> [ClusterNode] {
         try database.run("""
             SELECT n.id, n.address, extract(epoch FROM n.started_at)::double precision,
-                   extract(epoch FROM now() - n.heartbeat_at)::double precision, count(t.id)
+                   extract(epoch FROM now() - n.heartbeat_at)::double precision, count(t.id),
+                   n.running, n.queued, n.max_transfers
             FROM cluster_nodes n LEFT JOIN tasks t ON t.node = n.id
             WHERE n.heartbeat_at > now() - make_interval(secs => $1)
             GROUP BY n.id ORDER BY n.id
             """, seconds).compactMap { row in
             guard let id = row.string(0), let address = row.string(1), let started = row.double(2),
                   let silent = row.double(3), let leased = row.int(4) else { return nil }
-            return ClusterNode(id: id, address: address, startedAt: started, silentFor: silent, leasedTasks: leased)
+            return ClusterNode(id: id, address: address, startedAt: Date(timeIntervalSince1970: started), heartbeatAge: silent,
+                               running: row.int(5) ?? 0, queued: row.int(6) ?? 0, maxConcurrentTransfers: row.int(7) ?? 0,
+                               leasedTasks: leased)
         }
     }
 

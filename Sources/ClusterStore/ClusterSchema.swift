@@ -138,5 +138,12 @@ enum ClusterSchema {
             created_at double precision NOT NULL
         );
         """,
+        // 4: each node's load as its heartbeat reports it (`GET /v1/cluster`).
+        """
+        ALTER TABLE cluster_nodes
+            ADD COLUMN running integer NOT NULL DEFAULT 0,
+            ADD COLUMN queued integer NOT NULL DEFAULT 0,
+            ADD COLUMN max_transfers integer NOT NULL DEFAULT 0;
+        """,
     ]
 }

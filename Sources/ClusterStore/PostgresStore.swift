@@ -52,6 +52,9 @@ package final class PostgresStore: TaskStore, QueuedWrites {
         writer = QueuedWriter(target: PostgresWrites(database: database), instruments: instruments, logger: logger)
     }
 
+    /// The nodes' registry, on the connection that holds this daemon's claim (otherwise idle).
+    package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: soleDaemon.connection) }
+
     /// The connection for one read.
     var reader: PostgresConnection {
         let (index, _) = turn.wrappingAdd(1, ordering: .relaxed)

@@ -14,7 +14,8 @@ struct SoleDaemonLock: Sendable {
     /// The key: a constant of our own, the bytes of "transfd1" (not `ClusterMigrator`'s).
     static let key: Int64 = 0x7472_616E_7366_6431
 
-    private let connection: PostgresConnection
+    /// Held open for the lock; the nodes' heartbeats use it too (`PostgresNodeRegistry`).
+    let connection: PostgresConnection
 
     init(url: String) throws {
         connection = try PostgresConnection(url: url)

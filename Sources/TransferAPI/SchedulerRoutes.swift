@@ -12,5 +12,13 @@ enum SchedulerRoutes {
         router.add("GET", "/v1/stats", access: .admin) { _ in
             .json(service.stats())
         }
+        // The daemons sharing the database and their load: the deployment's shape, an admin's.
+        router.add("GET", "/v1/cluster", access: .admin) { _ in
+            do {
+                return .json(try service.clusterStatus())
+            } catch {
+                throw APIError(503, "store_unavailable", "the nodes' registry cannot be read (\(error)); retry later")
+            }
+        }
     }
 }

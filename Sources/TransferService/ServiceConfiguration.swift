@@ -10,6 +10,11 @@ public struct ServiceConfiguration: Sendable {
     public var dataDirectory: String
     /// Opens the store the service runs on; nil: the SQLite store in `dataDirectory`. The daemon
     /// sets it for `--database-url` (`PostgresStore`, which the service does not link).
+    /// This daemon's id among the daemons sharing its store (`--node-id`); nil: HOSTNAME:PORT.
+    public var nodeId: String?
+    /// Seconds a node stays live without a heartbeat (it beats every third of this): `GET
+    /// /v1/cluster` lists the nodes heard from within it.
+    public var leaseTimeout = 15.0
     package var openStore: (@Sendable (_ instruments: any StoreInstruments, _ logger: Logger) throws -> any TaskStore)?
     /// The most transfers running at once, over all sessions: by default 8 per core, at least 16
     /// (transfers wait on the network far more than on the CPU).

@@ -23,6 +23,7 @@ extension TransferService {
             snapshot.runningByClass = s.scheduler.runningByClass
             snapshot.bytesByClass = s.rates.totals
             snapshot.heldLongPolls = s.heldLongPolls
+            snapshot.clusterNodes = membership.liveNodes
             return snapshot
         }
     }

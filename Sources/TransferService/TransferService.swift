@@ -38,6 +38,8 @@ public final class TransferService: Sendable {
     let webhooks: WebhookDeliverer
     /// This daemon's Prometheus registry and instruments (`GET /metrics`).
     public let metrics: TransferMetrics
+    /// The daemons sharing the store, this one among them (`TransferService+Cluster`).
+    let membership: ClusterMembership
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
     /// Transfers run on libcurl (`CurlEngine`).
@@ -63,6 +65,8 @@ public final class TransferService: Sendable {
         self.metrics = metrics
         store = try configuration.openStore?(metrics, logger)
             ?? Store(dataDirectory: configuration.dataDirectory, instruments: metrics, logger: logger)
+        membership = ClusterMembership(registry: store.nodeRegistry, nodeId: configuration.nodeId,
+                                       leaseTimeout: configuration.leaseTimeout, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
@@ -129,6 +133,7 @@ public final class TransferService: Sendable {
         webhooks.stop(timeout: 3)
         checkpoint()
         urlCaches.flush()  // body files and their rows, before the database closes
+        membership.leave()
         store.close()
     }
 

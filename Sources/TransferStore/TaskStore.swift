@@ -107,6 +107,11 @@ package protocol TaskStore: AnyObject, Sendable {
     func insertBlob(_ blob: Blob) throws
     func deleteBlob(id: String) throws
 
+    // MARK: the cluster
+
+    /// The registry of the daemons sharing this store; nil for a store only one daemon opens.
+    var nodeRegistry: (any NodeRegistry)? { get }
+
     // MARK: life
 
     /// Whether `close()` has not been called.
@@ -117,4 +122,6 @@ package protocol TaskStore: AnyObject, Sendable {
 
 extension Store: TaskStore {
     package var location: String { path }
+    /// One daemon per data folder: no registry.
+    package var nodeRegistry: (any NodeRegistry)? { nil }
 }

@@ -25,6 +25,12 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("database-url"), help: "Keep the state in PostgreSQL instead of SQLite under DATA-DIR: postgresql://USER[:PASSWORD]@HOST:PORT/DB or a libpq connection string (the files stay under DATA-DIR). Env TRANSFERD_DATABASE_URL.")
     var databaseURL: String?
 
+    @Option(name: .customLong("node-id"), help: "This daemon's id among those sharing its --database-url (GET /v1/cluster). Env TRANSFERD_NODE_ID. Default HOSTNAME:PORT.")
+    var nodeId: String?
+
+    @Option(name: .customLong("lease-timeout"), help: "Seconds a daemon sharing the database stays live without a heartbeat (it beats every third of it), 3-600. Env TRANSFERD_LEASE_TIMEOUT. Default 15.")
+    var leaseTimeout: Int?
+
     @Option(name: .customLong("downloads-dir"), help: "Root folder for download destinations. Env TRANSFERD_DOWNLOADS_DIR. Default DATA-DIR/downloads.")
     var downloadsDir: String?
 
@@ -145,6 +151,13 @@ struct TransferdCommand: AsyncParsableCommand {
                 try PostgresStore(url: url, instruments: instruments, logger: logger)
             }
         }
+        if let id = nodeId ?? environment["TRANSFERD_NODE_ID"] {
+            guard !id.isEmpty, id.count <= 200, id.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+                throw ValidationError("--node-id/TRANSFERD_NODE_ID must be 1-200 printable ASCII characters without spaces, got \(id)")
+            }
+            configuration.service.nodeId = id
+        }
+        if let value = try integer(leaseTimeout, environment, "TRANSFERD_LEASE_TIMEOUT", 3...600) { configuration.service.leaseTimeout = Double(value) }
         configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
         configuration.service.uploadsDirectory = uploadsDir ?? environment["TRANSFERD_UPLOADS_DIR"]
         configuration.service.fileURLRoots = try Self.fileURLRoots(fileURLRoots ?? environment["TRANSFERD_FILE_URL_ROOTS"])

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import ClusterStore
 import PostgreSQL
+import TransferModel
 
 /// The nodes' registry: registration, heartbeats, the live list with each node's load, and a
 /// silent node left out and then forgotten.
@@ -20,7 +21,7 @@ import PostgreSQL
             #expect(live.map(\.id) == ["a", "b", "c"])
             #expect(live.map(\.leasedTasks) == [3, 1, 0])
             #expect(live.map(\.address) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:8082"])
-            #expect(live.allSatisfy { $0.silentFor >= 0 && $0.silentFor < 15 && $0.startedAt > 1_700_000_000 })
+            #expect(live.allSatisfy { $0.heartbeatAge >= 0 && $0.heartbeatAge < 15 && $0.startedAt.timeIntervalSince1970 > 1_700_000_000 })
 
             // c stops beating: it is no longer live, then forgotten; its next heartbeat says so.
             try db.run("UPDATE cluster_nodes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'c'")
@@ -31,6 +32,13 @@ import PostgreSQL
             #expect(try !ClusterNodes.heartbeat(id: "c", on: db))
             try ClusterNodes.register(id: "c", address: "127.0.0.1:9000", on: db)
             #expect(try ClusterNodes.live(within: 15, on: db).map(\.address) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:9000"])
+
+            // A heartbeat carries the node's load; a node that stops cleanly leaves at once.
+            #expect(try ClusterNodes.heartbeat(id: "b", load: NodeLoad(running: 7, queued: 40, maxConcurrentTransfers: 16), on: db))
+            let b = try ClusterNodes.live(within: 15, on: db).first { $0.id == "b" }
+            #expect(b.map { [$0.running, $0.queued, $0.maxConcurrentTransfers, $0.leasedTasks] } == [7, 40, 16, 1])
+            try ClusterNodes.leave(id: "b", on: db)
+            #expect(try ClusterNodes.live(within: 15, on: db).map(\.id) == ["a", "c"])
         }
     }
 }

@@ -1,7 +1,8 @@
 """The daemon on PostgreSQL (`--database-url`, issue 19): the same API with its state in the
 test PostgreSQL server instead of SQLite, kept across a SIGKILL (a download resumes from its
-checkpoint and ends byte-identical), and the database refused to a second daemon while the first
-runs (until the cluster mode lets several share it)."""
+checkpoint and ends byte-identical), the daemon in the nodes' registry (`GET /v1/cluster`) until
+it stops, and the database refused to a second daemon while the first runs (until the cluster mode
+lets several share it)."""
 from __future__ import annotations
 
 import hashlib
@@ -44,7 +45,7 @@ def rows(url: str, query: str) -> list[str]:
 
 def test_the_state_lives_in_postgresql_survives_a_kill_and_is_one_daemons(tmp_path, database_url, nginx_url, nginx_root):
     token = secrets.token_hex(16)
-    arguments = ["--database-url", database_url]
+    arguments = ["--database-url", database_url, "--node-id", "pg-node-1"]
     first = Daemon(tmp_path / "data", token=token, arguments=arguments)
     try:
         session = first.json("POST", "/v1/sessions", {"kind": "background", "identifier": "postgres-system"})
@@ -57,6 +58,10 @@ def test_the_state_lives_in_postgresql_survives_a_kill_and_is_one_daemons(tmp_pa
         # The rows are PostgreSQL's: the data folder holds no SQLite database.
         assert sorted(rows(database_url, "SELECT id FROM tasks WHERE state = 'completed' ORDER BY id")) == sorted([str(fast["id"]), str(data["id"])])
         assert not (tmp_path / "data" / "transferd.sqlite3").exists()
+        # The daemon registered itself among the database's nodes.
+        cluster = first.json("GET", "/v1/cluster")
+        assert cluster["database"] == "postgresql" and cluster["node"] == "pg-node-1", cluster
+        assert [(node["id"], node["address"]) for node in cluster["nodes"]] == [("pg-node-1", f"127.0.0.1:{first.port}")]
 
         # A second daemon on the same database is refused at start, with the reason.
         second = subprocess.run([str(executable("transferd")), "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "other"),
@@ -86,3 +91,5 @@ def test_the_state_lives_in_postgresql_survives_a_kill_and_is_one_daemons(tmp_pa
         assert any(event["type"] == "didCompleteWithError" and event.get("taskId") == fast["id"] for event in events)
     finally:
         assert again.stop() == 0
+    # A clean stop leaves the nodes' registry at once.
+    assert rows(database_url, "SELECT id FROM cluster_nodes") == []

@@ -15,7 +15,7 @@ import TransferService
             request.path == "/stall" ? .stallAfterHeaders(contentLength: 10) : .text(request.path)
         }
         defer { origin.stop() }
-        try await DaemonFixture.with(configure: { $0.service.maxConcurrentTransfers = 1 }) { daemon in
+        try await DaemonFixture.with(configure: { $0.service.maxConcurrentTransfers = 1; $0.service.nodeId = "node-a" }) { daemon in
             let blocker = try #require(try await daemon.dataTask(["url": origin.url("/stall")]).int("id"))
             try await daemon.waitForTask(blocker) { $0.string("phase") == "transferring" }
             func create(_ path: String, _ type: String, _ priority: Any) async throws -> Int {
@@ -48,6 +48,14 @@ import TransferService
             #expect(stats.int("running") == 1 && stats.int("queued") == 4 && stats.int("maxConcurrentTransfers") == 1)
             #expect(stats.value(at: "classes.interactive.queued") as? Int == 1)
             #expect(stats.value(at: "classes.default.queued") as? Int == 2)
+
+            // On SQLite the daemon is a cluster of one: itself, with the same load.
+            let cluster = try await daemon.get("/v1/cluster").object()
+            #expect(cluster.string("database") == "sqlite" && cluster.string("node") == "node-a")
+            let nodes = try #require(cluster["nodes"] as? [[String: Any]])
+            #expect(nodes.count == 1)
+            #expect(nodes.first?.string("id") == "node-a" && nodes.first?.string("address") == "127.0.0.1:\(daemon.port)")
+            #expect(nodes.first.map { [$0.int("running"), $0.int("queued"), $0.int("maxConcurrentTransfers"), $0.int("leasedTasks")] } == [1, 4, 1, 0])
             #expect(stats.value(at: "classes.default.running") as? Int == 1)
             #expect(stats.value(at: "classes.background.queued") as? Int == 1)
 

@@ -9,6 +9,8 @@ public final class TransferDaemon: Sendable {
     public let service: TransferService
     private let server: HTTPServer
     private let logger: Logger
+    /// The host the server listens on, registered with the port (`joinCluster`).
+    private let listenHost: String
 
     public init(configuration: DaemonConfiguration, logger: Logger = Logger(label: "transferd")) throws {
         if let refusal = configuration.refusal { throw DaemonError.refused(refusal) }
@@ -46,6 +48,7 @@ public final class TransferDaemon: Sendable {
         service = try TransferService(configuration: serviceConfiguration, logger: logger)
         var http = HTTPServerConfiguration()
         http.host = configuration.listen.host == "localhost" ? "127.0.0.1" : configuration.listen.host
+        listenHost = http.host
         http.port = configuration.listen.port
         http.threadCount = configuration.httpThreads
         http.maxBodySize = configuration.maxRequestBodySize
@@ -71,6 +74,7 @@ public final class TransferDaemon: Sendable {
             service.stop()
             throw error
         }
+        service.joinCluster(host: listenHost, port: server.port)
         logger.info("transferd listening", metadata: [
             "http.port": "\(server.port)", "store.location": "\(service.store.location)", "network.policy": "\(service.networkPolicy)",
         ])

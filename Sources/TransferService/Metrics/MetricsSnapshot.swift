@@ -18,4 +18,6 @@ struct MetricsSnapshot: Sendable, Equatable {
     /// Bytes received and sent since start, per class (the totals `GET /v1/stats` serves).
     var bytesByClass: [SchedulingClass: ClassRates.Totals] = [:]
     var heldLongPolls = 0
+    /// Daemons live on the store, as the last heartbeat saw them (1 on SQLite).
+    var clusterNodes = 1
 }

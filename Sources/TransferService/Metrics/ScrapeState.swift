@@ -13,6 +13,7 @@ struct ScrapeState: Sendable {
     private let received: [SchedulingClass: Counter]
     private let sent: [SchedulingClass: Counter]
     private let heldLongPolls: Gauge
+    private let clusterNodes: Gauge
     /// The byte totals already added to the counters (counters only go up, so each scrape adds
     /// what the service counted since the previous one).
     private var counted: [SchedulingClass: ClassRates.Totals] = [:]
@@ -36,6 +37,9 @@ struct ScrapeState: Sendable {
         heldLongPolls = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "long_polls_held", unitName: "",
                 helpText: "Long-polls (task progress, session events, the task change feed) held open right now."))
+        clusterNodes = registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "cluster_nodes", unitName: "",
+                helpText: "Daemons sharing this one's database that were heard from within the lease timeout, at this one's last heartbeat (1 on SQLite)."))
     }
 
     mutating func apply(_ snapshot: MetricsSnapshot) {
@@ -53,6 +57,7 @@ struct ScrapeState: Sendable {
             counted[schedulingClass] = ClassRates.Totals(received: max(now.received, before.received), sent: max(now.sent, before.sent))
         }
         heldLongPolls.set(Int64(snapshot.heldLongPolls))
+        clusterNodes.set(Int64(snapshot.clusterNodes))
     }
 
     private mutating func gauge(for labels: MetricsSnapshot.TaskLabels) -> Gauge {

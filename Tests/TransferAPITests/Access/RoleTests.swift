@@ -16,7 +16,7 @@ import TransferService
     @Test func theDaemonWideRoutesAreTheAdminOnes() async throws {
         try await DaemonFixture.with { daemon in
             let handler = APIHandler(service: daemon.daemon.service, authenticator: Authenticator(tokens: []))
-            #expect(Set(handler.adminRoutes) == ["PATCH /v1/limits", "DELETE /v1/cache", "GET /v1/stats", "GET /metrics"])
+            #expect(Set(handler.adminRoutes) == ["PATCH /v1/limits", "DELETE /v1/cache", "GET /v1/stats", "GET /v1/cluster", "GET /metrics"])
         }
     }
 
@@ -28,6 +28,7 @@ import TransferService
                     ("PATCH", "/v1/limits", ["downloadBytesPerSecond": 1]),
                     ("DELETE", "/v1/cache", nil),
                     ("GET", "/v1/stats", nil),
+                    ("GET", "/v1/cluster", nil),
                     ("GET", "/metrics", nil),
                 ]
                 for (method, path, json) in operations {

@@ -156,6 +156,7 @@ struct APITour {
         ], status: 201).int("id"))
         try await call("GET", "/v1/queue", status: 200)
         try await call("GET", "/v1/stats", status: 200)
+        try await call("GET", "/v1/cluster", status: 200)
         try await call("PATCH", "/v1/tasks/{tid}", "/v1/tasks/\(waiting)", json: ["priority": "high"], status: 200)
         try await call("POST", "/v1/tasks/{tid}/suspend", "/v1/tasks/\(slow)/suspend", status: 200)
         try await call("POST", "/v1/tasks/{tid}/resume", "/v1/tasks/\(slow)/resume", status: 200)

@@ -27,11 +27,12 @@ import TransferService
             #expect(try await daemon.get("/metrics", token: "wrong").status == 401)
             let metrics = try await scrape(daemon)
             let expected: [String: String] = [
-                "transferd_queue_depth": "gauge", "transferd_transfers_running": "gauge", "transferd_long_polls_held": "gauge",
+                "transferd_queue_depth": "gauge", "transferd_transfers_running": "gauge", "transferd_long_polls_held": "gauge", "transferd_cluster_nodes": "gauge",
                 "transferd_received_bytes_total": "counter", "transferd_sent_bytes_total": "counter",
                 "transferd_admission_wait_seconds": "histogram", "transferd_store_commit_duration_seconds": "histogram",
             ]
             for (name, type) in expected { #expect(metrics.types[name] == type, "\(name)") }
+            #expect(metrics.value("transferd_cluster_nodes") == 1, "a daemon on SQLite is a cluster of one")
             for schedulingClass in ["interactive", "streaming", "default", "background"] {
                 #expect(metrics.value("transferd_queue_depth", ["class": schedulingClass]) == 0)
                 #expect(metrics.value("transferd_received_bytes_total", ["class": schedulingClass]) == 0)
