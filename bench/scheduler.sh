@@ -72,9 +72,7 @@ bench_begin
 # ---- helpers -------------------------------------------------------------------------------------
 
 seconds_of() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e9 }'; }
-rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? n / s : 0 }'; }
 per_file_us() { awk -v ms="$1" -v n="$FILES" 'BEGIN { printf "%.0f", ms * 1000 / n }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 # check_files DIR TOOL: DIR holds the FILES outputs, each FILE_BYTES long. They are kept until
 # the temporary folder goes: on an ext4 without a journal, creating a file skips every inode
@@ -95,9 +93,6 @@ cpu_of() {
     CPU_MS="$(echo "$times_out" | awk 'NR == 2 { n = split($0, t, " "); ms = 0
         for (i = 1; i <= n; i++) { split(t[i], p, "m"); ms += (p[1] * 60 + p[2]) * 1000 } printf "%.0f", ms }')"
 }
-
-# process_cpu_ms PID: the CPU time (user + system, ms) process PID used so far.
-process_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 
 # post PATH JSON: POSTs JSON to the daemon and prints the answer; fails on a non-2xx answer.
 post() {

@@ -36,14 +36,17 @@ package final class PostgresStore: TaskStore, QueuedWrites {
         let database = try PostgresConnection(url: url)
         var opened = [database]
         do {
-            soleDaemon = try SoleDaemonLock(url: url)
+            let lock = try SoleDaemonLock(url: url)
+            opened.append(lock.connection)
             try ClusterMigrator.migrate(database)
             readers = try (0..<Self.readConnections).map { _ in
                 let reader = try PostgresConnection(url: url)
                 opened.append(reader)
                 return reader
             }
+            soleDaemon = lock
         } catch {
+            // Closing the lock's connection lets the database go again.
             for connection in opened { connection.close() }
             throw error
         }

@@ -30,6 +30,10 @@ final class ClusterMembership: Sendable {
     /// Whether the last heartbeat failed (logged once per failure run, not every beat).
     private let failing = Atomic<Bool>(false)
     private let timer = HandOffTimer()
+    /// Where the heartbeats run, and `leave` after them, so no beat registers the node again
+    /// once it left.
+    private let queue = DispatchQueue(label: "transferd.cluster")
+    private let left = Atomic<Bool>(false)
 
     init(registry: (any NodeRegistry)?, nodeId: String?, leaseTimeout: Double, logger: Logger) {
         self.registry = registry
@@ -58,7 +62,7 @@ final class ClusterMembership: Sendable {
         } catch {
             logger.error("cluster registration failed", metadata: ["node": "\(id)", "error": "\(error)"])
         }
-        let beat = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "transferd.cluster"))
+        let beat = DispatchSource.makeTimerSource(queue: queue)
         let interval = max(1, leaseTimeout / 3)
         beat.schedule(deadline: .now(), repeating: interval)
         beat.setEventHandler { [weak self] in self?.heartbeat(id: id, address: address, load: load()) }
@@ -67,7 +71,7 @@ final class ClusterMembership: Sendable {
     }
 
     private func heartbeat(id: String, address: String, load: NodeLoad) {
-        guard let registry else { return }
+        guard let registry, !left.load(ordering: .relaxed) else { return }
         do {
             if try !registry.heartbeat(id: id, load: load) {
                 logger.warning("the cluster had forgotten this node; registering again", metadata: ["node": "\(id)"])
@@ -84,9 +88,13 @@ final class ClusterMembership: Sendable {
 
     /// Stops the heartbeat and leaves the registry (before the store closes). Idempotent.
     func leave() {
-        timer.cancel()
-        guard let registry, let id = identity.withLock({ $0?.id }) else { return }
-        do { try registry.leave(id: id) } catch { logger.warning("leaving the cluster failed", metadata: ["node": "\(id)", "error": "\(error)"]) }
+        guard !left.exchange(true, ordering: .relaxed) else { return }
+        // On the heartbeats' queue: a beat running now finishes first, and none follows.
+        queue.sync {
+            timer.cancel()
+            guard let registry, let id = identity.withLock({ $0?.id }) else { return }
+            do { try registry.leave(id: id) } catch { logger.warning("leaving the cluster failed", metadata: ["node": "\(id)", "error": "\(error)"]) }
+        }
     }
 
     /// The live nodes: from the registry, or this daemon alone with `load`.

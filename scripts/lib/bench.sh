@@ -241,3 +241,10 @@ run_task() {
         die "transferd round $round: task $TASK_ID completed with an error: $task"
     fi
 }
+
+# process_cpu_ms PID: the CPU time (user + system, ms) process PID used so far.
+process_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
+# rate N SECONDS: N per second, rounded.
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? n / s : 0 }'; }
+# ratio A B: A / B with two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
