@@ -42,15 +42,12 @@ final class ClusterMembership: Sendable {
         self.logger = logger
     }
 
-    /// This daemon's id: `--node-id`, else `HOSTNAME:PORT` (unique per host and port, and the same
-    /// after a restart on them). Empty until `join`.
-    var nodeId: String { identity.withLock { $0?.id ?? "" } }
-
     /// Live nodes as the last heartbeat saw them; 1 without a registry.
     var liveNodes: Int { liveCount.load(ordering: .relaxed) }
 
     /// Takes this daemon's place once it listens on `host:port` (an unspecified host, 0.0.0.0 or
-    /// ::, registers as the host's name); `load` is read at every heartbeat.
+    /// ::, registers as the host's name) as `--node-id`, else `HOSTNAME:PORT` (unique per host and
+    /// port, and the same after a restart on them); `load` is read at every heartbeat.
     func join(host: String, port: Int, load: @escaping @Sendable () -> NodeLoad) {
         let id = configuredId ?? "\(Self.hostName()):\(port)"
         let reachable = host == "0.0.0.0" || host == "::" || host.isEmpty ? Self.hostName() : host

@@ -6,7 +6,9 @@ import TestSupport
 /// progress), response, redirect, resume offset, data or written bytes, finish location,
 /// completion; and didBecomeInvalid after the last of them.
 @Suite struct EventOrderTests {
-    static let fileSize = 256 * 1024
+    // Trickled (4 KiB every 40 ms) and 1 MiB long, so the cancel lands long before its end even on
+    // a loaded machine (256 KiB every 8 ms left 0.4 s: the full test command once missed it).
+    static let fileSize = 1024 * 1024
     static let file = Data((0..<fileSize).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) })
     static let etag = "\"order-v1\""
 
@@ -31,7 +33,7 @@ import TestSupport
             case "/target": return .chunked(headers: ["Content-Type": "text/plain"], chunks: chunks, interval: .milliseconds(150))
             case "/upload": return .text("got \(request.body.count)")
             case "/file.bin" where request.header("Range") == nil:
-                return .slowBody(headers: ["ETag": Self.etag], body: Self.file, bytesPerWrite: 4096, interval: .milliseconds(8))
+                return .slowBody(headers: ["ETag": Self.etag], body: Self.file, bytesPerWrite: 4096, interval: .milliseconds(40))
             case "/file.bin": return .ranged(Self.file, for: request, headers: ["ETag": Self.etag])
             default: return .respond(status: 404)
             }
