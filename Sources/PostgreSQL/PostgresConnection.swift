@@ -133,6 +133,12 @@ private final class Handle {
     private var pointer: OpaquePointer?
     /// How many times the connection was made again (`live`).
     private(set) var generation = 0
+    /// Statements prepared on this connection (`PQprepare`), by their text: each is parsed and
+    /// planned once per connection instead of at every call (the store runs a few dozen texts,
+    /// the writer's thousands of times a second). Forgotten when the connection is made again,
+    /// since the server forgot them; at most `maxPrepared`, beyond which statements run unprepared.
+    private var prepared: [String: String] = [:]
+    static let maxPrepared = 256
 
     /// Whether the connection is lost (the next statement would make it again).
     var isBroken: Bool { pointer.map { PQstatus($0) == CONNECTION_BAD } ?? true }
@@ -146,6 +152,7 @@ private final class Handle {
         guard let pointer else { throw PostgresError(sqlState: "", message: "connection is closed", context: context) }
         if PQstatus(pointer) == CONNECTION_BAD {
             generation += 1
+            prepared.removeAll()
             PQreset(pointer)
             guard PQstatus(pointer) == CONNECTION_OK else {
                 throw PostgresError(sqlState: "", message: PostgresConnection.trimmed(PQerrorMessage(pointer)), context: "reconnect for \(context)")
@@ -161,7 +168,7 @@ private final class Handle {
         _ = try Self.check(result, connection, "execute")
     }
 
-    func run(_ sql: String, _ parameters: [any PostgresBindable]) throws(PostgresError) -> [PostgresRow] {
+    func run(_ sql: String, _ parameters: [any PostgresBindable], retrying: Bool = false) throws(PostgresError) -> [PostgresRow] {
         let connection = try live("run")
         let values = parameters.map { $0.postgresValue.parameter }
         // One buffer holds every parameter, each NUL-terminated; libpq reads them by pointer.
@@ -176,14 +183,39 @@ private final class Handle {
         let formats = values.map { Int32($0?.binary == true ? 1 : 0) }
         // bytea's type (17) given for binary parameters; the server infers the others.
         let types = values.map { $0?.binary == true ? Oid(17) : Oid(0) }
+        let name = try preparedName(sql, types, connection)
         let result = buffer.withUnsafeBufferPointer { bytes in
             let pointers: [UnsafePointer<CChar>?] = zip(values, offsets).map { value, offset in
                 value == nil ? nil : UnsafeRawPointer(bytes.baseAddress! + offset).assumingMemoryBound(to: CChar.self)
             }
+            if let name {
+                return PQexecPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 0)
+            }
             return PQexecParams(connection, sql, Int32(values.count), types, pointers, lengths, formats, 0)
         }
         defer { PQclear(result) }
-        return try Self.rows(of: try Self.check(result, connection, "run"))
+        do {
+            return try Self.rows(of: try Self.check(result, connection, "run"))
+        } catch where error.sqlState == "26000" && name != nil && !retrying {
+            // invalid_sql_statement_name: the server's session lost it (a pooler in transaction
+            // mode, a DISCARD ALL). Forget every name and run it again, prepared anew.
+            prepared.removeAll()
+            return try run(sql, parameters, retrying: true)
+        }
+    }
+
+    /// The name `sql` is prepared under on this connection, preparing it now (with the
+    /// parameters' types of this first call: bytea for binary ones, the others inferred) if it is
+    /// new; nil when the cache is full.
+    private func preparedName(_ sql: String, _ types: [Oid], _ connection: OpaquePointer) throws(PostgresError) -> String? {
+        if let name = prepared[sql] { return name }
+        guard prepared.count < Self.maxPrepared else { return nil }
+        let name = "transferd_\(prepared.count)"
+        let result = PQprepare(connection, name, sql, Int32(types.count), types)
+        defer { PQclear(result) }
+        _ = try Self.check(result, connection, "prepare")
+        prepared[sql] = name
+        return name
     }
 
     func notifications(timeout: Double) throws(PostgresError) -> [PostgresNotification] {

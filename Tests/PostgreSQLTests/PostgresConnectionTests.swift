@@ -99,6 +99,26 @@ import TestSupport
         #expect(PostgresConnection.withoutPassword("host=h user=u") == "host=h user=u")
     }
 
+    /// A statement is prepared once per connection and run by name after; a session that lost
+    /// its prepared statements (DEALLOCATE ALL, as a pooler may do) runs it again, prepared anew;
+    /// a bytea parameter first bound as NULL takes its type from its column, so bytes bind later.
+    @Test func aStatementIsPreparedOnceAndOutlivesTheServerForgettingIt() throws {
+        let db = try Self.connect()
+        defer { db.close() }
+        for n in 1...5 { #expect(try db.run("SELECT $1::bigint + 1", n).first?.int(0) == n + 1) }
+        #expect(try db.run("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", "SELECT $1::bigint + 1").first?.int(0) == 1)
+        try db.execute(script: "DEALLOCATE ALL")
+        #expect(try db.run("SELECT $1::bigint + 1", 41).first?.int(0) == 42)
+        #expect(try db.run("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", "SELECT $1::bigint + 1").first?.int(0) == 1)
+
+        let table = Self.table("prepared")
+        try db.execute(script: "CREATE TABLE \(table) (id bigint, b bytea)")
+        defer { _ = try? db.run("DROP TABLE \(table)") }
+        try db.run("INSERT INTO \(table) (id, b) VALUES ($1, $2)", 1, Data?.none)
+        try db.run("INSERT INTO \(table) (id, b) VALUES ($1, $2)", 2, Data([0, 1, 255]))
+        #expect(try db.run("SELECT b FROM \(table) ORDER BY id").map(\.values) == [[.null], [.bytes(Data([0, 1, 255]))]])
+    }
+
     /// A connection the server ends (a restart, a failover, an idle timeout) fails the statement
     /// it was in, clearly, and the next statement connects again.
     @Test func aDroppedConnectionIsMadeAgainForTheNextStatement() throws {
