@@ -15,20 +15,34 @@ package struct PostgresWrites: WriteTarget {
 
     package init(database: PostgresConnection) { self.database = database }
 
+    /// A batch in one transaction. Its task rows are gathered and written as one statement
+    /// (`write`) before any other kind of operation and at the end, so the rows that follow
+    /// (bodies, metrics, deletions) find them as they would written one by one; its events as a
+    /// row per session and owner.
     package func commit(_ operations: [StoreOperation]) throws {
         try database.transaction { tx in
             var events = EventRows()
+            var tasks: [TaskRowColumns] = []
             for operation in operations {
                 switch operation {
                 case .appendEvent(let event):
                     events.add(event)
+                case .saveTask(let task, let body, let feedSeq):
+                    tasks.append(TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq))
+                case .saveTasks(let rows):
+                    for (row, record) in zip(rows, Store.records(of: rows)) {
+                        tasks.append(TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq))
+                    }
                 case .pruneEvents, .deleteEvents:
                     try Self.insert(events.take(), tx)
                     try Self.apply(operation, tx)
                 default:
+                    try Self.write(tasks, tx)
+                    tasks.removeAll()
                     try Self.apply(operation, tx)
                 }
             }
+            try Self.write(tasks, tx)
             try Self.insert(events.take(), tx)
         }
     }
@@ -75,11 +89,11 @@ package struct PostgresWrites: WriteTarget {
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Store.json(session), session.version)
         case .saveTask(let task, let body, let feedSeq):
-            try save(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq, tx)
+            try write([TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq)], tx)
         case .saveTasks(let rows):
-            for (row, record) in zip(rows, Store.records(of: rows)) {
-                try save(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq, tx)
-            }
+            try write(zip(rows, Store.records(of: rows)).map { row, record in
+                TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq)
+            }, tx)
         case .saveBody(let taskId, let body):
             try tx.run("""
                 INSERT INTO task_bodies (task_id, body) VALUES ($1, $2)
@@ -117,13 +131,41 @@ package struct PostgresWrites: WriteTarget {
         }
     }
 
-    private static func save(_ task: TransferTask, record: Store.StoredRecord, requestBody body: Data?, feedSeq: Int, _ tx: PostgresConnection.Transaction) throws {
-        let c = TaskRowColumns(task, record: record, requestBody: body, feedSeq: feedSeq)
-        try tx.run(Self.taskUpsert, c.id, c.sessionId, c.state, c.record, c.requestBody, c.version, c.owner, c.kind,
-                   c.schedulingClass, c.heldBytes, c.completedAt, c.feedSeq, c.servedCut)
+    /// Task rows in one statement: one array per column, unnested into rows (a batch of 10,000
+    /// tasks was 10,000 round trips). One statement may not change a row twice, so of the rows of
+    /// one task the newest version is written: what the version rule keeps when they are written
+    /// one by one (of equal versions, the first), with the first one's request body, which is
+    /// the one a first insert writes (the upsert never changes it).
+    private static func write(_ rows: [TaskRowColumns], _ tx: PostgresConnection.Transaction) throws {
+        guard !rows.isEmpty else { return }
+        var kept: [TaskRowColumns] = []
+        var index: [Int: Int] = [:]
+        for row in rows {
+            if let at = index[row.id] {
+                if row.version > kept[at].version {
+                    var newer = row
+                    newer.requestBody = kept[at].requestBody
+                    kept[at] = newer
+                }
+            } else {
+                index[row.id] = kept.count
+                kept.append(row)
+            }
+        }
+        try tx.run(taskUpsert,
+                   PostgresArrays.integers(kept.map(\.id)), PostgresArrays.texts(kept.map(\.sessionId)),
+                   PostgresArrays.texts(kept.map(\.state)), PostgresArrays.texts(kept.map(\.record)),
+                   PostgresArrays.byteas(kept.map(\.requestBody)), PostgresArrays.integers(kept.map(\.version)),
+                   PostgresArrays.texts(kept.map(\.owner)), PostgresArrays.texts(kept.map(\.kind)),
+                   PostgresArrays.texts(kept.map(\.schedulingClass)), PostgresArrays.integers(kept.map(\.heldBytes)),
+                   PostgresArrays.doubles(kept.map(\.completedAt)), PostgresArrays.integers(kept.map(\.feedSeq)),
+                   PostgresArrays.texts(kept.map(\.servedCut)))
     }
 
-    private static let taskUpsert = TaskRowColumns.upsert { "$\($0)" }
+    private static let taskUpsert = TaskRowColumns.upsert(rows: """
+        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[],
+                             $8::text[], $9::text[], $10::bigint[], $11::double precision[], $12::bigint[], $13::text[])
+        """)
 
     private static func apply(_ change: CookieRowChange, _ tx: PostgresConnection.Transaction) throws {
         switch change {

@@ -10,7 +10,8 @@ package struct TaskRowColumns {
     package let sessionId: String
     package let state: String
     package let record: String
-    package let requestBody: Data?
+    /// Written by the row's first insert only: the upsert never changes it.
+    package var requestBody: Data?
     package let version: Int
     /// '' without tokens: the completed-task queries find rows by it.
     package let owner: String
@@ -41,9 +42,15 @@ package struct TaskRowColumns {
     /// The upsert, its thirteen parameters in the order of the fields above, each written by
     /// `placeholder(n)` (n from 1): `?` for SQLite, `$n` for PostgreSQL.
     package static func upsert(placeholder: (Int) -> String) -> String {
+        upsert(rows: "VALUES (\((1...13).map(placeholder).joined(separator: ", ")))")
+    }
+
+    /// The upsert of the rows `rows` gives (a VALUES list, or a SELECT of the thirteen columns in
+    /// the order of the fields above, such as PostgreSQL's unnest of one array per column).
+    package static func upsert(rows: String) -> String {
         """
         INSERT INTO tasks (id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
-        VALUES (\((1...13).map(placeholder).joined(separator: ", ")))
+        \(rows)
         ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
             kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
             completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut

@@ -82,6 +82,44 @@ import PostgreSQL
         }
     }
 
+    /// A commit's task rows go as one statement of arrays: every character and byte arrives as
+    /// it was (quotes, backslashes, braces, commas, NUL bytes, non-ASCII), and of one task's rows
+    /// in a commit the newest version is kept, as row by row; a body written after its task in the
+    /// same commit finds the row.
+    @Test func aCommitsTaskRowsGoAsOneStatementAndArriveExactly() throws {
+        try ScratchDatabase.migrated { _, db in
+            // Straight to PostgresWrites: the queued writer would coalesce the three rows of task 1.
+            let writes = PostgresWrites(database: db)
+            let awkward = #"a "quoted" \ back\slash, {brace} NULL é 🚀 A"#
+            var first = Self.task(1, version: 1, state: .running)
+            first.description = awkward
+            var newest = Self.task(1, version: 3, state: .completed)
+            newest.description = awkward
+            let bytes = Data([0, 1, 0x5C, 0x22, 0x7B, 0x2C, 255])
+            try writes.commit([
+                .saveTask(first, requestBody: bytes, feedSeq: 1),
+                .saveTask(newest, requestBody: nil, feedSeq: 3),
+                .saveTask(Self.task(1, version: 2, state: .running), requestBody: nil, feedSeq: 2),  // older than 3: kept out
+                .saveBody(taskId: 1, body: bytes),
+                .saveTasks((2...4).map { .init(task: Self.task($0, version: 1, state: .suspended), requestBody: $0 == 3 ? Data() : nil, feedSeq: $0) }),
+            ])
+            let rows = try db.run("SELECT id, version, state, feed_seq, request_body, completed_at FROM tasks ORDER BY id")
+            #expect(rows.map { $0.values[0...3] } == [
+                [.integer(1), .integer(3), .text("completed"), .integer(3)],
+                [.integer(2), .integer(1), .text("suspended"), .integer(2)],
+                [.integer(3), .integer(1), .text("suspended"), .integer(3)],
+                [.integer(4), .integer(1), .text("suspended"), .integer(4)],
+            ])
+            // The newest version's columns, with the request body of the first insert (the upsert
+            // never changes it, row by row either).
+            #expect(rows.map { $0.values[4] } == [.bytes(bytes), .null, .bytes(Data()), .null])
+            let record = try #require(try db.run("SELECT record FROM tasks WHERE id = 1").first?.string(0))
+            let decoded = try JSONCoding.decoder.decode(TransferTask.self, from: Data(record.utf8))
+            #expect(decoded.description == awkward && decoded.version == 3)
+            #expect(try db.run("SELECT body FROM task_bodies WHERE task_id = 1").first?.data(0) == bytes)
+        }
+    }
+
     @Test func aRowTheDatabaseRefusesIsDroppedAndTheRestCommits() throws {
         try ScratchDatabase.migrated { _, db in
             let writer = Self.writer(db)
