@@ -16,20 +16,24 @@ enum PostgresArrays {
         }.joined(separator: ",") + "}"
     }
 
-    /// Each element double-quoted, with its backslashes and double quotes escaped.
+    /// Each element double-quoted, with its backslashes and double quotes escaped. Built as
+    /// UTF-8 bytes: a batch's records are megabytes, too many for a String append per character.
     static func texts(_ values: [String?]) -> String {
-        var literal = "{"
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var literal: [UInt8] = [UInt8(ascii: "{")]
+        literal.reserveCapacity(values.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (index, value) in values.enumerated() {
-            if index > 0 { literal += "," }
-            guard let value else { literal += "NULL"; continue }
-            literal += "\""
-            for character in value.unicodeScalars {
-                if character == "\\" || character == "\"" { literal += "\\" }
-                literal.unicodeScalars.append(character)
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            guard let value else { literal += Array("NULL".utf8); continue }
+            literal.append(quote)
+            for byte in value.utf8 {
+                if byte == quote || byte == backslash { literal.append(backslash) }
+                literal.append(byte)
             }
-            literal += "\""
+            literal.append(quote)
         }
-        return literal + "}"
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 
     /// bytea elements in their hex form (`\x0a1b`), quoted as texts.
