@@ -9,28 +9,28 @@ package import TransferStore
 /// the anonymous rows, and the service checks every other answer's owner.
 extension PostgresStore {
     package func loadSessions() throws -> [Session] {
-        try reader.run("SELECT \(StoredRows.sessionColumns) FROM sessions ORDER BY created").map(StoredRows.session)
+        try read("SELECT \(StoredRows.sessionColumns) FROM sessions ORDER BY created").map(StoredRows.session)
     }
 
     package func loadTasks() throws -> [(TransferTask, Data?)] {
-        try StoredRows.tasksWithBodies(reader.run("SELECT record, request_body FROM tasks ORDER BY id"))
+        try StoredRows.tasksWithBodies(read("SELECT record, request_body FROM tasks ORDER BY id"))
     }
 
     package func loadUnfinishedTasks() throws -> [(TransferTask, Data?)] {
-        try StoredRows.tasksWithBodies(reader.run("SELECT record, request_body FROM tasks WHERE state <> 'completed' ORDER BY id"))
+        try StoredRows.tasksWithBodies(read("SELECT record, request_body FROM tasks WHERE state <> 'completed' ORDER BY id"))
     }
 
     package func storedTask(id: Int) throws -> (task: TransferTask, feedSeq: Int)? {
-        guard let row = try reader.run("SELECT record, feed_seq FROM tasks WHERE id = $1", id).first else { return nil }
+        guard let row = try read("SELECT record, feed_seq FROM tasks WHERE id = $1", id).first else { return nil }
         return (try StoredRows.task(from: row.data(0)), row.int(1) ?? 0)
     }
 
     package func storedTaskJSON(id: Int) throws -> StoredTaskJSON? {
-        try reader.run("SELECT \(StoredRows.servedColumns) FROM tasks WHERE id = $1", id).first.map(StoredRows.served)
+        try read("SELECT \(StoredRows.servedColumns) FROM tasks WHERE id = $1", id).first.map(StoredRows.served)
     }
 
     package func completedTasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON] {
-        try reader.run("""
+        try read("""
             SELECT \(StoredRows.servedColumns) FROM tasks WHERE session_id = $1 AND id > $2 AND state = 'completed' ORDER BY id LIMIT $3
             """, session, after, limit).map(StoredRows.served)
     }
@@ -42,7 +42,7 @@ extension PostgresStore {
         if let owner, !owner.isEmpty {
             // Two index ranges of tasks_completed_feed (the owner's, the anonymous), each cut at
             // `limit`, merged: never a sort of every matching row.
-            rows = try reader.run("""
+            rows = try read("""
                 SELECT * FROM (
                     (\(completed) AND owner = $4 ORDER BY feed_seq LIMIT $3)
                     UNION ALL
@@ -50,13 +50,13 @@ extension PostgresStore {
                 ) merged ORDER BY feed_seq LIMIT $3
                 """, after, through, limit, owner)
         } else {
-            rows = try reader.run("\(completed) AND owner = '' ORDER BY feed_seq LIMIT $3", after, through, limit)
+            rows = try read("\(completed) AND owner = '' ORDER BY feed_seq LIMIT $3", after, through, limit)
         }
         return try rows.map { (seq: $0.int(6) ?? 0, task: try StoredRows.served($0)) }
     }
 
     package func tasksCompleted(before date: Date, limit: Int) throws -> [TransferTask] {
-        try reader.run("""
+        try read("""
             SELECT record FROM tasks WHERE completed_at < $1 AND state = 'completed' ORDER BY completed_at LIMIT $2
             """, date.timeIntervalSince1970, limit).map { try StoredRows.task(from: $0.data(0)) }
     }
@@ -65,14 +65,14 @@ extension PostgresStore {
     /// triggers; here every completion of the cluster would update the same few rows, a hot spot
     /// between nodes, so the count is made when asked (docs/cluster.md).
     package func completedTaskSummary() throws -> [CompletedTaskSummary] {
-        try reader.run("""
+        try read("""
             SELECT owner, kind, scheduling_class, count(*), COALESCE(sum(held_bytes), 0)::bigint FROM tasks
             WHERE state = 'completed' GROUP BY owner, kind, scheduling_class
             """).compactMap(StoredRows.summary)
     }
 
     package func feedSeqFloor() throws -> Int {
-        try reader.run("""
+        try read("""
             SELECT GREATEST(COALESCE((SELECT value FROM counters WHERE name = 'feed_seq_reserved'), 0),
                             COALESCE((SELECT MAX(id) FROM tasks), 0))
             """).first?.int(0) ?? 0
@@ -82,41 +82,41 @@ extension PostgresStore {
         guard !ids.isEmpty else { return [] }
         // One array parameter: integers only, in PostgreSQL's array text form.
         let list = "{" + ids.map(String.init).joined(separator: ",") + "}"
-        return Set(try reader.run("SELECT id FROM tasks WHERE id = ANY($1::bigint[])", list).compactMap { $0.int(0) })
+        return Set(try read("SELECT id FROM tasks WHERE id = ANY($1::bigint[])", list).compactMap { $0.int(0) })
     }
 
     package func loadRecentEvents(limit: Int) throws -> [TaskEvent] {
         var events: [TaskEvent] = []
-        for session in try reader.run("SELECT DISTINCT session_id FROM events").compactMap({ $0.string(0) }) {
-            let rows = try reader.run("SELECT record, owner FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT $2", session, limit)
+        for session in try read("SELECT DISTINCT session_id FROM events").compactMap({ $0.string(0) }) {
+            let rows = try read("SELECT record, owner FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT $2", session, limit)
             events += try StoredRows.newestEvents(rows, limit: limit)
         }
         return events.sorted { $0.seq < $1.seq }
     }
 
     package func maxTaskId() throws -> Int {
-        try reader.run("""
+        try read("""
             SELECT GREATEST(COALESCE((SELECT MAX(id) FROM tasks), 0), COALESCE((SELECT value FROM counters WHERE name = 'max_task_id'), 0))
             """).first?.int(0) ?? 0
     }
 
     package func maxEventSeq() throws -> Int {
-        try reader.run("SELECT COALESCE(MAX(seq), 0) FROM events").first?.int(0) ?? 0
+        try read("SELECT COALESCE(MAX(seq), 0) FROM events").first?.int(0) ?? 0
     }
 
     package func body(taskId: Int) throws -> Data? {
-        try reader.run("SELECT body FROM task_bodies WHERE task_id = $1", taskId).first?.data(0)
+        try read("SELECT body FROM task_bodies WHERE task_id = $1", taskId).first?.data(0)
     }
 
     package func metrics(taskId: Int) throws -> TaskMetrics? {
-        guard let record = try reader.run("SELECT record FROM task_metrics WHERE task_id = $1", taskId).first?.data(0) else { return nil }
+        guard let record = try read("SELECT record FROM task_metrics WHERE task_id = $1", taskId).first?.data(0) else { return nil }
         return try JSONCoding.decoder.decode(TaskMetrics.self, from: record)
     }
 
     package func loadCookies(now: Date) throws -> [String: [Cookie]] {
         try database.run("DELETE FROM cookies WHERE expires <= $1", now.timeIntervalSince1970)
         var jars: [String: [Cookie]] = [:]
-        for row in try reader.run("SELECT \(StoredRows.cookieColumns) FROM cookies") {
+        for row in try read("SELECT \(StoredRows.cookieColumns) FROM cookies") {
             let (owner, cookie) = StoredRows.cookie(row)
             jars[owner, default: []].append(cookie)
         }
@@ -125,7 +125,7 @@ extension PostgresStore {
 
     package func loadWebhookSecrets() throws -> [String: String] {
         var secrets: [String: String] = [:]
-        for row in try reader.run("SELECT session_id, secret FROM webhook_secrets") {
+        for row in try read("SELECT session_id, secret FROM webhook_secrets") {
             if let id = row.string(0), let secret = row.string(1) { secrets[id] = secret }
         }
         return secrets

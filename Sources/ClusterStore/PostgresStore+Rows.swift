@@ -11,7 +11,7 @@ extension PostgresStore {
     // MARK: credentials (passwords sealed by `CredentialVault` before they get here)
 
     package func loadCredentialRows() throws -> [Store.CredentialRow] {
-        try reader.run("SELECT \(StoredRows.credentialColumns) FROM credentials ORDER BY position").compactMap(StoredRows.credential)
+        try read("SELECT \(StoredRows.credentialColumns) FROM credentials ORDER BY position").compactMap(StoredRows.credential)
     }
 
     /// Replaces the row of the same owner, space and user (`IS NOT DISTINCT FROM` compares a
@@ -48,7 +48,7 @@ extension PostgresStore {
     // MARK: the URL cache's index (written by the cache's own queue, in order with its files)
 
     package func loadURLCacheRows() throws -> [Store.URLCacheRow] {
-        try reader.run("SELECT \(StoredRows.urlCacheColumns) FROM url_cache ORDER BY last_used").compactMap(StoredRows.urlCache)
+        try read("SELECT \(StoredRows.urlCacheColumns) FROM url_cache ORDER BY last_used").compactMap(StoredRows.urlCache)
     }
 
     package func saveURLCacheRow(_ row: Store.URLCacheRow) throws {
@@ -73,11 +73,11 @@ extension PostgresStore {
     // MARK: blobs (content in <data>/blobs)
 
     package func loadBlobs() throws -> [Blob] {
-        try reader.run("SELECT \(StoredRows.blobColumns) FROM blobs").map(StoredRows.blob)
+        try read("SELECT \(StoredRows.blobColumns) FROM blobs").map(StoredRows.blob)
     }
 
     package func blob(id: String) throws -> Blob? {
-        try reader.run("SELECT \(StoredRows.blobColumns) FROM blobs WHERE id = $1", id).first.map(StoredRows.blob)
+        try read("SELECT \(StoredRows.blobColumns) FROM blobs WHERE id = $1", id).first.map(StoredRows.blob)
     }
 
     package func insertBlob(_ blob: Blob) throws {

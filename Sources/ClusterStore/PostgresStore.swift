@@ -58,10 +58,16 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     /// The nodes' registry, on the connection that holds this daemon's claim (otherwise idle).
     package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: soleDaemon.connection) }
 
-    /// The connection for one read.
-    var reader: PostgresConnection {
+    /// Runs one read on the next read connection. What PostgreSQL throws (the server down, the
+    /// connection dropped: the next read makes it again) is a `StoreReadFailure`, which the API
+    /// answers with 503.
+    func read(_ sql: String, _ parameters: any PostgresBindable...) throws(StoreReadFailure) -> [PostgresRow] {
         let (index, _) = turn.wrappingAdd(1, ordering: .relaxed)
-        return readers[index % readers.count]
+        do {
+            return try readers[index % readers.count].run(sql, parameters: parameters)
+        } catch {
+            throw StoreReadFailure(reason: "PostgreSQL \(error.sqlState.isEmpty ? "connection" : error.sqlState): \(error.message)")
+        }
     }
 
     /// Commits what is pending and closes every connection (which lets the database go).

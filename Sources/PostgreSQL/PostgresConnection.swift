@@ -41,6 +41,12 @@ public final class PostgresConnection: Sendable {
         try connection.withLock { (c: inout Handle) throws(PostgresError) in try c.run(sql, parameters) }
     }
 
+    /// `run` with its parameters in an array (for layers that forward theirs).
+    @discardableResult
+    public func run(_ sql: String, parameters: [any PostgresBindable]) throws(PostgresError) -> [PostgresRow] {
+        try connection.withLock { (c: inout Handle) throws(PostgresError) in try c.run(sql, parameters) }
+    }
+
     /// Runs `body` between BEGIN and COMMIT (ROLLBACK if it throws), holding the lock throughout
     /// so no other thread's statement interleaves. `isolation` is a level of SET TRANSACTION.
     public func transaction<T: Sendable>(isolation: Isolation = .readCommitted, _ body: (Transaction) throws -> T) throws -> T {

@@ -71,6 +71,8 @@ public struct APIError: Error, Sendable, Equatable {
             case .unavailable:
                 return APIError(503, code(of: error), "the write was not committed: \(error); retry later")
             }
+        case let error as StoreReadFailure:
+            return APIError(503, "store_unavailable", "the store cannot be read now (\(error)); retry later")
         case let error as InputError:
             switch error {
             case .unknownField(let field): return APIError(400, "unknown_field", "\(field) is not a known field", field: field)

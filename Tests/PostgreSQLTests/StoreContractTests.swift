@@ -198,6 +198,34 @@ import PostgreSQL
         }
     }
 
+    /// A read on a connection the server ended (a restart, a failover) fails as a
+    /// `StoreReadFailure`, which the API answers with 503; the next read on that connection makes
+    /// it again and succeeds. Nothing read is lost: the row was committed.
+    @Test func aReadTheServerCutOffIsAReadFailureAndTheNextReadReconnects() throws {
+        let scratch = try ScratchDatabase()
+        defer { scratch.drop() }
+        let store = try PostgresStore(url: scratch.url, instruments: nil, logger: Logger(label: "test"))
+        defer { store.close() }
+        store.enqueue(.saveTasks([.init(task: Self.task(1, session: "s", owner: nil, state: .suspended), feedSeq: 1)]))
+        try store.commit()
+        #expect(try store.storedTask(id: 1)?.task.id == 1)
+        let admin = try scratch.connect()
+        defer { admin.close() }
+        // Every other connection to the scratch database: the store's readers among them.
+        try admin.run("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        var failures = 0, answer: Int?
+        for _ in 0..<(PostgresStore.readConnections * 2) where answer == nil {
+            do {
+                answer = try store.storedTask(id: 1)?.task.id
+            } catch is StoreReadFailure {
+                failures += 1
+            }
+        }
+        #expect(failures >= 1, "a read on a cut connection failed")
+        #expect(failures <= PostgresStore.readConnections, "each connection failed once at most, then reconnected")
+        #expect(answer == 1)
+    }
+
     @Test func aSecondDaemonIsRefusedTheDatabaseUntilTheFirstLetsItGo() throws {
         let scratch = try ScratchDatabase()
         defer { scratch.drop() }

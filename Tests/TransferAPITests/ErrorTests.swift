@@ -405,6 +405,15 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     ]
 
     /// A chunked body (no Content-Length) that outgrows the limit is refused too.
+    /// A store that cannot be read now (its PostgreSQL server down) is a 503 to retry, neither
+    /// a 500 (our bug) nor a 404 (the row may exist); a commit that failed stays 503 or 507.
+    @Test func aStoreThatCannotBeReadIsA503ToRetry() {
+        let read = APIError.from(StoreReadFailure(reason: "PostgreSQL connection: server closed the connection unexpectedly"))
+        #expect(read.status == 503 && read.code == "store_unavailable")
+        #expect(read.message.contains("server closed the connection") && read.message.contains("retry later"))
+        #expect(APIError.from(StoreFailure(kind: .diskFull, reason: "full")).status == 507)
+    }
+
     @Test func oversizedChunkedBodyIsRefused() async throws {
         try await DaemonFixture.with(configure: Self.configure) { daemon in
             let json = Data((#"{"description": ""# + String(repeating: "y", count: 6000) + #""}"#).utf8)
