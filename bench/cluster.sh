@@ -73,14 +73,7 @@ postgres_cpu_ms() {
 us_per() { awk -v ms="$1" -v n="$2" 'BEGIN { printf "%.0f", ms * 1000 / n }'; }
 submit_total() { awk '$1 == "total" { print $3; exit }' "$WORK/submit.out"; }
 
-{
-    printf '{"tasks":['
-    for ((i = 0; i < FILES; i++)); do
-        [ "$i" -gt 0 ] && printf ','
-        printf '{"kind":"download","request":{"url":"%s/files/f%05d"},"destination":"bench/f%05d"}' "$NGINX_URL" "$i" "$i"
-    done
-    printf ']}'
-} >"$WORK/files-batch.json"
+download_batch_body "$FILES" "$NGINX_URL" >"$WORK/files-batch.json"
 printf '{"kind":"data","request":{"url":"%s/files/f00000"},"state":"suspended"}' "$NGINX_URL" >"$WORK/one.json"
 awk -v n="$BATCH" -v spec="{\"kind\":\"data\",\"request\":{\"url\":\"$NGINX_URL/files/f00000\"},\"state\":\"suspended\"}" \
     'BEGIN { printf "{\"tasks\":["; for (i = 0; i < n; i++) printf "%s%s", (i ? "," : ""), spec; printf "]}" }' >"$WORK/batch.json"

@@ -165,14 +165,7 @@ fi
 start_bench_daemon --max-transfers 64
 answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":$CONCURRENCY}}")"
 FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
-{
-    printf '{"tasks":['
-    for ((i = 0; i < FILES; i++)); do
-        [ "$i" -gt 0 ] && printf ','
-        printf '{"kind":"download","request":{"url":"%s/files/%s"},"destination":"bench/%s"}' "$NGINX_URL" "${NAMES[$i]}" "${NAMES[$i]}"
-    done
-    printf ']}'
-} >"$WORK/files-batch.json"
+download_batch_body "$FILES" "$NGINX_URL" >"$WORK/files-batch.json"
 log "(a) $FILES files: transferd, one batch to session $FILES_SESSION"
 DAEMON_CPU_BEFORE="$(process_cpu_ms "$DAEMON_PID")"
 # The client posts the batch and long-polls the session's completion events (types=, so the other
