@@ -15,18 +15,22 @@ package struct PostgresWrites: WriteTarget {
 
     package init(database: PostgresConnection) { self.database = database }
 
-    /// A batch in one transaction. Its task rows are gathered and written as one statement
-    /// (`write`) before any other kind of operation and at the end, so the rows that follow
-    /// (bodies, metrics, deletions) find them as they would written one by one; its events as a
-    /// row per session and owner.
+    /// A batch in one transaction. Its task rows and then its metrics are gathered and written as
+    /// one statement each (`write`) before any other kind of operation and at the end, so what
+    /// follows (bodies, deletions) finds them as it would row by row; its events as a row per
+    /// session and owner, in one statement at the end. (Response bodies stay one statement each:
+    /// up to 64 MiB apiece, they go as binary parameters, not in an array literal.)
     package func commit(_ operations: [StoreOperation]) throws {
         try database.transaction { tx in
             var events = EventRows()
             var tasks: [TaskRowColumns] = []
+            var metrics: [(taskId: Int, record: String)] = []
             for operation in operations {
                 switch operation {
                 case .appendEvent(let event):
                     events.add(event)
+                case .saveMetrics(let taskId, let taskMetrics):
+                    metrics.append((taskId, String(decoding: taskMetrics.jsonData(), as: UTF8.self)))
                 case .saveTask(let task, let body, let feedSeq):
                     tasks.append(TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq))
                 case .saveTasks(let rows):
@@ -38,11 +42,14 @@ package struct PostgresWrites: WriteTarget {
                     try Self.apply(operation, tx)
                 default:
                     try Self.write(tasks, tx)
+                    try Self.write(metrics: metrics, tx)
                     tasks.removeAll()
+                    metrics.removeAll()
                     try Self.apply(operation, tx)
                 }
             }
             try Self.write(tasks, tx)
+            try Self.write(metrics: metrics, tx)
             try Self.insert(events.take(), tx)
         }
     }
@@ -70,13 +77,29 @@ package struct PostgresWrites: WriteTarget {
         return error.sqlState.hasPrefix("22") || error.sqlState.hasPrefix("23")
     }
 
+    /// A commit's event rows in one statement (a row already there, from a retried commit,
+    /// stays as it is).
     private static func insert(_ rows: [EventRows.Row], _ tx: PostgresConnection.Transaction) throws {
-        for row in rows {
-            try tx.run("""
-                INSERT INTO events (seq, session_id, record, owner) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (seq) DO NOTHING
-                """, row.seq, row.session, row.record, row.owner)
-        }
+        guard !rows.isEmpty else { return }
+        try tx.run("""
+            INSERT INTO events (seq, session_id, record, owner)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+            ON CONFLICT (seq) DO NOTHING
+            """, PostgresArrays.integers(rows.map(\.seq)), PostgresArrays.texts(rows.map(\.session)),
+            PostgresArrays.texts(rows.map(\.record)), PostgresArrays.texts(rows.map(\.owner)))
+    }
+
+    /// Task metrics in one statement, after their tasks' rows (the foreign key); of one task's,
+    /// the last, as row by row.
+    private static func write(metrics: [(taskId: Int, record: String)], _ tx: PostgresConnection.Transaction) throws {
+        guard !metrics.isEmpty else { return }
+        var last: [Int: Int] = [:]
+        for (index, entry) in metrics.enumerated() { last[entry.taskId] = index }
+        let kept = metrics.indices.filter { last[metrics[$0].taskId] == $0 }.map { metrics[$0] }
+        try tx.run("""
+            INSERT INTO task_metrics (task_id, record) SELECT * FROM unnest($1::bigint[], $2::text[])
+            ON CONFLICT (task_id) DO UPDATE SET record = excluded.record
+            """, PostgresArrays.integers(kept.map(\.taskId)), PostgresArrays.texts(kept.map(\.record)))
     }
 
     private static func apply(_ operation: StoreOperation, _ tx: PostgresConnection.Transaction) throws {

@@ -82,10 +82,23 @@ import PostgreSQL
         }
     }
 
+    private static func metrics(redirects: Int) -> TaskMetrics {
+        TaskMetrics(taskInterval: .init(start: MetricsDate(Date(timeIntervalSince1970: 1_800_000_000)), duration: 1), redirectCount: redirects,
+                    transactionMetrics: [])
+    }
+
+    private static func event(_ seq: Int, session: String, owner: String?) -> StoreOperation {
+        var event = TaskEvent(seq: seq, sessionId: session, taskId: 1, type: .didReceiveData,
+                              time: Date(timeIntervalSince1970: 1_800_000_000), fields: [:])
+        event.owner = owner
+        return .appendEvent(event)
+    }
+
     /// A commit's task rows go as one statement of arrays: every character and byte arrives as
     /// it was (quotes, backslashes, braces, commas, NUL bytes, non-ASCII), and of one task's rows
     /// in a commit the newest version is kept, as row by row; a body written after its task in the
-    /// same commit finds the row.
+    /// same commit finds the row; metrics (the last of a task's) and events go the same way, and
+    /// a deletion after a task's row and metrics removes both.
     @Test func aCommitsTaskRowsGoAsOneStatementAndArriveExactly() throws {
         try ScratchDatabase.migrated { _, db in
             // Straight to PostgresWrites: the queued writer would coalesce the three rows of task 1.
@@ -102,6 +115,13 @@ import PostgreSQL
                 .saveTask(Self.task(1, version: 2, state: .running), requestBody: nil, feedSeq: 2),  // older than 3: kept out
                 .saveBody(taskId: 1, body: bytes),
                 .saveTasks((2...4).map { .init(task: Self.task($0, version: 1, state: .suspended), requestBody: $0 == 3 ? Data() : nil, feedSeq: $0) }),
+                .saveMetrics(taskId: 1, metrics: Self.metrics(redirects: 1)),
+                .saveMetrics(taskId: 2, metrics: Self.metrics(redirects: 5)),
+                .saveMetrics(taskId: 1, metrics: Self.metrics(redirects: 2)),  // the last of task 1's wins
+                .saveMetrics(taskId: 5, metrics: Self.metrics(redirects: 9)),
+                .saveTask(Self.task(5, version: 1, state: .completed), requestBody: nil, feedSeq: 5),
+                .deleteTask(id: 5),  // after its row and metrics: both go
+                Self.event(10, session: "s", owner: awkward), Self.event(11, session: "other", owner: nil),
             ])
             let rows = try db.run("SELECT id, version, state, feed_seq, request_body, completed_at FROM tasks ORDER BY id")
             #expect(rows.map { $0.values[0...3] } == [
@@ -117,6 +137,14 @@ import PostgreSQL
             let decoded = try JSONCoding.decoder.decode(TransferTask.self, from: Data(record.utf8))
             #expect(decoded.description == awkward && decoded.version == 3)
             #expect(try db.run("SELECT body FROM task_bodies WHERE task_id = 1").first?.data(0) == bytes)
+            let metrics = try db.run("SELECT task_id, record FROM task_metrics ORDER BY task_id").map { row in
+                [row.int(0) ?? 0, (try? JSONCoding.decoder.decode(TaskMetrics.self, from: row.data(1) ?? Data()))?.redirectCount ?? -1]
+            }
+            #expect(metrics == [[1, 2], [2, 5]])
+            #expect(try db.run("SELECT count(*) FROM tasks WHERE id = 5").first?.int(0) == 0)
+            #expect(try db.run("SELECT seq, session_id, owner FROM events ORDER BY seq").map(\.values) == [
+                [.integer(10), .text("s"), .text(awkward)], [.integer(11), .text("other"), .null],
+            ])
         }
     }
 
