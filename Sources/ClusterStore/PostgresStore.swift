@@ -18,7 +18,10 @@ package import TransferStore
 ///
 /// Partitioned as the SQLite store is: every row carries its owner (sessions, tasks, events,
 /// cookies, credentials, blobs), the URL cache's key holds its partition, and the service
-/// scopes every read to the requesting tenant.
+/// scopes every read to the requesting tenant (`StoreContractTests` holds both stores to the same
+/// answers, the owner-scoped change feed among them). Its connections go only to the operator's
+/// `--database-url`, never to an address a tenant chose: the network policy, which governs the
+/// tenants' transfers and webhooks, does not apply to them.
 package final class PostgresStore: TaskStore, QueuedWrites {
     let database: PostgresConnection
     private let readers: [PostgresConnection]

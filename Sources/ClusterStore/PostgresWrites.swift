@@ -15,42 +15,25 @@ package struct PostgresWrites: WriteTarget {
 
     package init(database: PostgresConnection) { self.database = database }
 
-    /// A batch in one transaction. Its task rows and then its metrics are gathered and written as
-    /// one statement each (`write`) before any other kind of operation and at the end, so what
-    /// follows (bodies, deletions) finds them as it would row by row; its events as a row per
-    /// session and owner, in one statement at the end. (Response bodies stay one statement each:
-    /// up to 64 MiB apiece, they go as binary parameters, not in an array literal.)
+    /// A batch in one transaction. Its task rows, metrics and events are gathered
+    /// (`GatheredRows`) and written as one statement each; the task rows and metrics before any
+    /// other kind of operation and at the end, so what follows (bodies, deletions) finds them as
+    /// it would row by row, the events before an operation that deletes events and at the end.
+    /// (Response bodies stay one statement each: up to 64 MiB apiece, they go as binary
+    /// parameters, not in an array literal.)
     package func commit(_ operations: [StoreOperation]) throws {
         try database.transaction { tx in
-            var events = EventRows()
-            var tasks: [TaskRowColumns] = []
-            var metrics: [(taskId: Int, record: String)] = []
+            var gathered = GatheredRows()
             for operation in operations {
+                if gathered.add(operation) { continue }
                 switch operation {
-                case .appendEvent(let event):
-                    events.add(event)
-                case .saveMetrics(let taskId, let taskMetrics):
-                    metrics.append((taskId, String(decoding: taskMetrics.jsonData(), as: UTF8.self)))
-                case .saveTask(let task, let body, let feedSeq):
-                    tasks.append(TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq))
-                case .saveTasks(let rows):
-                    for (row, record) in zip(rows, Store.records(of: rows)) {
-                        tasks.append(TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq))
-                    }
-                case .pruneEvents, .deleteEvents:
-                    try Self.insert(events.take(), tx)
-                    try Self.apply(operation, tx)
-                default:
-                    try Self.write(tasks, tx)
-                    try Self.write(metrics: metrics, tx)
-                    tasks.removeAll()
-                    metrics.removeAll()
-                    try Self.apply(operation, tx)
+                case .pruneEvents, .deleteEvents: try gathered.writeEvents(tx)
+                default: try gathered.writeTasksAndMetrics(tx)
                 }
+                try Self.apply(operation, tx)
             }
-            try Self.write(tasks, tx)
-            try Self.write(metrics: metrics, tx)
-            try Self.insert(events.take(), tx)
+            try gathered.writeTasksAndMetrics(tx)
+            try gathered.writeEvents(tx)
         }
     }
 
@@ -77,31 +60,6 @@ package struct PostgresWrites: WriteTarget {
         return error.sqlState.hasPrefix("22") || error.sqlState.hasPrefix("23")
     }
 
-    /// A commit's event rows in one statement (a row already there, from a retried commit,
-    /// stays as it is).
-    private static func insert(_ rows: [EventRows.Row], _ tx: PostgresConnection.Transaction) throws {
-        guard !rows.isEmpty else { return }
-        try tx.run("""
-            INSERT INTO events (seq, session_id, record, owner)
-            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
-            ON CONFLICT (seq) DO NOTHING
-            """, PostgresArrays.integers(rows.map(\.seq)), PostgresArrays.texts(rows.map(\.session)),
-            PostgresArrays.texts(rows.map(\.record)), PostgresArrays.texts(rows.map(\.owner)))
-    }
-
-    /// Task metrics in one statement, after their tasks' rows (the foreign key); of one task's,
-    /// the last, as row by row.
-    private static func write(metrics: [(taskId: Int, record: String)], _ tx: PostgresConnection.Transaction) throws {
-        guard !metrics.isEmpty else { return }
-        var last: [Int: Int] = [:]
-        for (index, entry) in metrics.enumerated() { last[entry.taskId] = index }
-        let kept = metrics.indices.filter { last[metrics[$0].taskId] == $0 }.map { metrics[$0] }
-        try tx.run("""
-            INSERT INTO task_metrics (task_id, record) SELECT * FROM unnest($1::bigint[], $2::text[])
-            ON CONFLICT (task_id) DO UPDATE SET record = excluded.record
-            """, PostgresArrays.integers(kept.map(\.taskId)), PostgresArrays.texts(kept.map(\.record)))
-    }
-
     private static func apply(_ operation: StoreOperation, _ tx: PostgresConnection.Transaction) throws {
         switch operation {
         case .saveSession(let session):
@@ -111,26 +69,17 @@ package struct PostgresWrites: WriteTarget {
                 ON CONFLICT (id) DO UPDATE SET identifier = excluded.identifier, record = excluded.record, version = excluded.version
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Store.json(session), session.version)
-        case .saveTask(let task, let body, let feedSeq):
-            try write([TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq)], tx)
-        case .saveTasks(let rows):
-            try write(zip(rows, Store.records(of: rows)).map { row, record in
-                TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq)
-            }, tx)
+        case .saveTask, .saveTasks, .saveMetrics, .appendEvent:
+            // Gathered by `commit`; alone, the same statements.
+            var alone = GatheredRows()
+            _ = alone.add(operation)
+            try alone.writeTasksAndMetrics(tx)
+            try alone.writeEvents(tx)
         case .saveBody(let taskId, let body):
             try tx.run("""
                 INSERT INTO task_bodies (task_id, body) VALUES ($1, $2)
                 ON CONFLICT (task_id) DO UPDATE SET body = excluded.body
                 """, taskId, body)
-        case .saveMetrics(let taskId, let metrics):
-            try tx.run("""
-                INSERT INTO task_metrics (task_id, record) VALUES ($1, $2)
-                ON CONFLICT (task_id) DO UPDATE SET record = excluded.record
-                """, taskId, String(decoding: metrics.jsonData(), as: UTF8.self))
-        case .appendEvent(let event):
-            var row = EventRows()
-            row.add(event)
-            try insert(row.take(), tx)
         case .pruneEvents(let sessionId, let oldestKept):
             try tx.run("DELETE FROM events WHERE session_id = $1 AND seq < $2", sessionId, oldestKept)
         case .deleteEvents(let sessionId, let seq):
@@ -153,42 +102,6 @@ package struct PostgresWrites: WriteTarget {
             for change in changes { try apply(change, tx) }
         }
     }
-
-    /// Task rows in one statement: one array per column, unnested into rows (a batch of 10,000
-    /// tasks was 10,000 round trips). One statement may not change a row twice, so of the rows of
-    /// one task the newest version is written: what the version rule keeps when they are written
-    /// one by one (of equal versions, the first), with the first one's request body, which is
-    /// the one a first insert writes (the upsert never changes it).
-    private static func write(_ rows: [TaskRowColumns], _ tx: PostgresConnection.Transaction) throws {
-        guard !rows.isEmpty else { return }
-        var kept: [TaskRowColumns] = []
-        var index: [Int: Int] = [:]
-        for row in rows {
-            if let at = index[row.id] {
-                if row.version > kept[at].version {
-                    var newer = row
-                    newer.requestBody = kept[at].requestBody
-                    kept[at] = newer
-                }
-            } else {
-                index[row.id] = kept.count
-                kept.append(row)
-            }
-        }
-        try tx.run(taskUpsert,
-                   PostgresArrays.integers(kept.map(\.id)), PostgresArrays.texts(kept.map(\.sessionId)),
-                   PostgresArrays.texts(kept.map(\.state)), PostgresArrays.texts(kept.map(\.record)),
-                   PostgresArrays.byteas(kept.map(\.requestBody)), PostgresArrays.integers(kept.map(\.version)),
-                   PostgresArrays.texts(kept.map(\.owner)), PostgresArrays.texts(kept.map(\.kind)),
-                   PostgresArrays.texts(kept.map(\.schedulingClass)), PostgresArrays.integers(kept.map(\.heldBytes)),
-                   PostgresArrays.doubles(kept.map(\.completedAt)), PostgresArrays.integers(kept.map(\.feedSeq)),
-                   PostgresArrays.texts(kept.map(\.servedCut)))
-    }
-
-    private static let taskUpsert = TaskRowColumns.upsert(rows: """
-        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[],
-                             $8::text[], $9::text[], $10::bigint[], $11::double precision[], $12::bigint[], $13::text[])
-        """)
 
     private static func apply(_ change: CookieRowChange, _ tx: PostgresConnection.Transaction) throws {
         switch change {
