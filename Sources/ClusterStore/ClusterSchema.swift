@@ -145,5 +145,19 @@ enum ClusterSchema {
             ADD COLUMN queued integer NOT NULL DEFAULT 0,
             ADD COLUMN max_transfers integer NOT NULL DEFAULT 0;
         """,
+        // 5: the service in cluster mode. Numbers every node takes in blocks from a counter
+        //    (`PostgresCoordinator.numbers`), starting above what the single daemon handed out;
+        //    unfinished rows it left, which no node holds and the queue does not know, go into
+        //    the queue (a claim settles what each was doing, as a restart did).
+        """
+        INSERT INTO counters (name, value)
+        SELECT 'task_ids', GREATEST(COALESCE((SELECT max(id) FROM tasks), 0),
+                                    COALESCE((SELECT value FROM counters WHERE name = 'max_task_id'), 0))
+        ON CONFLICT (name) DO NOTHING;
+        INSERT INTO counters (name, value) SELECT 'event_seqs', COALESCE((SELECT max(seq) FROM events), 0)
+        ON CONFLICT (name) DO NOTHING;
+        UPDATE tasks SET queued = true, queue_order = nextval('task_queue_order')
+        WHERE state IN ('running', 'canceling') AND node IS NULL AND NOT queued;
+        """,
     ]
 }

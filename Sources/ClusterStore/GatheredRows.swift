@@ -7,18 +7,18 @@ internal import TransferStore
 /// per row (a batch of 10,000 tasks was 10,000 round trips): task rows, task metrics and event
 /// rows, each kind as one array per column (`PostgresArrays`), unnested into rows.
 struct GatheredRows {
-    private var tasks: [TaskRowColumns] = []
+    private var tasks: [(columns: TaskRowColumns, placement: TaskPlacement?)] = []
     private var metrics: [(taskId: Int, record: String)] = []
     private var events = EventRows()
 
     /// Takes `operation` if it is of a gathered kind; false for any other.
     mutating func add(_ operation: StoreOperation) -> Bool {
         switch operation {
-        case .saveTask(let task, let body, let feedSeq):
-            tasks.append(TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq))
+        case .saveTask(let task, let body, let feedSeq, let placement):
+            tasks.append((TaskRowColumns(task, record: Store.record(task), requestBody: body, feedSeq: feedSeq), placement))
         case .saveTasks(let rows):
             for (row, record) in zip(rows, Store.records(of: rows)) {
-                tasks.append(TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq))
+                tasks.append((TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq), row.placement))
             }
         case .saveMetrics(let taskId, let taskMetrics):
             metrics.append((taskId, String(decoding: taskMetrics.jsonData(), as: UTF8.self)))
@@ -42,28 +42,40 @@ struct GatheredRows {
             metrics.removeAll()
         }
         if !tasks.isEmpty {
-            var kept: [TaskRowColumns] = []
+            var kept: [(columns: TaskRowColumns, placement: TaskPlacement?)] = []
             var index: [Int: Int] = [:]
             for row in tasks {
-                if let at = index[row.id] {
-                    if row.version > kept[at].version {
+                if let at = index[row.columns.id] {
+                    if row.columns.version > kept[at].columns.version {
                         var newer = row
-                        newer.requestBody = kept[at].requestBody
+                        newer.columns.requestBody = kept[at].columns.requestBody
                         kept[at] = newer
                     }
                 } else {
-                    index[row.id] = kept.count
+                    index[row.columns.id] = kept.count
                     kept.append(row)
                 }
             }
-            try tx.run(Self.taskUpsert,
-                       PostgresArrays.integers(kept.map(\.id)), PostgresArrays.texts(kept.map(\.sessionId)),
-                       PostgresArrays.texts(kept.map(\.state)), PostgresArrays.texts(kept.map(\.record)),
-                       PostgresArrays.byteas(kept.map(\.requestBody)), PostgresArrays.integers(kept.map(\.version)),
-                       PostgresArrays.texts(kept.map(\.owner)), PostgresArrays.texts(kept.map(\.kind)),
-                       PostgresArrays.texts(kept.map(\.schedulingClass)), PostgresArrays.integers(kept.map(\.heldBytes)),
-                       PostgresArrays.doubles(kept.map(\.completedAt)), PostgresArrays.integers(kept.map(\.feedSeq)),
-                       PostgresArrays.texts(kept.map(\.servedCut)))
+            var plain: [TaskRowColumns] = [], free: [(TaskRowColumns, QueueColumns?)] = [], held: [(TaskRowColumns, Int, TaskPlacement.Release?)] = []
+            for (columns, placement) in kept {
+                switch placement {
+                case nil: plain.append(columns)
+                case .free(let queue): free.append((columns, queue))
+                case .held(let epoch, let release): held.append((columns, epoch, release))
+                }
+            }
+            if !plain.isEmpty { try tx.run(Self.taskUpsert, parameters: Self.columnArrays(plain)) }
+            if !free.isEmpty {
+                try tx.run(Self.freeUpsert, parameters: Self.columnArrays(free.map(\.0)) + Self.queueArrays(free.map(\.1)))
+            }
+            if !held.isEmpty {
+                try tx.run(Self.heldUpdate, parameters: Self.columnArrays(held.map(\.0)) + [
+                    PostgresArrays.integers(held.map(\.1)), PostgresArrays.booleans(held.map { $0.2 != nil }),
+                ] + Self.queueArrays(held.map { release -> QueueColumns? in
+                    if case .queued(let queue) = release.2 { return queue }
+                    return nil
+                }))
+            }
         }
         if !metrics.isEmpty {
             var last: [Int: Int] = [:]
@@ -89,8 +101,74 @@ struct GatheredRows {
             PostgresArrays.texts(rows.map(\.record)), PostgresArrays.texts(rows.map(\.owner)))
     }
 
-    private static let taskUpsert = TaskRowColumns.upsert(rows: """
-        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[],
-                             $8::text[], $9::text[], $10::bigint[], $11::double precision[], $12::bigint[], $13::text[])
-        """)
+    /// The thirteen arrays of `TaskRowColumns`' fields, in the upsert's order.
+    private static func columnArrays(_ rows: [TaskRowColumns]) -> [any PostgresBindable] {
+        [PostgresArrays.integers(rows.map(\.id)), PostgresArrays.texts(rows.map(\.sessionId)),
+         PostgresArrays.texts(rows.map(\.state)), PostgresArrays.texts(rows.map(\.record)),
+         PostgresArrays.byteas(rows.map(\.requestBody)), PostgresArrays.integers(rows.map(\.version)),
+         PostgresArrays.texts(rows.map(\.owner)), PostgresArrays.texts(rows.map(\.kind)),
+         PostgresArrays.texts(rows.map(\.schedulingClass)), PostgresArrays.integers(rows.map(\.heldBytes)),
+         PostgresArrays.doubles(rows.map(\.completedAt)), PostgresArrays.integers(rows.map(\.feedSeq)),
+         PostgresArrays.texts(rows.map(\.servedCut))]
+    }
+
+    /// Whether each row goes into the queue, then its queue columns (any value when it does not).
+    private static func queueArrays(_ queues: [QueueColumns?]) -> [any PostgresBindable] {
+        [PostgresArrays.booleans(queues.map { $0 != nil }), PostgresArrays.booleans(queues.map { $0?.discretionary ?? false }),
+         PostgresArrays.integers(queues.map { $0?.classRank ?? 2 }), PostgresArrays.doubles(queues.map { $0?.priority ?? 0.5 }),
+         PostgresArrays.texts(queues.map { $0?.host ?? "" }), PostgresArrays.integers(queues.map { $0?.hostCap ?? 6 }),
+         PostgresArrays.integers(queues.map { $0?.sessionCap })]
+    }
+
+    private static let columnTypes = "$1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::double precision[], $12::bigint[], $13::text[]"
+
+    private static let rowNames = "id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut"
+
+    private static let taskUpsert = TaskRowColumns.upsert(rows: "SELECT * FROM unnest(\(columnTypes))")
+
+    /// A row no node holds (`TaskPlacement.free`): created, or changed by a command on a queued
+    /// or suspended task. Written only while no node holds it; put in the queue (a new place,
+    /// unless it waits there already) or taken out of it.
+    private static let freeUpsert = """
+        INSERT INTO tasks (id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes,
+                           completed_at, feed_seq, served_cut, queued, discretionary, class_rank, priority, host, host_cap,
+                           session_cap, queue_order)
+        SELECT id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at,
+               feed_seq, served_cut, queued, discretionary, class_rank, priority, host, host_cap, session_cap,
+               nextval('task_queue_order')
+        FROM unnest(\(columnTypes), $14::boolean[], $15::boolean[], $16::smallint[], $17::double precision[], $18::text[],
+                    $19::integer[], $20::integer[])
+            WITH ORDINALITY AS u(\(rowNames), queued, discretionary, class_rank, priority, host, host_cap, session_cap, position)
+        ORDER BY position
+        ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
+            kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
+            completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut,
+            queued = excluded.queued, discretionary = excluded.discretionary, class_rank = excluded.class_rank,
+            priority = excluded.priority, host = excluded.host, host_cap = excluded.host_cap, session_cap = excluded.session_cap,
+            queue_order = CASE WHEN tasks.queued THEN tasks.queue_order ELSE excluded.queue_order END
+        WHERE excluded.version > tasks.version AND tasks.node IS NULL
+        """
+
+    /// A row the writer holds under a lease (`TaskPlacement.held`): changed only while the row
+    /// still carries that epoch and a holder, so a node that lost the lease changes nothing (the
+    /// fencing token). A release clears the holder; one into the queue puts it at the back.
+    private static let heldUpdate = """
+        UPDATE tasks SET state = u.state, record = u.record, version = u.version, kind = u.kind,
+            scheduling_class = u.scheduling_class, held_bytes = u.held_bytes, completed_at = u.completed_at,
+            feed_seq = u.feed_seq, served_cut = u.served_cut,
+            node = CASE WHEN u.release THEN NULL ELSE tasks.node END,
+            lease_expires = CASE WHEN u.release THEN NULL ELSE tasks.lease_expires END,
+            queued = u.queued,
+            discretionary = CASE WHEN u.queued THEN u.discretionary ELSE tasks.discretionary END,
+            class_rank = CASE WHEN u.queued THEN u.class_rank ELSE tasks.class_rank END,
+            priority = CASE WHEN u.queued THEN u.priority ELSE tasks.priority END,
+            host = CASE WHEN u.queued THEN u.host ELSE tasks.host END,
+            host_cap = CASE WHEN u.queued THEN u.host_cap ELSE tasks.host_cap END,
+            session_cap = CASE WHEN u.queued THEN u.session_cap ELSE tasks.session_cap END,
+            queue_order = CASE WHEN u.queued THEN nextval('task_queue_order') ELSE tasks.queue_order END
+        FROM unnest(\(columnTypes), $14::bigint[], $15::boolean[], $16::boolean[], $17::boolean[], $18::smallint[],
+                    $19::double precision[], $20::text[], $21::integer[], $22::integer[])
+            AS u(\(rowNames), epoch, release, queued, discretionary, class_rank, priority, host, host_cap, session_cap)
+        WHERE tasks.id = u.id AND tasks.node IS NOT NULL AND tasks.lease_epoch = u.epoch AND u.version > tasks.version
+        """
 }

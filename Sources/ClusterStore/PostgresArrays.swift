@@ -9,6 +9,10 @@ enum PostgresArrays {
         "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
     }
 
+    static func booleans(_ values: [Bool]) -> String {
+        "{" + values.map { $0 ? "t" : "f" }.joined(separator: ",") + "}"
+    }
+
     static func doubles(_ values: [Double?]) -> String {
         "{" + values.map { value in
             guard let value else { return "NULL" }

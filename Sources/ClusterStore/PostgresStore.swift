@@ -26,28 +26,36 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     let database: PostgresConnection
     private let readers: [PostgresConnection]
     private let turn = Atomic<Int>(0)
-    private let soleDaemon: SoleDaemonLock
+    /// The connection that carries the heartbeats, and holds the database for this daemon
+    /// while it must run alone (`SoleDaemonLock`).
+    private let membership: PostgresConnection
+    /// Claims, leases and shared numbers (`PostgresCoordinator`), on a connection of their own.
+    private let coordination: PostgresConnection
     package let writer: QueuedWriter
     package let location: String
 
     /// Reads at once: the HTTP workers' body and metrics reads, and start-up loads.
     static let readConnections = 2
 
-    /// Connects to `url`, takes the database for this daemon (`SoleDaemonLock`) and brings its
-    /// schema to the newest version (`ClusterMigrator`).
-    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger) throws {
+    /// Connects to `url`, takes the database for this daemon (`SoleDaemonLock`, unless
+    /// `alone` is false: the cluster's tests, which run several nodes on one database) and
+    /// brings its schema to the newest version (`ClusterMigrator`).
+    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger, alone: Bool = true) throws {
         let database = try PostgresConnection(url: url)
         var opened = [database]
         do {
-            let lock = try SoleDaemonLock(url: url)
-            opened.append(lock.connection)
+            let lock = alone ? try SoleDaemonLock(url: url) : nil
+            let membership = try lock?.connection ?? PostgresConnection(url: url)
+            opened.append(membership)
             try ClusterMigrator.migrate(database)
             readers = try (0..<Self.readConnections).map { _ in
                 let reader = try PostgresConnection(url: url)
                 opened.append(reader)
                 return reader
             }
-            soleDaemon = lock
+            coordination = try PostgresConnection(url: url)
+            opened.append(coordination)
+            self.membership = membership
         } catch {
             // Closing the lock's connection lets the database go again.
             for connection in opened { connection.close() }
@@ -58,8 +66,10 @@ package final class PostgresStore: TaskStore, QueuedWrites {
         writer = QueuedWriter(target: PostgresWrites(database: database), instruments: instruments, logger: logger)
     }
 
-    /// The nodes' registry, on the connection that holds this daemon's claim (otherwise idle).
-    package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: soleDaemon.connection) }
+    /// The nodes' registry, on the membership connection (otherwise idle).
+    package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: membership) }
+
+    package var coordinator: (any ClusterCoordinator)? { PostgresCoordinator(database: coordination) }
 
     /// Runs one read on the next read connection. What PostgreSQL throws (the server down, the
     /// connection dropped: the next read makes it again) is a `StoreReadFailure`, which the API
@@ -79,6 +89,7 @@ package final class PostgresStore: TaskStore, QueuedWrites {
         writer.close()
         for reader in readers { reader.close() }
         database.close()
-        soleDaemon.release()
+        coordination.close()
+        membership.close()
     }
 }

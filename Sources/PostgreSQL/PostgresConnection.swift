@@ -96,6 +96,12 @@ public final class PostgresConnection: Sendable {
             return try handle.run(sql, parameters)
         }
 
+        @discardableResult
+        public func run(_ sql: String, parameters: [any PostgresBindable]) throws(PostgresError) -> [PostgresRow] {
+            try sameConnection()
+            return try handle.run(sql, parameters)
+        }
+
         public func execute(script: String) throws(PostgresError) {
             try sameConnection()
             try handle.execute(script)

@@ -25,6 +25,9 @@ final class ClusterMembership: Sendable {
     private let leaseTimeout: Double
     private let logger: Logger
     private let identity = Mutex<Identity?>(nil)
+    /// This node's id once it joined; nil before.
+    var nodeId: String? { identity.withLock { $0?.id } }
+
     /// Live nodes at the last heartbeat (`transferd_cluster_nodes`).
     private let liveCount = Atomic<Int>(1)
     /// Whether the last heartbeat failed (logged once per failure run, not every beat).

@@ -13,6 +13,22 @@ struct TaskEntry: Sendable {
     }
     /// Whether the engine holds a transfer for it (running or paused).
     var inEngine = false
+    /// In a cluster, the epoch of this node's lease on the task (0: none yet, made here and not
+    /// claimed, or of an ephemeral session, which never leaves its node). Every write of the
+    /// task's row names it (`TaskPlacement.held`).
+    var leaseEpoch = 0
+    /// In a cluster, for a task a command brought here (`holdForCommand`): whether it goes
+    /// back once the command is applied.
+    var commandReturn = CommandReturn.no
+
+    enum CommandReturn: UInt8, Sendable {
+        /// A task this node claimed, or made: it stays while it runs here.
+        case no
+        /// Taken for a command, which is running: its writes keep the lease.
+        case pending
+        /// Its next write gives it back to the queue, where a claim decides where it runs.
+        case toQueue
+    }
     /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
     var cancelKeepsPartial = false
     /// A completed data task's response body, for sessions whose bodies are not stored
@@ -102,9 +118,14 @@ struct ServiceState: Sendable {
     /// Tasks whose client-streamed body is taking a chunk right now (one at a time per task).
     var appendingChunks: Set<Int> = []
     var nextTaskId = 1
+    /// Where the block of ids `nextTaskId` counts in ends: a cluster's node takes blocks from the
+    /// store (`TransferService+ClusterQueue`); a daemon alone counts on without end.
+    var taskIdsEnd = Int.max
     /// The daemon-wide rate limits in effect (TransferService+Limits).
     var bandwidthLimits = BandwidthLimits()
     var nextEventSeq = 1
+    /// Where the block of event sequence numbers ends (as `taskIdsEnd`).
+    var eventSeqsEnd = Int.max
     var accepting = true
     /// Background sessions' live attachments, by session id (`TransferService+Attachments`).
     var attachments: [String: Attachment] = [:]

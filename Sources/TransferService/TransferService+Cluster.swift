@@ -8,6 +8,8 @@ extension TransferService {
         membership.join(host: host, port: port) { [weak self] in
             self?.nodeLoad ?? NodeLoad(running: 0, queued: 0, maxConcurrentTransfers: 0)
         }
+        // Claims begin once the node has its id (the leases name it).
+        if let clusterWork, let id = membership.nodeId { clusterWork.start(node: id, service: self) }
     }
 
     /// The live nodes with their load. Throws when the store cannot be read.

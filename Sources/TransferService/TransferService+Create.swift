@@ -76,13 +76,13 @@ extension TransferService {
             var deliveries = Deliveries()
             var saved: [StoreOperation.TaskRow] = []
             saved.reserveCapacity(prepared.count)
-            let ids = s.nextTaskId..<(s.nextTaskId + prepared.count)
-            s.nextTaskId = ids.upperBound
+            let ids = try takeTaskIds(&s, prepared.count)
             s.tasksBySession[sessionId, default: []].append(contentsOf: ids)
             for (id, task) in zip(ids, prepared) {
                 let entry = insert(&s, task, id: id, session: session, owner: owner, now: now)
                 noteTaskChange(&s, task: entry.task, &deliveries)
-                saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.seq))
+                saved.append(StoreOperation.TaskRow(task: entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.seq,
+                                                    placement: placement(s, entry)))
             }
             // One operation, so one transaction, even if the writer has to retry it alone.
             let written: Int?
@@ -102,6 +102,7 @@ extension TransferService {
             created.run()
             throw error
         }
+        let local = try takeWhereMade(ids)
         let (tasks, started) = state.withLock { s -> ([TransferTask], Deliveries) in
             var deliveries = Deliveries()
             for id in ids {
@@ -111,6 +112,8 @@ extension TransferService {
                 if entry.task.kind == .stream {
                     startStream(&s, task: id, &deliveries)
                 } else if RequestURL.isSupported(url) {
+                    // In a cluster the queue has it, and a claim decides where it runs.
+                    if isClustered, isRecorded(s, session: sessionId), !local.contains(id) { continue }
                     schedule(&s, task: id, &deliveries)
                 } else {
                     complete(&s, task: id, error: TaskError(.unsupportedURL, "the URL scheme is not supported: \(url.prefix(200))"), body: nil, &deliveries)
@@ -122,6 +125,14 @@ extension TransferService {
             var tasks: [TransferTask] = []
             tasks.reserveCapacity(ids.count)
             for id in ids { if let task = s.tasks[id]?.task { tasks.append(task) } }
+            if isClustered, isRecorded(s, session: sessionId) {
+                // Committed: unclaimed tasks leave memory for the queue (a completed one, once
+                // its completion is committed, as any other).
+                for id in ids where s.tasks[id]?.leaseEpoch == 0 && s.tasks[id]?.task.state != .completed && !local.contains(id) {
+                    forget(&s, task: id)
+                }
+                clusterWork?.nudge()
+            }
             return (tasks, deliveries)
         }
         // A task completed at once (an unsupported scheme) is reported once that is durable too;
@@ -130,6 +141,24 @@ extension TransferService {
         created.run()
         started.run()
         return tasks
+    }
+
+    /// In a cluster, leases this node the committed tasks among `ids` that must run where they
+    /// were made (`runsWhereMade`): they were written out of the queue, so no other node claims
+    /// them meanwhile. Returns their ids.
+    private func takeWhereMade(_ ids: Range<Int>) throws -> Set<Int> {
+        guard let coordinator = store.coordinator, let work = clusterWork else { return [] }
+        let local = state.withLock { s in
+            ids.filter { id in s.tasks[id].map { isRecorded(s, session: $0.task.sessionId) && Self.runsWhereMade($0.task) } ?? false }
+        }
+        guard !local.isEmpty else { return [] }
+        try work.onQueue { node in
+            for id in local {
+                guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { continue }
+                state.withLock { s in s.tasks[id]?.leaseEpoch = taken.epoch }
+            }
+        }
+        return Set(local)
     }
 
     /// Builds one task from its prepared spec and puts it in the state (not yet queued).

@@ -16,7 +16,9 @@ extension TransferService {
     /// what is kept.
     func load() throws {
         let sessions = try store.loadSessions()
-        let tasks = try store.loadUnfinishedTasks()
+        // In a cluster unfinished tasks wait in the store's queue, or run on other nodes: a node
+        // holds only what it claims.
+        let tasks = isClustered ? [] : try store.loadUnfinishedTasks()
         let completed = try store.completedTaskSummary()
         let feedFloor = try store.feedSeqFloor()
         let events = try store.loadRecentEvents(limit: configuration.eventRetention)
@@ -62,6 +64,10 @@ extension TransferService {
             }
             s.nextEventSeq = maxSeq + 1
             s.nextTaskId = max(s.nextTaskId, maxTaskId + 1)
+            if isClustered {
+                // Numbers come in blocks from the store: the first one taken starts a block.
+                (s.taskIdsEnd, s.eventSeqsEnd) = (0, 0)
+            }
             var deliveries = Deliveries()
             for id in s.tasks.keys.sorted() {
                 recover(&s, task: id, &deliveries)
@@ -73,7 +79,7 @@ extension TransferService {
         expireTasks(now: Date())
     }
 
-    private func recover(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+    func recover(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
         guard let entry = s.tasks[id] else { return }
         let task = entry.task
         if task.kind == .stream, task.state != .completed, task.startedAt != nil || task.state != .suspended {

@@ -130,10 +130,17 @@ extension TransferService {
                 if partials.contains(id) { return true }
                 if held.contains(id) { return false }
                 // A stored task's resume data may need it; a store that cannot be read keeps it.
-                do { return try self.store.storedTask(id: id)?.task.error?.resumeData != nil } catch { return true }
+                // (In a cluster, an unfinished task's: it waits in the queue, or another node runs it.)
+                do {
+                    guard let task = try self.store.storedTask(id: id)?.task else { return false }
+                    return task.state != .completed || task.error?.resumeData != nil
+                } catch { return true }
             })
         }
-        removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body") { ids in Set(ids.filter(spools.contains)) }
+        // (In a cluster the folder is shared, and another node's streamed bodies are not held here.)
+        if !isClustered {
+            removeFiles(in: configuration.dataDirectory + "/streams", suffix: ".body") { ids in Set(ids.filter(spools.contains)) }
+        }
         let files = configuration.dataDirectory + "/files"
         DispatchQueue.global(qos: .utility).async { [weak self] in
             guard let self else { return }

@@ -25,7 +25,8 @@ extension TransferService {
 
     /// A completed task that left memory, read from the store, if `owner` may see it.
     func storedVisibleTask(_ id: Int, owner: String?) throws -> TransferTask {
-        guard let task = try store.storedTask(id: id)?.task, task.state == .completed, task.isVisible(to: owner),
+        // In a cluster a task of any state may be in the store alone (queued, or another node's).
+        guard let task = try store.storedTask(id: id)?.task, task.state == .completed || isClustered, task.isVisible(to: owner),
               state.withLock({ storedTaskIsVisible($0, id, session: task.sessionId, owner: owner) }) else {
             throw ServiceError.notFound("no task \(id)")
         }
@@ -79,7 +80,7 @@ extension TransferService {
             let deliveries = state.withLock { s in
                 var deliveries = Deliveries()
                 for (id, version) in marked {
-                    guard let entry = s.tasks[id], entry.task.state == .completed else { continue }
+                    guard let entry = s.tasks[id], entry.task.state == .completed || releases(entry) else { continue }
                     if committed, entry.task.version == version, !s.appendingChunks.contains(id) {
                         letGo(&s, task: id, &deliveries)
                     } else {
@@ -100,7 +101,9 @@ extension TransferService {
         s.dirty.remove(id)
         s.taskChanges.forget(id)
         s.usage.forget(id)
-        s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: task.kind, schedulingClass: task.schedulingClass), default: 0] += 1
+        if task.state == .completed {
+            s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: task.kind, schedulingClass: task.schedulingClass), default: 0] += 1
+        }
         noteLeftSession(&s, session: task.sessionId)
         // Nothing will change it any more: a held progress poll gets its last state now.
         let snapshot = ProgressSnapshot(task)
@@ -111,7 +114,7 @@ extension TransferService {
 
     /// A session's id list keeps the ids of tasks that left memory until they are half of it,
     /// then drops them in one pass: removing each one moved every id after it.
-    private func noteLeftSession(_ s: inout ServiceState, session: String) {
+    func noteLeftSession(_ s: inout ServiceState, session: String) {
         let stale = (s.staleSessionIds[session] ?? 0) + 1
         guard let ids = s.tasksBySession[session], stale * 2 > ids.count else {
             s.staleSessionIds[session] = stale

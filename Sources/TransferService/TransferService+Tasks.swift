@@ -59,7 +59,9 @@ extension TransferService {
             return (items, isRecorded(s, session: sessionId))
         }
         var items = held.map(ServedTask.held)
-        if recorded, filter == nil || filter == .completed {
+        // In a cluster the store has every state: queued tasks and other nodes' are only there.
+        let coordinator = store.coordinator
+        if recorded, filter == nil || filter == .completed || coordinator != nil {
             let heldIds = Set(held.map(\.id))
             var stored: [ServedTask] = []
             // Read on until the store is exhausted or more than a page is known up to the last id
@@ -67,8 +69,11 @@ extension TransferService {
             var readThrough = after
             var exhausted = false
             while !exhausted {
-                let rows = try store.completedTasks(session: sessionId, after: readThrough, limit: limit + 1)
-                stored += rows.filter { !heldIds.contains($0.id) && $0.isVisible(to: owner) }.map(ServedTask.stored)
+                let rows = try coordinator?.tasks(session: sessionId, after: readThrough, limit: limit + 1)
+                    ?? store.completedTasks(session: sessionId, after: readThrough, limit: limit + 1)
+                stored += rows.filter { row in
+                    !heldIds.contains(row.id) && row.isVisible(to: owner) && (filter == nil || row.state == filter)
+                }.map(ServedTask.stored)
                 exhausted = rows.count <= limit
                 readThrough = rows.last?.id ?? readThrough
                 if stored.count + held.count(where: { $0.id <= readThrough }) > limit { break }
@@ -83,7 +88,8 @@ extension TransferService {
 
     /// PATCH: priority re-orders a queued task at once; description is replaced.
     public func update(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
-        try onHeldOrStored(id, owner: owner, held: { try updateHeld(task: id, update, owner: owner) },
+        try holdForCommand(id, owner: owner)
+        return try onHeldOrStored(id, owner: owner, held: { try updateHeld(task: id, update, owner: owner) },
                            stored: { try updateStored(task: id, update, owner: owner) })
     }
 
@@ -100,7 +106,9 @@ extension TransferService {
             var deliveries = Deliveries()
             changed(&s, task: id, persist: true, &deliveries)
             admit(&s, &deliveries)
-            return (s.tasks[id]!.task, deliveries)
+            let task = s.tasks[id]!.task
+            returnAfterCommand(&s, task: id, &deliveries)
+            return (task, deliveries)
         }
         try commit(delivering: deliveries)
         return task
@@ -133,8 +141,10 @@ extension TransferService {
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
     private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
-        // One that left memory has completed (and is still refused when it is not visible).
-        try onHeldOrStored(id, owner: owner, held: { try actOnHeld(id, owner: owner, body) }, stored: {
+        // One that left memory has completed (and is still refused when it is not visible); in a
+        // cluster, one no node holds is brought here first.
+        try holdForCommand(id, owner: owner)
+        return try onHeldOrStored(id, owner: owner, held: { try actOnHeld(id, owner: owner, body) }, stored: {
             throw ServiceError.conflict(code: "task_completed", message: "task \(id) has completed")
         })
     }
@@ -148,7 +158,9 @@ extension TransferService {
             }
             var deliveries = Deliveries()
             try body(&s, &deliveries)
-            return (s.tasks[id]!.task, deliveries)
+            let task = s.tasks[id]!.task
+            returnAfterCommand(&s, task: id, &deliveries)
+            return (task, deliveries)
         }
         // What the client is told has happened is on disk first. A refused change stays in
         // effect in memory (the engine may already act on it) and stays queued: the 507/503
@@ -335,6 +347,7 @@ extension TransferService {
                 perform(action, task: id, &s, &deliveries)
             }
         }
+        clusterWork?.nudge()  // a slot freed: the cluster's queue may have a task for it
     }
 
     /// A completed task's outcome; it lets go of what it held for its transfer.

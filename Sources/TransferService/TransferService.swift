@@ -40,6 +40,9 @@ public final class TransferService: Sendable {
     public let metrics: TransferMetrics
     /// The daemons sharing the store, this one among them (`TransferService+Cluster`).
     let membership: ClusterMembership
+    /// This node's share of a cluster's queue: claims and leases (`TransferService+ClusterQueue`);
+    /// nil for a daemon alone.
+    let clusterWork: ClusterWork?
 
     /// Opens the store, loads what it holds and settles what a previous run left unfinished.
     /// Transfers run on libcurl (`CurlEngine`).
@@ -67,6 +70,7 @@ public final class TransferService: Sendable {
             ?? Store(dataDirectory: configuration.dataDirectory, instruments: metrics, logger: logger)
         membership = ClusterMembership(registry: store.nodeRegistry, nodeId: configuration.nodeId,
                                        leaseTimeout: configuration.leaseTimeout, logger: logger)
+        clusterWork = store.coordinator == nil ? nil : ClusterWork(leaseTimeout: configuration.leaseTimeout, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
@@ -133,6 +137,9 @@ public final class TransferService: Sendable {
         webhooks.stop(timeout: 3)
         checkpoint()
         urlCaches.flush()  // body files and their rows, before the database closes
+        // The last checkpoints committed, the leases go back for the other nodes to continue.
+        store.flush()
+        clusterWork?.stop(store: store)
         membership.leave()
         store.close()
     }
@@ -161,7 +168,7 @@ public final class TransferService: Sendable {
             let operations = s.dirty.compactMap { id in
                 s.tasks[id].flatMap { entry in
                     isRecorded(s, session: entry.task.sessionId)
-                        ? StoreOperation.saveTask(entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.stamp(of: id)) : nil
+                        ? taskWrite(s, entry, feedSeq: s.taskChanges.stamp(of: id)) : nil
                 }
             }
             s.dirty.removeAll()
@@ -184,7 +191,9 @@ public final class TransferService: Sendable {
         noteTaskChange(&s, task: entry.task, &deliveries)
         if persist {
             s.dirty.remove(id)
-            record(s, session: entry.task.sessionId, .saveTask(entry.task, requestBody: entry.requestBody, feedSeq: s.taskChanges.seq))
+            record(s, session: entry.task.sessionId, taskWrite(s, entry, feedSeq: s.taskChanges.seq))
+            // A write that gives the lease up: the task leaves this node once it is committed.
+            if releases(entry) { markLeaving(&s, task: id) }
         } else {
             s.dirty.insert(id)
         }
@@ -196,9 +205,8 @@ public final class TransferService: Sendable {
 
     /// Appends a delegate event to the session's feed, persists it, and answers its long-polls.
     func emit(_ s: inout ServiceState, session: String, task: Int?, _ type: EventType, _ fields: [String: JSONValue], _ deliveries: inout Deliveries) {
-        var event = TaskEvent(seq: s.nextEventSeq, sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
+        var event = TaskEvent(seq: takeEventSeq(&s), sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
         event.owner = task.flatMap { s.tasks[$0]?.task.owner }  // who may see it once the task left memory
-        s.nextEventSeq += 1
         // Appended in place: a copy of the log taken out of the dictionary would make every
         // append copy the whole array (the log is shared until written back).
         let oldestKept = s.events[session, default: EventLog(capacity: configuration.eventRetention)].append(event)

@@ -53,9 +53,9 @@ struct PendingWrites: Sendable {
         kept.reserveCapacity(items.count)
         for write in items {
             switch write.operation {
-            case .saveTask(let task, _, _):
+            case .saveTask(let task, _, _, _):
                 if let index = placed[task.id] {
-                    if case .saveTask(let earlier, _, _) = kept[index].operation, earlier.version < task.version {
+                    if case .saveTask(let earlier, _, _, _) = kept[index].operation, earlier.version < task.version {
                         kept[index] = Write(seq: kept[index].seq, operation: write.operation)
                     }
                     continue

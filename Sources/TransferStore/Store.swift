@@ -94,7 +94,7 @@ public final class Store: Sendable {
                 ON CONFLICT(id) DO UPDATE SET identifier = excluded.identifier, record = excluded.record, version = excluded.version
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Self.json(session), session.version)
-        case .saveTask(let task, let body, let feedSeq):
+        case .saveTask(let task, let body, let feedSeq, _):
             try save(task, requestBody: body, feedSeq: feedSeq, tx)
         case .saveTasks(let rows):
             for (row, record) in zip(rows, Self.records(of: rows)) {

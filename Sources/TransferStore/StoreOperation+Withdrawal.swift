@@ -13,7 +13,7 @@ extension StoreOperation {
         switch self {
         case .saveSession(let saved):
             return saved.id == session ? nil : self
-        case .saveTask(let task, _, _):
+        case .saveTask(let task, _, _, _):
             return drops(session: task.sessionId, task: task.id) ? nil : self
         case .saveTasks(let rows):
             let kept = rows.filter { !drops(session: $0.task.sessionId, task: $0.task.id) }

@@ -6,8 +6,9 @@ package import TransferModel
 /// snapshots cannot make the database go back in time.
 package enum StoreOperation: Sendable {
     case saveSession(Session)
-    /// A task's row; `feedSeq` is the change feed's stamp of this version (`TaskChangeLog`).
-    case saveTask(TransferTask, requestBody: Data?, feedSeq: Int = 0)
+    /// A task's row; `feedSeq` is the change feed's stamp of this version (`TaskChangeLog`);
+    /// `placement` its place in a cluster's queue and leases (nil: none, one daemon).
+    case saveTask(TransferTask, requestBody: Data?, feedSeq: Int = 0, placement: TaskPlacement? = nil)
     /// New tasks created together (a batch): one operation, so they commit all or none.
     case saveTasks([TaskRow])
     case saveBody(taskId: Int, body: Data)
@@ -36,12 +37,14 @@ extension StoreOperation {
         package let task: TransferTask
         package let requestBody: Data?
         package let feedSeq: Int
+        package let placement: TaskPlacement?
 
         /// The memberwise initializer, for the layers above.
-        package init(task: TransferTask, requestBody: Data? = nil, feedSeq: Int = 0) {
+        package init(task: TransferTask, requestBody: Data? = nil, feedSeq: Int = 0, placement: TaskPlacement? = nil) {
             self.task = task
             self.requestBody = requestBody
             self.feedSeq = feedSeq
+            self.placement = placement
         }
     }
 }

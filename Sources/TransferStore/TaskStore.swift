@@ -111,6 +111,9 @@ package protocol TaskStore: AnyObject, Sendable {
 
     /// The registry of the daemons sharing this store; nil for a store only one daemon opens.
     var nodeRegistry: (any NodeRegistry)? { get }
+    /// The queue, leases and shared numbers of the daemons sharing this store; nil for a store
+    /// only one daemon opens (the service then queues in memory and counts its own numbers).
+    var coordinator: (any ClusterCoordinator)? { get }
 
     // MARK: life
 
@@ -124,4 +127,5 @@ extension Store: TaskStore {
     package var location: String { path }
     /// One daemon per data folder: no registry.
     package var nodeRegistry: (any NodeRegistry)? { nil }
+    package var coordinator: (any ClusterCoordinator)? { nil }
 }

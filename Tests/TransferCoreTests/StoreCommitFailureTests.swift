@@ -162,7 +162,7 @@ import Testing
         let other = writes.append(.saveTask(StoreTests.task(2, session: "s", version: 1, state: .running), requestBody: nil))
         writes.putBack(writes.takeAll())
         #expect(writes.items.map(\.seq) == [first, body, 5, afterDelete, other])
-        guard case .saveTask(let kept, _, _) = writes.items[0].operation else { Issue.record("not a save"); return }
+        guard case .saveTask(let kept, _, _, _) = writes.items[0].operation else { Issue.record("not a save"); return }
         #expect(kept.version == 3)
         #expect(writes.containsAny(through: first))
     }
@@ -176,7 +176,7 @@ import Testing
         _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 3, state: .completed), requestBody: nil))
         let batch = writes.takeAll()
         let saved = batch.compactMap { write -> (Int, Int)? in
-            if case .saveTask(let task, _, _) = write.operation { return (task.id, task.version) }
+            if case .saveTask(let task, _, _, _) = write.operation { return (task.id, task.version) }
             return nil
         }
         #expect(saved.map(\.0) == [1, 2])

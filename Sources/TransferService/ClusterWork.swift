@@ -1,0 +1,121 @@
+internal import Dispatch
+internal import Logging
+internal import Synchronization
+internal import TransferStore
+
+/// Drives a cluster node's share of the queue (`TransferService+ClusterQueue`): claims when the
+/// node has room (nudged when a task is made or a slot frees, and every `claimInterval` for the
+/// tasks other nodes make), and every third of the lease timeout renews the node's leases, takes
+/// expired ones back into the queue and claims.
+///
+/// Execution context: one serial queue, `transferd.cluster.work`. Every lease this node takes
+/// (claims, and takes for a command, `onQueue`) and every renewal runs there, one at a time, so
+/// a renewal never judges a lease taken while it ran. Each is a round trip to the database and
+/// none holds the service's lock across one.
+final class ClusterWork: Sendable {
+    private let queue = DispatchQueue(label: "transferd.cluster.work")
+    private let node = Mutex<String?>(nil)
+    private let nudged = Atomic<Bool>(false)
+    private let claimTimer = HandOffTimer()
+    private let leaseTimer = HandOffTimer()
+    /// Whether the last round failed (logged once per failure run, not every round).
+    private let failing = Atomic<Bool>(false)
+    private let logger: Logger
+    private let leaseTimeout: Double
+
+    /// How often a node looks for tasks other nodes queued, when nothing nudged it.
+    static let claimInterval = 0.5
+
+    init(leaseTimeout: Double, logger: Logger) {
+        self.leaseTimeout = leaseTimeout
+        self.logger = logger
+    }
+
+    /// Starts as `node`: what the node held before a restart goes back to the queue first (its
+    /// transfers ended with the process), then the rounds begin.
+    func start(node id: String, service: TransferService) {
+        node.withLock { $0 = id }
+        queue.async { [weak service] in
+            guard let service, let coordinator = service.store.coordinator else { return }
+            self.round("requeue this node's previous leases") { _ = try coordinator.requeueAll(of: id) }
+            self.round("claim") { _ = try service.claimQueuedTasks(node: id) }
+        }
+        let claims = DispatchSource.makeTimerSource(queue: queue)
+        claims.schedule(deadline: .now() + Self.claimInterval, repeating: Self.claimInterval)
+        claims.setEventHandler { [weak self, weak service] in
+            guard let self, let service else { return }
+            claim(service, node: id)
+        }
+        claims.resume()
+        claimTimer.set(claims)
+        let leases = DispatchSource.makeTimerSource(queue: queue)
+        let interval = max(1, leaseTimeout / 3)
+        leases.schedule(deadline: .now() + interval, repeating: interval)
+        leases.setEventHandler { [weak self, weak service] in
+            guard let self, let service, let coordinator = service.store.coordinator else { return }
+            round("renew leases") { _ = try service.renewLeases(node: id) }
+            round("requeue expired leases") { _ = try coordinator.requeueExpired() }
+            claim(service, node: id)
+        }
+        leases.resume()
+        leaseTimer.set(leases)
+        target.withLock { $0 = Weak(service) }
+    }
+
+    /// Whom `nudge` claims for.
+    private let target = Mutex<Weak?>(nil)
+
+    /// A claim round soon (coalesced: many nudges before it runs make one round).
+    func nudge() {
+        guard let id = node.withLock({ $0 }), !nudged.exchange(true, ordering: .relaxed) else { return }
+        queue.async { [self] in
+            nudged.store(false, ordering: .relaxed)
+            guard let service = target.withLock({ $0?.value }) else { return }
+            claim(service, node: id)
+        }
+    }
+
+    /// Claims while the node has room and the queue gives (a full claim may leave more).
+    private func claim(_ service: TransferService, node id: String) {
+        for _ in 0..<8 {
+            var took = 0
+            round("claim") { took = try service.claimQueuedTasks(node: id) }
+            guard took > 0, service.claimRoom > 0 else { return }
+        }
+    }
+
+    /// Runs `body` on the queue, between rounds, with the node's id; throws when the node has not
+    /// started (it has no id to take leases as).
+    func onQueue<T: Sendable>(_ body: (String) throws -> T) throws -> T {
+        guard let id = node.withLock({ $0 }) else { throw StoreReadFailure(reason: "this node has not joined its cluster yet") }
+        return try queue.sync { try body(id) }
+    }
+
+    /// Stops the rounds and gives every lease back to the queue, for the other nodes (after
+    /// the last checkpoint is committed: they continue from it). Idempotent.
+    func stop(store: any TaskStore) {
+        claimTimer.cancel()
+        leaseTimer.cancel()
+        guard let id = node.withLock({ let id = $0; $0 = nil; return id }) else { return }
+        queue.sync {
+            round("give leases back") { _ = try store.coordinator?.requeueAll(of: id) }
+        }
+    }
+
+    private func round(_ what: String, _ body: () throws -> Void) {
+        do {
+            try body()
+            if failing.exchange(false, ordering: .relaxed) { logger.info("cluster work goes on again", metadata: ["after": "\(what)"]) }
+        } catch {
+            if !failing.exchange(true, ordering: .relaxed) {
+                logger.warning("cluster work failed", metadata: ["step": "\(what)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The service, held weakly: it owns this.
+    private struct Weak: Sendable {
+        weak var value: TransferService?
+        init(_ value: TransferService) { self.value = value }
+    }
+}

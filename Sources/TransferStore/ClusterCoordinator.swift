@@ -1,0 +1,58 @@
+package import FoundationEssentials
+package import TransferModel
+
+/// What the daemons sharing a store agree on through it (issue 19, docs/cluster.md): numbers
+/// none of them hands out twice, and the queue of tasks with the leases that say which node runs
+/// each. Only a store several daemons open has one (`PostgresStore`); with the SQLite store the
+/// service counts its own numbers and queues in memory.
+///
+/// Every call is a round trip to the database on a connection of the coordinator's own; the
+/// service makes them outside its lock, except `numbers`, which it takes under the lock once
+/// per block (a block covers `numberBlock` or more numbers).
+package protocol ClusterCoordinator: Sendable {
+    /// A block of at least `count` numbers of `sequence`, ascending and contiguous, that no node
+    /// was or will be given.
+    func numbers(_ sequence: SharedSequence, count: Int) throws -> Range<Int>
+    /// Leases up to `limit` queued tasks to `node` in admission order within the cluster-wide
+    /// caps, with their rows.
+    func claim(node: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedTask]
+    /// Leases task `id` to `node` whatever the caps, if no node holds it (a command on a queued
+    /// or suspended task, or a task that must run where it was created); nil when a node holds
+    /// it or it is gone.
+    func take(id: Int, node: String, leaseSeconds: Double) throws -> ClaimedTask?
+    /// Extends every lease `node` holds; returns the epoch of each by task id. A lease missing
+    /// from the answer was taken over: the node must stop that task.
+    func renew(node: String, leaseSeconds: Double) throws -> [Int: Int]
+    /// Puts the tasks whose lease expired back in the queue; returns their ids.
+    func requeueExpired() throws -> [Int]
+    /// Puts every task `node` holds back in the queue (its previous run's, at its start).
+    func requeueAll(of node: String) throws -> [Int]
+    /// Which node holds task `id` now; nil when none does.
+    func holder(of id: Int) throws -> String?
+    /// How many tasks wait in the queue.
+    func queuedCount() throws -> Int
+    /// The stored sessions among `ids` (made on other nodes, for the tasks a claim brings).
+    func sessions(ids: [String]) throws -> [Session]
+    /// A page of a session's stored tasks of any state (queued ones, and those other nodes
+    /// hold, are not in this node's memory), ids above `after`, in id order, at most `limit`.
+    func tasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON]
+}
+
+/// The numbers the nodes of a cluster hand out from one sequence each.
+package enum SharedSequence: String, Sendable {
+    case taskIds = "task_ids"
+    case eventSeqs = "event_seqs"
+}
+
+/// A task a claim or a take leased to the node: its row, and the lease's epoch.
+package struct ClaimedTask: Sendable {
+    package let task: TransferTask
+    package let requestBody: Data?
+    package let epoch: Int
+
+    package init(task: TransferTask, requestBody: Data?, epoch: Int) {
+        self.task = task
+        self.requestBody = requestBody
+        self.epoch = epoch
+    }
+}
