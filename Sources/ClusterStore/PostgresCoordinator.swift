@@ -60,6 +60,13 @@ package struct PostgresCoordinator: ClusterCoordinator {
             """, node).compactMap { $0.int(0) }
     }
 
+    package func requeue(ids: [Int], of node: String) throws -> [Int] {
+        try database.run("""
+            UPDATE tasks SET queued = true, node = NULL, lease_expires = NULL WHERE node = $1 AND id = ANY($2::bigint[])
+            RETURNING id
+            """, node, PostgresArrays.integers(ids)).compactMap { $0.int(0) }
+    }
+
     package func holder(of id: Int) throws -> String? {
         try database.run("SELECT node FROM tasks WHERE id = $1", id).first?.string(0)
     }

@@ -151,10 +151,20 @@ extension TransferService {
             }
             for claim in claimed {
                 let id = claim.task.id
+                if let epoch = s.tasks[id]?.leaseEpoch, epoch > 0 {
+                    // A copy from an earlier lease that has not left yet (a command here gave it
+                    // back, or a fenced write ended it here): the row is the task.
+                    forget(&s, task: id)
+                }
                 if s.tasks[id] != nil {
-                    // Still here from its creation (its claim came before it left memory).
+                    // Still here from its creation (its claim came before it left memory), as
+                    // stored: it stays, under the lease.
                     s.tasks[id]?.leaseEpoch = claim.epoch
-                    if settle { schedule(&s, task: id, &deliveries) }
+                    s.tasks[id]?.commandReturn = .no
+                    s.leaving.remove(id)
+                    if settle, s.tasks[id]?.inEngine == false, !s.scheduler.isQueued(id), s.holds.hold(of: id) == nil {
+                        schedule(&s, task: id, &deliveries)
+                    }
                     continue
                 }
                 guard s.sessions[claim.task.sessionId] != nil else {
@@ -184,6 +194,14 @@ extension TransferService {
     func renewLeases(node: String) throws -> Int {
         guard let coordinator = store.coordinator else { return 0 }
         let held = try coordinator.renew(node: node, leaseSeconds: configuration.leaseTimeout)
+        // A lease this node holds for a task it does not have in memory would be renewed for
+        // ever and the task never run: it goes back to the queue. (None is expected; this keeps a
+        // slip from stranding a task.)
+        let stranded = state.withLock { s in held.keys.filter { !s.tasks.contains($0) } }
+        if !stranded.isEmpty {
+            logger.warning("leases held for tasks not in memory go back to the queue", metadata: ["tasks": "\(stranded.sorted())"])
+            _ = try coordinator.requeue(ids: stranded, of: node)
+        }
         return state.withLock { s in
             let lost = s.tasks.keys.filter { id in
                 guard let epoch = s.tasks[id]?.leaseEpoch, epoch > 0 else { return false }
@@ -210,6 +228,22 @@ extension TransferService {
         s.taskChanges.forget(id)
         s.usage.forget(id)
         noteLeftSession(&s, session: entry.task.sessionId)
+    }
+
+    // MARK: sessions made on other nodes
+
+    /// In a cluster, puts session `id` in memory when another node made it (read from the
+    /// store); a session unknown to the store stays unknown (the caller answers 404).
+    func learnSession(_ id: String) throws {
+        guard let coordinator = store.coordinator, state.withLock({ $0.sessions[id] == nil }) else { return }
+        let sessions = try coordinator.sessions(ids: [id])
+        state.withLock { s in
+            for var session in sessions where s.sessions[session.id] == nil {
+                session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
+                s.sessions[session.id] = session
+                s.sessionOrder.append(session.id)
+            }
+        }
     }
 
     // MARK: commands on a task no node holds

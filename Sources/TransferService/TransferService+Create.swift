@@ -60,6 +60,7 @@ extension TransferService {
     /// found accepting, so either all tasks exist afterwards or none does. They start only once
     /// their rows are committed (`settleCreation`): a task the store refused never runs.
     private func create(in sessionId: String, _ prepared: [PreparedTask], owner: String?) throws -> [TransferTask] {
+        try learnSession(sessionId)
         let (ids, written, created) = try state.withLock { s throws -> (Range<Int>, Int?, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let session = try visibleSession(s, sessionId, owner)

@@ -40,6 +40,7 @@ extension TransferService {
     ) throws {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+        try learnSession(id)
         let (immediate, recorded) = try state.withLock { s throws -> (EventPage?, Bool) in
             _ = try visibleSession(s, id, owner)
             let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner, filter: filter)

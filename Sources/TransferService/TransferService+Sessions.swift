@@ -58,7 +58,8 @@ extension TransferService {
     }
 
     public func session(_ id: String, owner: String?) throws -> Session {
-        try state.withLock { s in try visibleSession(s, id, owner) }
+        try learnSession(id)
+        return try state.withLock { s in try visibleSession(s, id, owner) }
     }
 
     func visibleSession(_ s: ServiceState, _ id: String, _ owner: String?) throws -> Session {

@@ -26,7 +26,9 @@ extension TransferService {
     /// A completed task that left memory, read from the store, if `owner` may see it.
     func storedVisibleTask(_ id: Int, owner: String?) throws -> TransferTask {
         // In a cluster a task of any state may be in the store alone (queued, or another node's).
-        guard let task = try store.storedTask(id: id)?.task, task.state == .completed || isClustered, task.isVisible(to: owner),
+        let stored = try store.storedTask(id: id)?.task
+        if let stored { try learnSession(stored.sessionId) }
+        guard let task = stored, task.state == .completed || isClustered, task.isVisible(to: owner),
               state.withLock({ storedTaskIsVisible($0, id, session: task.sessionId, owner: owner) }) else {
             throw ServiceError.notFound("no task \(id)")
         }

@@ -47,6 +47,7 @@ extension TransferService {
             guard let value = Int(cursor), value >= 0 else { throw ServiceError.invalidQuery("unknown cursor") }
             after = value
         }
+        try learnSession(sessionId)
         let (held, recorded) = try state.withLock { s throws -> ([TransferTask], Bool) in
             _ = try visibleSession(s, sessionId, owner)
             var items: [TransferTask] = []

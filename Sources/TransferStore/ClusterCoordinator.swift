@@ -27,6 +27,8 @@ package protocol ClusterCoordinator: Sendable {
     func requeueExpired() throws -> [Int]
     /// Puts every task `node` holds back in the queue (its previous run's, at its start).
     func requeueAll(of node: String) throws -> [Int]
+    /// Puts the tasks among `ids` that `node` holds back in the queue.
+    func requeue(ids: [Int], of node: String) throws -> [Int]
     /// Which node holds task `id` now; nil when none does.
     func holder(of id: Int) throws -> String?
     /// How many tasks wait in the queue.

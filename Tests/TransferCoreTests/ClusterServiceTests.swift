@@ -1,0 +1,219 @@
+import Foundation
+import Logging
+import PostgreSQL
+import Synchronization
+import TestSupport
+import Testing
+@testable import ClusterStore
+@testable import TransferEngine
+@testable import TransferModel
+@testable import TransferStore
+@testable import TransferService
+
+/// The service as nodes of a cluster (docs/cluster.md, "The service in cluster mode"): several
+/// `TransferService`s on one PostgreSQL database and one data folder, each with a fake engine
+/// (what runs where is the question here, not libcurl), on the test PostgreSQL server.
+@Suite("Nodes of a cluster")
+struct ClusterServiceTests {
+    @Test("tasks made on one node run once across the cluster, within the session's per-host cap")
+    func tasksRunOnceWithinTheClusterCap() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
+        defer { cluster.stop() }
+        let maker = cluster.nodes[0].service
+        var configuration = SessionConfiguration()
+        configuration.httpMaximumConnectionsPerHost = 2
+        let session = try maker.createSession(SessionCreate(configuration: configuration), owner: nil).session.id
+        let created = try maker.createTasks(in: session, (0..<6).map { index in
+            TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/file\(index)"))
+        }, owner: nil)
+        let ids = Set(created.map(\.id))
+        #expect(ids.count == 6)
+
+        try await cluster.waitUntil("two tasks run") { cluster.running.count == 2 }
+        // Both nodes' claim rounds (every half second) pass: the cap holds across them.
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(cluster.running.count == 2, "the per-host cap of 2 was passed across the nodes: \(cluster.running)")
+
+        var done = Set<Int>()
+        while done.count < ids.count {
+            try await cluster.waitUntil("a task to finish runs") { !cluster.running.subtracting(done).isEmpty }
+            #expect(cluster.running.count <= 2)
+            for node in cluster.nodes {
+                for id in node.engine.startedIds where node.engine.isRunning(id) && !done.contains(id) {
+                    node.engine.succeed(id, body: Data("body \(id)".utf8))
+                    done.insert(id)
+                }
+            }
+        }
+        let starts = cluster.nodes.flatMap(\.engine.startedIds)
+        #expect(starts.sorted() == ids.sorted(), "each task starts once, on one node")
+        try await cluster.waitUntil("every row completed and given back") {
+            let rows = try cluster.rows()
+            return rows.count == 6 && rows.values.allSatisfy { $0.state == "completed" && $0.node == nil && !$0.queued }
+        }
+        // Any node serves any task, from memory or from the store.
+        for id in ids {
+            #expect(try cluster.nodes[1].service.task(id, owner: nil).state == .completed)
+        }
+    }
+
+    @Test("a node whose lease another node took stops the task, and its late writes change nothing")
+    func aLostLeaseFencesTheFormerHolder() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4, joined: 1)
+        defer { cluster.stop() }
+        let (first, second) = (cluster.nodes[0], cluster.nodes[1])
+        let session = try first.service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id
+        let id = try first.service.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/a")), owner: nil).id
+        _ = try await first.engine.waitForStart(of: id)
+        #expect(try cluster.rows()[id]?.node == "node0")
+
+        // Another node took the task over (the first stopped renewing: a partition, a SIGSTOP),
+        // as a claim makes it: its node, the next epoch.
+        try cluster.database.run("""
+            UPDATE tasks SET node = 'node1', lease_epoch = 2, lease_expires = now() + interval '60 seconds' WHERE id = $1
+            """, id)
+
+        // The first node's transfer ends late: its completion is not written over the new lease.
+        first.engine.succeed(id, body: Data("stale".utf8))
+        try first.service.store.commit()
+        let after = try #require(try cluster.rows()[id])
+        #expect(after.node == "node1" && after.state == "running" && after.epoch == 2, "a late write passed the fence: \(after)")
+        // And it lets go of the task (its renewal finds the lease gone, or its fenced completion leaves).
+        try await cluster.waitUntil("the first node lets go of the task") { first.service.heldTaskCount == 0 }
+
+        // The lease expires unrenewed and goes back to the queue; a node claims it and runs it to the end.
+        try cluster.database.run("UPDATE tasks SET lease_expires = now() - interval '1 second' WHERE id = $1", id)
+        #expect(try ClusterQueue.requeueExpired(on: cluster.database) == [id])
+        cluster.join(1)
+        do {
+            try await cluster.waitUntil("the task runs again") { cluster.running.contains(id) }
+        } catch {
+            Issue.record("rows: \(try cluster.rows()), held: \(cluster.nodes.map(\.service.heldTaskCount)), starts: \(cluster.nodes.map(\.engine.startedIds))")
+            throw error
+        }
+        let runner = try #require(cluster.nodes.first { $0.engine.isRunning(id) })
+        #expect(try cluster.rows()[id]?.epoch == 3)
+        runner.engine.succeed(id, body: Data("fresh".utf8))
+        try await cluster.waitUntil("the completion is stored") { try cluster.rows()[id]?.state == "completed" }
+        #expect(try second.service.body(task: id, owner: nil).body == Data("fresh".utf8))
+    }
+
+    @Test("a command on a task no node holds is applied through any node, which gives the task back")
+    func commandsOnQueuedTasks() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 1)
+        defer { cluster.stop() }
+        let session = try cluster.nodes[0].service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id
+        let created = try cluster.nodes[0].service.createTasks(in: session, (0..<4).map { index in
+            TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.\(index + 1):9/q"))
+        }, owner: nil)
+        try await cluster.waitUntil("each node runs one") { cluster.running.count == 2 }
+        let queued = try #require(created.map(\.id).first { id in !cluster.running.contains(id) })
+        #expect(try cluster.rows()[queued]?.queued == true)
+
+        // Suspended through the node that did not make it: out of the queue, no node's.
+        let suspended = try cluster.nodes[1].service.suspend(task: queued, owner: nil)
+        #expect(suspended.state == .suspended)
+        let row = try #require(try cluster.rows()[queued])
+        #expect(row.state == "suspended" && row.node == nil && !row.queued, "\(row)")
+        #expect(try cluster.nodes[0].service.task(queued, owner: nil).state == .suspended)
+
+        // Resumed through the other: back in the queue, and it runs once a slot frees.
+        #expect(try cluster.nodes[0].service.resume(task: queued, owner: nil).state == .running)
+        #expect(try cluster.rows()[queued]?.queued == true)
+        for node in cluster.nodes {
+            for id in node.engine.startedIds where node.engine.isRunning(id) { node.engine.succeed(id) }
+        }
+        do {
+            try await cluster.waitUntil("the resumed task runs") { cluster.running.contains(queued) }
+        } catch {
+            Issue.record("rows: \(try cluster.rows()), running: \(cluster.running), held: \(cluster.nodes.map(\.service.heldTaskCount))")
+            throw error
+        }
+    }
+}
+
+/// Nodes on one scratch database (dropped at `stop`) and one data folder.
+final class Cluster: Sendable {
+    struct Node: Sendable {
+        let service: TransferService
+        let engine: FakeEngine
+    }
+
+    let folder: TempDirectory
+    let databaseName: String
+    let server: String
+    let database: PostgresConnection
+    let nodes: [Node]
+
+    init(nodes count: Int, maxConcurrent: Int, joined: Int? = nil) throws {
+        server = try Peers.postgres()
+        databaseName = "c_\(UInt32.random(in: 0...UInt32.max))"
+        let admin = try PostgresConnection(url: server)
+        defer { admin.close() }
+        try admin.execute(script: "CREATE DATABASE \(databaseName)")
+        let url = String(server[...server.lastIndex(of: "/")!]) + databaseName
+        let folder = try TempDirectory(prefix: "transferd-cluster")
+        self.folder = folder
+        database = try PostgresConnection(url: url)
+        nodes = try (0..<count).map { index in
+            var configuration = ServiceConfiguration(dataDirectory: folder.path)
+            configuration.nodeId = "node\(index)"
+            configuration.leaseTimeout = 3
+            configuration.maxConcurrentTransfers = maxConcurrent
+            configuration.openStore = { instruments, logger in
+                try PostgresStore(url: url, instruments: instruments, logger: logger, alone: false)
+            }
+            let engine = FakeEngine()
+            let service = try TransferService(configuration: configuration, engine: engine)
+            service.start()
+            return Node(service: service, engine: engine)
+        }
+        for index in 0..<(joined ?? count) { join(index) }
+    }
+
+    func join(_ index: Int) { nodes[index].service.joinCluster(host: "127.0.0.1", port: 9000 + index) }
+
+    /// The tasks some node's engine runs now.
+    var running: Set<Int> {
+        Set(nodes.flatMap { node in node.engine.startedIds.filter(node.engine.isRunning) })
+    }
+
+    struct Row: Sendable, CustomStringConvertible {
+        let state: String
+        let node: String?
+        let epoch: Int
+        let queued: Bool
+        var description: String { "\(state) node=\(node ?? "-") epoch=\(epoch) queued=\(queued)" }
+    }
+
+    func rows() throws -> [Int: Row] {
+        var rows: [Int: Row] = [:]
+        for row in try database.run("SELECT id, state, node, lease_epoch, queued FROM tasks") {
+            rows[row.int(0)!] = Row(state: row.string(1)!, node: row.string(2), epoch: row.int(3)!, queued: row.bool(4)!)
+        }
+        return rows
+    }
+
+    func waitUntil(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw ClusterWaitTimedOut(what: what) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func stop() {
+        for node in nodes { node.service.stop() }
+        database.close()
+        if let admin = try? PostgresConnection(url: server) {
+            _ = try? admin.execute(script: "DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)")
+            admin.close()
+        }
+        folder.remove()
+    }
+}
+
+struct ClusterWaitTimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting until \(what)" }
+}
