@@ -13,14 +13,18 @@ struct TaskEntry: Sendable {
     }
     /// Whether the engine holds a transfer for it (running or paused).
     var inEngine = false
-    /// In a cluster, the epoch of this node's lease on the task (0: none yet, made here and not
-    /// claimed, or of an ephemeral session, which never leaves its node). Every write of the
-    /// task's row names it (`TaskPlacement.held`).
-    var leaseEpoch = 0
+    /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
+    var cancelKeepsPartial = false
     /// In a cluster, for a task a command brought here (`holdForCommand`): whether it goes
     /// back once the command is applied.
     var commandReturn = CommandReturn.no
 
+    /// In a cluster, the epoch of this node's lease on the task (0: none yet, made here and not
+    /// claimed, or of an ephemeral session, which never leaves its node). Every write of the
+    /// task's row names it (`TaskPlacement.held`).
+    /// Four bytes, beside the three flags above: with them in one word the entry stays at 488 bytes
+    /// (a task claimed two billion times would wrap it).
+    var leaseEpoch: Int32 = 0
     enum CommandReturn: UInt8, Sendable {
         /// A task this node claimed, or made: it stays while it runs here.
         case no
@@ -29,8 +33,6 @@ struct TaskEntry: Sendable {
         /// Its next write gives it back to the queue, where a claim decides where it runs.
         case toQueue
     }
-    /// A cancel sent to the engine asked to keep the partial file (cancel producing resume data).
-    var cancelKeepsPartial = false
     /// A completed data task's response body, for sessions whose bodies are not stored
     /// (ephemeral); others read it from the store.
     var responseBody: Data? {

@@ -86,9 +86,9 @@ extension TransferService {
             return .free(queue: queued ? queueColumns(s, entry) : nil)
         }
         if entry.commandReturn == .toQueue, task.state == .running, !entry.inEngine {
-            return .held(epoch: entry.leaseEpoch, release: .queued(queueColumns(s, entry)))
+            return TaskPlacement.held(epoch: Int(entry.leaseEpoch), release: .queued(queueColumns(s, entry)))
         }
-        return releases(entry) ? .held(epoch: entry.leaseEpoch, release: .unqueued) : .held(epoch: entry.leaseEpoch)
+        return releases(entry) ? .held(epoch: Int(entry.leaseEpoch), release: .unqueued) : .held(epoch: Int(entry.leaseEpoch))
     }
 
     /// Whether the task's next write gives its lease up: it completed, it is suspended with no
@@ -159,7 +159,7 @@ extension TransferService {
                 if s.tasks[id] != nil {
                     // Still here from its creation (its claim came before it left memory), as
                     // stored: it stays, under the lease.
-                    s.tasks[id]?.leaseEpoch = claim.epoch
+                    s.tasks[id]?.leaseEpoch = Int32(clamping: claim.epoch)
                     s.tasks[id]?.commandReturn = .no
                     s.leaving.remove(id)
                     if settle, s.tasks[id]?.inEngine == false, !s.scheduler.isQueued(id), s.holds.hold(of: id) == nil {
@@ -173,7 +173,7 @@ extension TransferService {
                 }
                 var entry = TaskEntry(task: claim.task, requestBody: claim.requestBody)
                 entry.urlLogin = credentials.openLogin(of: claim.task)
-                entry.leaseEpoch = claim.epoch
+                entry.leaseEpoch = Int32(clamping: claim.epoch)
                 s.tasks[id] = entry
                 _ = s.taskChanges.note(claim.task)
                 s.usage.note(claim.task)
@@ -205,7 +205,7 @@ extension TransferService {
         return state.withLock { s in
             let lost = s.tasks.keys.filter { id in
                 guard let epoch = s.tasks[id]?.leaseEpoch, epoch > 0 else { return false }
-                return held[id] != epoch
+                return held[id] != Int(epoch)
             }
             for id in lost {
                 logger.warning("lost the lease of a task to another node; stopping it here", metadata: ["task": "\(id)"])

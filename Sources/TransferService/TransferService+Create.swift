@@ -156,7 +156,7 @@ extension TransferService {
         try work.onQueue { node in
             for id in local {
                 guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { continue }
-                state.withLock { s in s.tasks[id]?.leaseEpoch = taken.epoch }
+                state.withLock { s in s.tasks[id]?.leaseEpoch = Int32(clamping: taken.epoch) }
             }
         }
         return Set(local)
