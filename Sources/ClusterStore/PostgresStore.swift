@@ -13,7 +13,8 @@ package import TransferStore
 /// Connections: one for the writer and the rows written at once (as SQLite's write connection),
 /// `readConnections` that reads take in turn (a read never waits behind the writer's open
 /// transaction: PostgreSQL's MVCC, as WAL mode is for SQLite), and one that holds this daemon's
-/// claim on the database (`SoleDaemonLock`). Each reconnects by itself after the server or the
+/// claim on the database (`SoleDaemonLock`) and carries the heartbeats, and one for claims and leases
+/// (`PostgresCoordinator`). Each reconnects by itself after the server or the
 /// network dropped it (`PostgresConnection`).
 ///
 /// Partitioned as the SQLite store is: every row carries its owner (sessions, tasks, events,

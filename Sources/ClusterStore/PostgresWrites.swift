@@ -8,8 +8,8 @@ package import TransferStore
 /// transaction. Rows keep their version rule (an older task or session never replaces a newer
 /// one) whichever node writes. Partitioned as the SQLite store is: each row carries its owner.
 ///
-/// Task ids and event sequence numbers still come from the writer's caller; the cluster's
-/// sequences for them are an open question (docs/cluster.md).
+/// A task row's place in the queue and its lease travel with it (`TaskPlacement`, written by
+/// `GatheredRows`): a held row is written only under its lease's epoch.
 package struct PostgresWrites: WriteTarget {
     let database: PostgresConnection
 

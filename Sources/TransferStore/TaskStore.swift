@@ -16,11 +16,11 @@ package import TransferModel
 ///   what was committed before they began (callers `flush()` first to read their own writes).
 /// - Task ids are reserved in the store (`StoreOperation.reserveTaskId`, `maxTaskId`), so no
 ///   restart hands an id out twice.
-/// What still assumes one daemon is above this protocol, in the service: it keeps sessions and
-/// unfinished tasks in memory as the authority, loaded once at start (completed tasks are read
-/// from here once their completion is committed), and counts task ids and event
-/// sequence numbers from `maxTaskId` and `maxEventSeq`. Issue 19 adds claiming, leases and
-/// sequences here for several daemons; the requirements below stay as they are.
+/// A store several daemons share also has a `ClusterCoordinator` (the queue, leases and shared
+/// numbers); with it the service holds only the tasks it leases. Without it (SQLite) the service
+/// keeps sessions and unfinished tasks in memory as the authority, loaded once at start
+/// (completed tasks are read from here once their completion is committed), and counts task
+/// ids and event sequence numbers from `maxTaskId` and `maxEventSeq`.
 /// Rows are partitioned per tenant by the owner each row carries (sessions, tasks, blobs,
 /// cookies, credentials); the URL cache's key holds its partition (`CachePartition`).
 package protocol TaskStore: AnyObject, Sendable {
