@@ -144,11 +144,7 @@ extension TransferService {
         let sessions = try coordinator.sessions(ids: Array(unknown))
         let deliveries = state.withLock { s in
             var deliveries = Deliveries()
-            for var session in sessions where s.sessions[session.id] == nil {
-                session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
-                s.sessions[session.id] = session
-                s.sessionOrder.append(session.id)
-            }
+            for session in sessions { know(&s, session) }
             for claim in claimed {
                 let id = claim.task.id
                 if let epoch = s.tasks[id]?.leaseEpoch, epoch > 0 {
@@ -171,15 +167,8 @@ extension TransferService {
                     logger.error("a claimed task's session is not in the store", metadata: ["task": "\(id)", "session": "\(claim.task.sessionId)"])
                     continue
                 }
-                var entry = TaskEntry(task: claim.task, requestBody: claim.requestBody)
-                entry.urlLogin = credentials.openLogin(of: claim.task)
-                entry.leaseEpoch = Int32(clamping: claim.epoch)
-                s.tasks[id] = entry
-                _ = s.taskChanges.note(claim.task)
-                s.usage.note(claim.task)
-                var ids = s.tasksBySession[claim.task.sessionId, default: []]
-                ids.insert(id, at: ids.ascendingIndex(after: id))
-                s.tasksBySession[claim.task.sessionId] = ids
+                hold(&s, stored: claim.task, requestBody: claim.requestBody)
+                s.tasks[id]?.leaseEpoch = Int32(clamping: claim.epoch)
                 if settle { recover(&s, task: id, &deliveries) }
             }
             admit(&s, &deliveries)
@@ -220,14 +209,17 @@ extension TransferService {
         }
     }
 
-    /// Drops a task from memory without a write: its row is another node's, or the queue's.
-    func forget(_ s: inout ServiceState, task id: Int) {
-        guard let entry = s.tasks.removeValue(forKey: id) else { return }
+    /// Drops a task from memory without a write (its row is the store's: completed and
+    /// committed, the queue's, or another node's); returns the entry.
+    @discardableResult
+    func forget(_ s: inout ServiceState, task id: Int) -> TaskEntry? {
+        guard let entry = s.tasks.removeValue(forKey: id) else { return nil }
         s.dirty.remove(id)
         s.leaving.remove(id)
         s.taskChanges.forget(id)
         s.usage.forget(id)
         noteLeftSession(&s, session: entry.task.sessionId)
+        return entry
     }
 
     // MARK: sessions made on other nodes
@@ -237,13 +229,7 @@ extension TransferService {
     func learnSession(_ id: String) throws {
         guard let coordinator = store.coordinator, state.withLock({ $0.sessions[id] == nil }) else { return }
         let sessions = try coordinator.sessions(ids: [id])
-        state.withLock { s in
-            for var session in sessions where s.sessions[session.id] == nil {
-                session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
-                s.sessions[session.id] = session
-                s.sessionOrder.append(session.id)
-            }
-        }
+        state.withLock { s in for session in sessions { know(&s, session) } }
     }
 
     // MARK: commands on a task no node holds

@@ -27,12 +27,7 @@ extension TransferService {
         state.withLock { s in
             // In the store's creation order: createdAt has whole seconds, so sorting by it (and
             // the random id) reordered sessions made within one second, and the list with them.
-            for var session in sessions {
-                // Sessions stored before the URL cache existed get their kind's cache.
-                session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
-                s.sessions[session.id] = session
-                s.sessionOrder.append(session.id)
-            }
+            for session in sessions { know(&s, session) }
             if s.sessions[Session.sharedID] == nil {
                 let shared = Session(id: Session.sharedID, kind: .default, state: .active, configuration: SessionConfiguration(), createdAt: Date(), version: 0)
                 saveSession(&s, shared)
@@ -46,12 +41,7 @@ extension TransferService {
                 s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: summary.kind, schedulingClass: summary.schedulingClass), default: 0] += summary.tasks
             }
             for (task, body) in tasks {
-                var entry = TaskEntry(task: task, requestBody: body)
-                entry.urlLogin = credentials.openLogin(of: task)
-                s.tasks[task.id] = entry
-                _ = s.taskChanges.note(task)  // no waiter yet
-                s.usage.note(task)
-                s.tasksBySession[task.sessionId, default: []].append(task.id)
+                hold(&s, stored: task, requestBody: body)
                 s.nextTaskId = max(s.nextTaskId, task.id + 1)
             }
             reserveFeedStamps(&s)  // the loaded tasks took a stamp each
@@ -77,6 +67,30 @@ extension TransferService {
         store.flush()
         removeOrphanedPartialFiles()
         expireTasks(now: Date())
+    }
+
+    /// Puts a stored session in memory (once), after the sessions already there. Sessions stored
+    /// before the URL cache existed get their kind's cache.
+    func know(_ s: inout ServiceState, _ session: Session) {
+        guard s.sessions[session.id] == nil else { return }
+        var session = session
+        session.configuration.urlCache = urlCaches.resolve(session.configuration.urlCache, kind: session.kind)
+        s.sessions[session.id] = session
+        s.sessionOrder.append(session.id)
+    }
+
+    /// Holds a stored task in memory as it was stored (loaded at start, or claimed), not yet
+    /// settled (`recover`). Its id takes its place in its session's ascending list: at the end
+    /// at start, where ids come in order.
+    func hold(_ s: inout ServiceState, stored task: TransferTask, requestBody: Data?) {
+        var entry = TaskEntry(task: task, requestBody: requestBody)
+        entry.urlLogin = credentials.openLogin(of: task)
+        s.tasks[task.id] = entry
+        _ = s.taskChanges.note(task)  // no waiter yet
+        s.usage.note(task)
+        // Changed in place: a copy of the list taken out would be copied whole for every task.
+        let place = s.tasksBySession[task.sessionId]?.ascendingIndex(after: task.id) ?? 0
+        s.tasksBySession[task.sessionId, default: []].insert(task.id, at: place)
     }
 
     func recover(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {

@@ -98,15 +98,10 @@ extension TransferService {
     /// Drops a committed completed task from memory; what it counted for (its tenant's bytes,
     /// the completed tasks in /metrics) is now counted as the store's.
     private func letGo(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
-        guard let entry = s.tasks.removeValue(forKey: id) else { return }
-        let task = entry.task
-        s.dirty.remove(id)
-        s.taskChanges.forget(id)
-        s.usage.forget(id)
+        guard let task = forget(&s, task: id)?.task else { return }
         if task.state == .completed {
             s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: task.kind, schedulingClass: task.schedulingClass), default: 0] += 1
         }
-        noteLeftSession(&s, session: task.sessionId)
         // Nothing will change it any more: a held progress poll gets its last state now.
         let snapshot = ProgressSnapshot(task)
         for waiter in s.waiters.takeProgress(task: id, below: .max) {
