@@ -1,44 +1,49 @@
 public import PostgreSQL
+package import TransferStore
 
-/// What one node tells the others when a task or a session's feed changed, so each wakes the
-/// long-polls it holds for it (docs/cluster.md, "Where each kind of request goes"). Sent with
-/// NOTIFY on one channel; PostgreSQL delivers it when the sending transaction commits, and never
-/// when it rolls back, so a long-poll never wakes for a change that did not happen.
-public struct ClusterChange: Sendable, Equatable {
-    public let session: String
-    /// The task that changed; nil for a change of the session's feed alone.
-    public let task: Int?
-
-    public init(session: String, task: Int?) {
-        self.session = session
-        self.task = task
-    }
-
+/// How a `ClusterSignal` travels: a NOTIFY on one channel every node listens on. PostgreSQL
+/// delivers a notification when the sending transaction commits, and never when it rolls back,
+/// so a node never wakes for a change that did not happen; identical notifications of one
+/// transaction are delivered once.
+///
+/// The payload is a letter and fields, space-separated: `f SESSION`, `t SESSION TASK`,
+/// `T SESSION`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`.
+/// Session ids are the daemon's UUIDs (no spaces).
+enum ClusterChange {
     /// The channel every node listens on.
-    public static let channel = "transferd_changes"
+    static let channel = "transferd_changes"
 
-    /// The payload: the session id, then the task id when there is one, space-separated
-    /// (session ids are the daemon's UUIDs: no spaces).
-    var payload: String { task.map { "\(session) \($0)" } ?? session }
-
-    init?(payload: String) {
-        let parts = payload.split(separator: " ", omittingEmptySubsequences: false)
-        guard let session = parts.first, !session.isEmpty, parts.count <= 2 else { return nil }
-        if parts.count == 2 {
-            guard let task = Int(parts[1]) else { return nil }
-            self.init(session: String(session), task: task)
-        } else {
-            self.init(session: String(session), task: nil)
+    static func payload(_ signal: ClusterSignal) -> String {
+        switch signal {
+        case .feed(let session): "f \(session)"
+        case .task(let session, let id): "t \(session) \(id)"
+        case .tasks(let session): "T \(session)"
+        case .command(let id, let node): "c \(id) \(node)"
+        case .answer(let id): "a \(id)"
         }
     }
 
-    /// Sends the change, delivered when `transaction` commits.
-    public func send(in transaction: PostgresConnection.Transaction) throws {
-        try transaction.run("SELECT pg_notify($1, $2)", Self.channel, payload)
+    static func signal(payload: String) -> ClusterSignal? {
+        let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2, !parts[1].isEmpty else { return nil }
+        switch (parts[0], parts.count) {
+        case ("f", 2): return .feed(session: parts[1])
+        case ("T", 2): return .tasks(session: parts[1])
+        case ("t", 3): return Int(parts[2]).map { .task(session: parts[1], id: $0) }
+        case ("c", 3): return Int(parts[1]).flatMap { id in parts[2].isEmpty ? nil : .command(id: id, node: parts[2]) }
+        case ("a", 2): return Int(parts[1]).map { .answer(id: $0) }
+        default: return nil
+        }
     }
 
-    /// Sends the change at once (outside any transaction).
-    public func send(on database: PostgresConnection) throws {
-        try database.run("SELECT pg_notify($1, $2)", Self.channel, payload)
+    /// Sends the signals, delivered when `transaction` commits (one statement for all).
+    static func send(_ signals: [ClusterSignal], in transaction: PostgresConnection.Transaction) throws {
+        guard !signals.isEmpty else { return }
+        try transaction.run("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", channel, PostgresArrays.texts(signals.map(payload)))
+    }
+
+    /// Sends a signal at once (outside any transaction).
+    static func send(_ signal: ClusterSignal, on database: PostgresConnection) throws {
+        try database.run("SELECT pg_notify($1, $2)", channel, payload(signal))
     }
 }

@@ -1,9 +1,10 @@
 internal import Dispatch
 internal import Glibc
 internal import Synchronization
-public import PostgreSQL
+internal import PostgreSQL
+package import TransferStore
 
-/// Listens for `ClusterChange`s on a connection of its own, on a thread of its own, and hands
+/// Listens for `ClusterSignal`s (`ClusterChange`) on a connection of its own, on a thread of its own, and hands
 /// each batch to `handle`. When the connection is lost it connects again (every `retryDelay`
 /// until it can) and then hands over `.resync`: what was sent meanwhile is lost (NOTIFY is not
 /// queued for a listener that is away), so the node must look at everything it waits for.
@@ -12,22 +13,16 @@ public import PostgreSQL
 /// item is the listening loop (it blocks in poll(2) between notifications, like the store
 /// writer blocks on the disk); `handle` runs there and must not block for long (it wakes
 /// long-polls, which answer on their own threads).
-public final class ClusterChangeListener: Sendable {
-    public enum Event: Sendable, Equatable {
-        case changes([ClusterChange])
-        /// Listening again after the connection was lost: changes may have been missed.
-        case resync
-    }
-
+package final class ClusterChangeListener: ClusterListening {
     private let url: String
-    private let handle: @Sendable (Event) -> Void
+    private let handle: @Sendable (ClusterHeard) -> Void
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     private let retryDelay: Double
 
     /// Starts listening; `handle` gets every batch of changes (in the order sent) until `stop()`
     /// (the loop keeps the listener alive until then).
-    public init(url: String, retryDelay: Double = 1, handle: @escaping @Sendable (Event) -> Void) throws {
+    package init(url: String, retryDelay: Double = 1, handle: @escaping @Sendable (ClusterHeard) -> Void) throws {
         self.url = url
         self.handle = handle
         self.retryDelay = retryDelay
@@ -36,7 +31,7 @@ public final class ClusterChangeListener: Sendable {
     }
 
     /// Stops the loop and waits for it (at most one poll interval, or one retry delay). Idempotent.
-    public func stop() {
+    package func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         done.wait()
     }
@@ -60,8 +55,8 @@ public final class ClusterChangeListener: Sendable {
             }
             do {
                 let received = try live.notifications(timeout: Self.pollInterval)
-                let changes = received.filter { $0.channel == ClusterChange.channel }.compactMap { ClusterChange(payload: $0.payload) }
-                if !changes.isEmpty { handle(.changes(changes)) }
+                let signals = received.filter { $0.channel == ClusterChange.channel }.compactMap { ClusterChange.signal(payload: $0.payload) }
+                if !signals.isEmpty { handle(.signals(signals)) }
             } catch {
                 live.close()
                 connection = nil

@@ -159,5 +159,35 @@ enum ClusterSchema {
         UPDATE tasks SET queued = true, queue_order = nextval('task_queue_order')
         WHERE state IN ('running', 'canceling') AND node IS NULL AND NOT queued;
         """,
+        // 6: events across nodes and commands between them. A session's events are numbered
+        //    when they commit, from the session's row in `event_feeds` (its row lock orders two
+        //    nodes' commits for one session), so a feed's numbers follow commit order; numbers
+        //    are per session from here on (the key becomes the session and the number), each
+        //    session starting above every number handed out before. `task_commands` holds a
+        //    command for the node that runs its task, and the answer (`PostgresCoordinator`).
+        """
+        CREATE TABLE event_feeds (
+            session_id text PRIMARY KEY,
+            seq bigint NOT NULL
+        );
+        INSERT INTO event_feeds (session_id, seq)
+        SELECT id, GREATEST(COALESCE((SELECT value FROM counters WHERE name = 'event_seqs'), 0),
+                            COALESCE((SELECT max(seq) FROM events), 0))
+        FROM sessions;
+        ALTER TABLE events DROP CONSTRAINT events_pkey;
+        DROP INDEX events_by_session;
+        ALTER TABLE events ADD PRIMARY KEY (session_id, seq);
+        CREATE TABLE task_commands (
+            id bigserial PRIMARY KEY,
+            task_id bigint NOT NULL,
+            node text NOT NULL,
+            owner text,
+            command text NOT NULL,
+            taken boolean NOT NULL DEFAULT false,
+            answer text,
+            requested timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX task_commands_untaken ON task_commands (node, id) WHERE NOT taken;
+        """,
     ]
 }

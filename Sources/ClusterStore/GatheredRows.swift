@@ -6,10 +6,35 @@ internal import TransferStore
 /// The rows of a commit that `PostgresWrites` writes as one statement per kind instead of one
 /// per row (a batch of 10,000 tasks was 10,000 round trips): task rows, task metrics and event
 /// rows, each kind as one array per column (`PostgresArrays`), unnested into rows.
+///
+/// It also collects what the commit changed, for the other nodes' long-polls (`signals`): the
+/// sessions whose feed got events, and the tasks whose rows were written.
 struct GatheredRows {
     private var tasks: [(columns: TaskRowColumns, placement: TaskPlacement?)] = []
     private var metrics: [(taskId: Int, record: String)] = []
-    private var events = EventRows()
+    private var events: [TaskEvent] = []
+    /// How many events a session's feed keeps in the store (the service's `eventRetention`).
+    let eventRetention: Int
+    private var changedFeeds: Set<String> = []
+    private var changedTasks: [String: Set<Int>] = [:]
+
+    init(eventRetention: Int) { self.eventRetention = max(1, eventRetention) }
+
+    /// More tasks of one session than this in one commit are signalled as one `tasks` signal.
+    static let taskSignalsPerSession = 16
+
+    /// What the commit changed, as the signals the nodes listen for.
+    func signals() -> [ClusterSignal] {
+        var signals = changedFeeds.sorted().map { ClusterSignal.feed(session: $0) }
+        for (session, ids) in changedTasks.sorted(by: { $0.key < $1.key }) {
+            if ids.count > Self.taskSignalsPerSession {
+                signals.append(.tasks(session: session))
+            } else {
+                signals += ids.sorted().map { .task(session: session, id: $0) }
+            }
+        }
+        return signals
+    }
 
     /// Takes `operation` if it is of a gathered kind; false for any other.
     mutating func add(_ operation: StoreOperation) -> Bool {
@@ -23,7 +48,7 @@ struct GatheredRows {
         case .saveMetrics(let taskId, let taskMetrics):
             metrics.append((taskId, String(decoding: taskMetrics.jsonData(), as: UTF8.self)))
         case .appendEvent(let event):
-            events.add(event)
+            events.append(event)
         default:
             return false
         }
@@ -58,6 +83,7 @@ struct GatheredRows {
             }
             var plain: [TaskRowColumns] = [], free: [(TaskRowColumns, QueueColumns?)] = [], held: [(TaskRowColumns, Int, TaskPlacement.Release?)] = []
             for (columns, placement) in kept {
+                changedTasks[columns.sessionId, default: []].insert(columns.id)
                 switch placement {
                 case nil: plain.append(columns)
                 case .free(let queue): free.append((columns, queue))
@@ -88,17 +114,71 @@ struct GatheredRows {
         }
     }
 
-    /// Writes the gathered events, a row per session and owner (`EventRows`; a row already there,
-    /// from a retried commit, stays as it is), and starts over.
+    /// Writes the gathered events, a row per session and owner (`EventRows`), and starts over.
+    ///
+    /// Each session's events are numbered here, in the commit, from its `event_feeds` row: the
+    /// row's lock, held until the commit, makes two nodes' commits for one session take turns,
+    /// so the numbers of a feed follow commit order (a reader after N never misses an event that
+    /// commits later with a lower number). The numbers the node gave them in memory keep their
+    /// order within a session and owner (the rows' partition; a commit's rows follow each other). Sessions are locked in id order, so two commits never wait on each other in a
+    /// cycle. Then the feed keeps its newest `eventRetention` events: rows wholly older are
+    /// deleted, a quarter of the retention at a time.
     mutating func writeEvents(_ tx: PostgresConnection.Transaction) throws {
-        let rows = events.take()
-        guard !rows.isEmpty else { return }
+        guard !events.isEmpty else { return }
+        defer { events.removeAll(keepingCapacity: true) }
+        var counts: [String: Int] = [:]
+        for event in events { counts[event.sessionId, default: 0] += 1 }
+        let sessions = counts.keys.sorted()
+        let numbered = try tx.run("""
+            INSERT INTO event_feeds (session_id, seq) SELECT * FROM unnest($1::text[], $2::bigint[])
+            ON CONFLICT (session_id) DO UPDATE SET seq = event_feeds.seq + excluded.seq
+            RETURNING session_id, seq
+            """, PostgresArrays.texts(sessions), PostgresArrays.integers(sessions.map { counts[$0]! }))
+        var next: [String: Int] = [:]
+        for row in numbered {
+            guard let session = row.string(0), let last = row.int(1), let count = counts[session] else { continue }
+            next[session] = last - count + 1
+        }
+        // Numbered a row (a session and owner) at a time, so each row holds a run of numbers and
+        // a page of rows in key order is a page of events in seq order (`PostgresCoordinator.events`).
+        struct Group: Hashable { let session: String, owner: String? }
+        var groups: [Group: [TaskEvent]] = [:], order: [Group] = []
+        for event in events.sorted(by: { $0.seq < $1.seq }) {
+            let group = Group(session: event.sessionId, owner: event.owner)
+            if groups[group] == nil { order.append(group) }
+            groups[group, default: []].append(event)
+        }
+        var rows = EventRows()
+        for group in order {
+            for var event in groups[group] ?? [] {
+                guard let seq = next[event.sessionId] else { continue }
+                event.seq = seq
+                next[event.sessionId] = seq + 1
+                rows.add(event)
+            }
+        }
+        let taken = rows.take()
         try tx.run("""
             INSERT INTO events (seq, session_id, record, owner)
             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
-            ON CONFLICT (seq) DO NOTHING
-            """, PostgresArrays.integers(rows.map(\.seq)), PostgresArrays.texts(rows.map(\.session)),
-            PostgresArrays.texts(rows.map(\.record)), PostgresArrays.texts(rows.map(\.owner)))
+            ON CONFLICT (session_id, seq) DO NOTHING
+            """, PostgresArrays.integers(taken.map(\.seq)), PostgresArrays.texts(taken.map(\.session)),
+            PostgresArrays.texts(taken.map(\.record)), PostgresArrays.texts(taken.map(\.owner)))
+        changedFeeds.formUnion(sessions)
+        // Retention: when a session's numbers crossed a quarter-retention step.
+        let step = max(1, eventRetention / 4)
+        var floors: [(String, Int)] = []
+        for session in sessions {
+            guard let end = next[session], let count = counts[session] else { continue }
+            let last = end - 1
+            if last / step != (last - count) / step, last - eventRetention > 0 { floors.append((session, last - eventRetention)) }
+        }
+        if !floors.isEmpty {
+            try tx.run("""
+                DELETE FROM events e USING unnest($1::text[], $2::bigint[]) AS k(session_id, floor)
+                WHERE e.session_id = k.session_id AND e.seq <= k.floor
+                """, PostgresArrays.texts(floors.map(\.0)), PostgresArrays.integers(floors.map(\.1)))
+        }
     }
 
     /// The thirteen arrays of `TaskRowColumns`' fields, in the upsert's order.

@@ -9,8 +9,16 @@ package import TransferStore
 ///
 /// Nothing here is a tenant's: ids, epochs and nodes. The rows a claim hands back are the tasks
 /// as stored, each with its owner, and the service holds them to the same checks as any other.
+///
+/// Commands between nodes (`task_commands`): a row per command, for the node that holds the
+/// task, with the requesting client's owner (the holder checks the task against it as for its
+/// own clients) and, once carried out, the answer; each hand-over is signalled (`ClusterChange`).
 package struct PostgresCoordinator: ClusterCoordinator {
     let database: PostgresConnection
+    /// Feed reads run on the store's read connections, beside the API's other reads.
+    let readers: PostgresStore
+    /// For the listener's own connection.
+    let url: String
 
     /// A block from a counter row: one UPDATE, whose row lock makes two nodes' blocks follow
     /// each other. Migration 5 starts each counter above what was handed out before it.
@@ -51,7 +59,9 @@ package struct PostgresCoordinator: ClusterCoordinator {
     }
 
     package func requeueExpired() throws -> [Int] {
-        try ClusterQueue.requeueExpired(on: database)
+        // Commands whose requester stopped waiting long ago (it waits a lease timeout at most).
+        try database.run("DELETE FROM task_commands WHERE requested < now() - interval '10 minutes'")
+        return try ClusterQueue.requeueExpired(on: database)
     }
 
     package func requeueAll(of node: String) throws -> [Int] {
@@ -85,5 +95,65 @@ package struct PostgresCoordinator: ClusterCoordinator {
         try database.run("""
             SELECT \(StoredRows.servedColumns) FROM tasks WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3
             """, session, after, limit).map(StoredRows.served)
+    }
+
+    // MARK: feeds and signals
+
+    package func events(session: String, after: Int, limit: Int) throws -> [TaskEvent] {
+        let rows = try readers.read("""
+            SELECT record, owner FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+            """, session, after, max(1, limit))
+        var events: [TaskEvent] = []
+        for row in rows {
+            events += try EventRows.decode(row.data(0) ?? Data(), owner: row.string(1)).filter { $0.seq > after }
+        }
+        return events
+    }
+
+    package func newestEventSeq(session: String) throws -> Int {
+        try readers.read("SELECT seq FROM event_feeds WHERE session_id = $1", session).first?.int(0) ?? 0
+    }
+
+    package func listen(_ handle: @escaping @Sendable (ClusterHeard) -> Void) throws -> any ClusterListening {
+        try ClusterChangeListener(url: url, handle: handle)
+    }
+
+    // MARK: commands between nodes
+
+    package func sendCommand(task: Int, node: String, owner: String?, command: String) throws -> Int {
+        try database.transaction { tx in
+            guard let id = try tx.run("""
+                INSERT INTO task_commands (task_id, node, owner, command) VALUES ($1, $2, $3, $4) RETURNING id
+                """, task, node, owner, command).first?.int(0) else {
+                throw PostgresError(sqlState: "", message: "a command row was not made", context: "")
+            }
+            try ClusterChange.send([.command(id: id, node: node)], in: tx)
+            return id
+        }
+    }
+
+    package func takeCommands(node: String) throws -> [ClusterCommandRow] {
+        try database.run("""
+            UPDATE task_commands SET taken = true WHERE node = $1 AND NOT taken RETURNING id, task_id, owner, command
+            """, node).compactMap { row in
+            guard let id = row.int(0), let task = row.int(1), let command = row.string(3) else { return nil }
+            return ClusterCommandRow(id: id, taskId: task, owner: row.string(2), command: command)
+        }.sorted { $0.id < $1.id }
+    }
+
+    package func answerCommand(id: Int, answer: String) throws {
+        try database.transaction { tx in
+            _ = try tx.run("UPDATE task_commands SET answer = $2 WHERE id = $1", id, answer)
+            try ClusterChange.send([.answer(id: id)], in: tx)
+        }
+    }
+
+    package func answer(ofCommand id: Int) throws -> String? {
+        try database.run("DELETE FROM task_commands WHERE id = $1 AND answer IS NOT NULL RETURNING answer", id).first?.string(0)
+    }
+
+    package func withdrawCommand(id: Int) throws -> Bool {
+        // A taken command's answer will come; it is read (and its row removed) when it does.
+        !(try database.run("DELETE FROM task_commands WHERE id = $1 AND NOT taken RETURNING id", id)).isEmpty
     }
 }

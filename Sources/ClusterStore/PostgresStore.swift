@@ -12,9 +12,9 @@ package import TransferStore
 ///
 /// Connections: one for the writer and the rows written at once (as SQLite's write connection),
 /// `readConnections` that reads take in turn (a read never waits behind the writer's open
-/// transaction: PostgreSQL's MVCC, as WAL mode is for SQLite), and one that holds this daemon's
-/// claim on the database (`SoleDaemonLock`) and carries the heartbeats, and one for claims and leases
-/// (`PostgresCoordinator`). Each reconnects by itself after the server or the
+/// transaction: PostgreSQL's MVCC, as WAL mode is for SQLite), one that carries the heartbeats,
+/// one for claims, leases and commands (`PostgresCoordinator`), and the listener's
+/// (`ClusterChangeListener`, opened by the service through the coordinator). Each reconnects by itself after the server or the
 /// network dropped it (`PostgresConnection`).
 ///
 /// Partitioned as the SQLite store is: every row carries its owner (sessions, tasks, events,
@@ -27,26 +27,26 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     let database: PostgresConnection
     private let readers: [PostgresConnection]
     private let turn = Atomic<Int>(0)
-    /// The connection that carries the heartbeats, and holds the database for this daemon
-    /// while it must run alone (`SoleDaemonLock`).
+    /// The connection that carries the heartbeats.
     private let membership: PostgresConnection
     /// Claims, leases and shared numbers (`PostgresCoordinator`), on a connection of their own.
     private let coordination: PostgresConnection
     package let writer: QueuedWriter
     package let location: String
+    /// For the listener's connection.
+    private let url: String
 
     /// Reads at once: the HTTP workers' body and metrics reads, and start-up loads.
     static let readConnections = 2
 
-    /// Connects to `url`, takes the database for this daemon (`SoleDaemonLock`, unless
-    /// `alone` is false: the cluster's tests, which run several nodes on one database) and
-    /// brings its schema to the newest version (`ClusterMigrator`).
-    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger, alone: Bool = true) throws {
+    /// Connects to `url` and brings its schema to the newest version (`ClusterMigrator`, safe
+    /// when several nodes start at once). A session's feed keeps its newest `eventRetention`
+    /// events.
+    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger, eventRetention: Int = 10_000) throws {
         let database = try PostgresConnection(url: url)
         var opened = [database]
         do {
-            let lock = alone ? try SoleDaemonLock(url: url) : nil
-            let membership = try lock?.connection ?? PostgresConnection(url: url)
+            let membership = try PostgresConnection(url: url)
             opened.append(membership)
             try ClusterMigrator.migrate(database)
             readers = try (0..<Self.readConnections).map { _ in
@@ -58,19 +58,19 @@ package final class PostgresStore: TaskStore, QueuedWrites {
             opened.append(coordination)
             self.membership = membership
         } catch {
-            // Closing the lock's connection lets the database go again.
             for connection in opened { connection.close() }
             throw error
         }
         self.database = database
+        self.url = url
         location = database.displayURL
-        writer = QueuedWriter(target: PostgresWrites(database: database), instruments: instruments, logger: logger)
+        writer = QueuedWriter(target: PostgresWrites(database: database, eventRetention: eventRetention), instruments: instruments, logger: logger)
     }
 
     /// The nodes' registry, on the membership connection (otherwise idle).
     package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: membership) }
 
-    package var coordinator: (any ClusterCoordinator)? { PostgresCoordinator(database: coordination) }
+    package var coordinator: (any ClusterCoordinator)? { PostgresCoordinator(database: coordination, readers: self, url: url) }
 
     /// Runs one read on the next read connection. What PostgreSQL throws (the server down, the
     /// connection dropped: the next read makes it again) is a `StoreReadFailure`, which the API
@@ -84,7 +84,7 @@ package final class PostgresStore: TaskStore, QueuedWrites {
         }
     }
 
-    /// Commits what is pending and closes every connection (which lets the database go).
+    /// Commits what is pending and closes every connection.
     /// Idempotent.
     package func close() {
         writer.close()

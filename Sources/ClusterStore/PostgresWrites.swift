@@ -10,10 +10,18 @@ package import TransferStore
 ///
 /// A task row's place in the queue and its lease travel with it (`TaskPlacement`, written by
 /// `GatheredRows`): a held row is written only under its lease's epoch.
+///
+/// Each commit ends with the signals of what it changed (`ClusterChange`: the sessions whose
+/// feed grew, the tasks whose rows were written), delivered to every node when it commits.
 package struct PostgresWrites: WriteTarget {
     let database: PostgresConnection
+    /// How many events a session's feed keeps (`GatheredRows.writeEvents`).
+    let eventRetention: Int
 
-    package init(database: PostgresConnection) { self.database = database }
+    package init(database: PostgresConnection, eventRetention: Int = 10_000) {
+        self.database = database
+        self.eventRetention = eventRetention
+    }
 
     /// A batch in one transaction. Its task rows, metrics and events are gathered
     /// (`GatheredRows`) and written as one statement each; the task rows and metrics before any
@@ -23,7 +31,7 @@ package struct PostgresWrites: WriteTarget {
     /// parameters, not in an array literal.)
     package func commit(_ operations: [StoreOperation]) throws {
         try database.transaction { tx in
-            var gathered = GatheredRows()
+            var gathered = GatheredRows(eventRetention: eventRetention)
             for operation in operations {
                 if gathered.add(operation) { continue }
                 switch operation {
@@ -34,6 +42,7 @@ package struct PostgresWrites: WriteTarget {
             }
             try gathered.writeTasksAndMetrics(tx)
             try gathered.writeEvents(tx)
+            try ClusterChange.send(gathered.signals(), in: tx)
         }
     }
 
@@ -70,8 +79,8 @@ package struct PostgresWrites: WriteTarget {
                 WHERE excluded.version > sessions.version
                 """, session.id, session.owner, identifier, try Store.json(session), session.version)
         case .saveTask, .saveTasks, .saveMetrics, .appendEvent:
-            // Gathered by `commit`; alone, the same statements.
-            var alone = GatheredRows()
+            // Gathered by `commit`, never here.
+            var alone = GatheredRows(eventRetention: .max)
             _ = alone.add(operation)
             try alone.writeTasksAndMetrics(tx)
             try alone.writeEvents(tx)

@@ -8,12 +8,25 @@ internal import TransferStore
 /// tasks other nodes make), and every third of the lease timeout renews the node's leases, takes
 /// expired ones back into the queue and claims.
 ///
-/// Execution context: one serial queue, `transferd.cluster.work`. Every lease this node takes
+/// It also listens for the other nodes' signals (`ClusterCoordinator.listen`): changes wake the
+/// long-polls held for the store (`waits`), a command for this node's task is carried out, an
+/// answer wakes the request that waits for it.
+///
+/// Execution contexts: one serial queue, `transferd.cluster.work`. Every lease this node takes
 /// (claims, and takes for a command, `onQueue`) and every renewal runs there, one at a time, so
 /// a renewal never judges a lease taken while it ran. Each is a round trip to the database and
-/// none holds the service's lock across one.
+/// none holds the service's lock across one. The listener's thread (`transferd.cluster.listener`)
+/// only wakes and hands over; commands from other nodes run on `transferd.cluster.commands`
+/// (serial: they take leases through `onQueue`, so never on the work queue itself).
 final class ClusterWork: Sendable {
     private let queue = DispatchQueue(label: "transferd.cluster.work")
+    private let commandQueue = DispatchQueue(label: "transferd.cluster.commands")
+    private let commandsDue = Atomic<Bool>(false)
+    private let listener = Mutex<(any ClusterListening)?>(nil)
+    /// Long-polls that wait for the store (a session's feed, other nodes' tasks).
+    let waits = ClusterWaits()
+    /// The commands this node passed to others, by id, each with the semaphore its request waits on.
+    private let answers = Mutex<[Int: DispatchSemaphore]>([:])
     private let node = Mutex<String?>(nil)
     private let nudged = Atomic<Bool>(false)
     private let claimTimer = HandOffTimer()
@@ -35,6 +48,7 @@ final class ClusterWork: Sendable {
     /// transfers ended with the process), then the rounds begin.
     func start(node id: String, service: TransferService) {
         node.withLock { $0 = id }
+        listen(service, node: id)
         queue.async { [weak service] in
             guard let service, let coordinator = service.store.coordinator else { return }
             self.round("requeue this node's previous leases") { _ = try coordinator.requeueAll(of: id) }
@@ -56,6 +70,7 @@ final class ClusterWork: Sendable {
             round("renew leases") { _ = try service.renewLeases(node: id) }
             round("requeue expired leases") { _ = try coordinator.requeueExpired() }
             claim(service, node: id)
+            carryOutCommands(service, node: id)  // one whose signal was missed
         }
         leases.resume()
         leaseTimer.set(leases)
@@ -91,11 +106,65 @@ final class ClusterWork: Sendable {
         return try queue.sync { try body(id) }
     }
 
+    // MARK: signals
+
+    private func listen(_ service: TransferService, node id: String) {
+        guard let coordinator = service.store.coordinator else { return }
+        do {
+            let started = try coordinator.listen { [weak self, weak service] heard in
+                guard let self else { return }
+                waits.wake(heard)
+                switch heard {
+                case .resync:
+                    for gate in answers.withLock({ Array($0.values) }) { gate.signal() }
+                    if let service { carryOutCommands(service, node: id) }
+                case .signals(let signals):
+                    for signal in signals {
+                        switch signal {
+                        case .command(_, let target) where target == id:
+                            if let service { carryOutCommands(service, node: id) }
+                        case .answer(let command):
+                            answers.withLock { $0[command] }?.signal()
+                        default:
+                            break
+                        }
+                    }
+                }
+            }
+            listener.withLock { $0 = started }
+        } catch {
+            // Long-polls then answer at their deadline, and commands wait for the lease round.
+            logger.error("cannot listen for the other nodes' changes", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Carries out the commands other nodes wrote for this node (coalesced, one run at a time).
+    private func carryOutCommands(_ service: TransferService, node id: String) {
+        guard !commandsDue.exchange(true, ordering: .relaxed) else { return }
+        commandQueue.async { [weak service, self] in
+            commandsDue.store(false, ordering: .relaxed)
+            service?.carryOutForwardedCommands(node: id)
+        }
+    }
+
+    /// Registers a command this node passed on; its answer's signal wakes the semaphore.
+    func expectAnswer(_ command: Int) -> DispatchSemaphore {
+        let gate = DispatchSemaphore(value: 0)
+        answers.withLock { $0[command] = gate }
+        return gate
+    }
+
+    func forgetAnswer(_ command: Int) {
+        _ = answers.withLock { $0.removeValue(forKey: command) }
+    }
+
     /// Stops the rounds and gives every lease back to the queue, for the other nodes (after
     /// the last checkpoint is committed: they continue from it). Idempotent.
     func stop(store: any TaskStore) {
         claimTimer.cancel()
         leaseTimer.cancel()
+        listener.withLock { let l = $0; $0 = nil; return l }?.stop()
+        waits.wakeAll()
         guard let id = node.withLock({ let id = $0; $0 = nil; return id }) else { return }
         queue.sync {
             round("give leases back") { _ = try store.coordinator?.requeueAll(of: id) }

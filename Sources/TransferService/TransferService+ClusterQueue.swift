@@ -234,25 +234,36 @@ extension TransferService {
 
     // MARK: commands on a task no node holds
 
+    /// Where a command on a task runs.
+    enum CommandPlace: Equatable {
+        /// Here: the task is in this node's memory (or left it completed, or is not visible).
+        case here
+        /// On the node that holds the task's lease.
+        case elsewhere(String)
+    }
+
     /// Before a command on task `id` in a cluster: when no node holds it (queued, suspended, or
     /// its holder's lease expired and was requeued), this node takes its lease and puts it in
     /// memory, where the command then runs as on any held task; its next write gives it back
-    /// (`returnAfterCommand`). A task another node holds is refused for now: commands are not yet
-    /// passed between nodes (docs/cluster.md, step 4).
-    func holdForCommand(_ id: Int, owner: String?) throws {
+    /// (`returnAfterCommand`). A task another node holds is that node's to change.
+    func holdForCommand(_ id: Int, owner: String?) throws -> CommandPlace {
         guard let coordinator = store.coordinator, let work = clusterWork,
-              state.withLock({ !$0.tasks.contains(id) }) else { return }
-        guard let stored = try store.storedTask(id: id)?.task, stored.isVisible(to: owner), stored.state != .completed else { return }
-        let taken = try work.onQueue { node -> ClaimedTask? in
-            if let holder = try coordinator.holder(of: id), holder != node {
-                throw ServiceError.conflict(code: "task_held_elsewhere", message: "task \(id) runs on node \(holder); commands on another node's task are not passed between nodes yet")
-            }
-            guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { return nil }
+              state.withLock({ !$0.tasks.contains(id) }) else { return .here }
+        guard let stored = try store.storedTask(id: id)?.task, stored.isVisible(to: owner), stored.state != .completed else { return .here }
+        enum Taken { case taken, gone, elsewhere(String) }
+        let taken = try work.onQueue { node -> Taken in
+            if let holder = try coordinator.holder(of: id), holder != node { return .elsewhere(holder) }
+            guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { return .gone }
             try adopt([taken], settle: false)
-            return taken
+            return .taken
         }
-        guard taken != nil else { return }
-        state.withLock { s in s.tasks[id]?.commandReturn = .pending }
+        switch taken {
+        case .elsewhere(let holder): return .elsewhere(holder)
+        case .gone: return .here
+        case .taken:
+            state.withLock { s in s.tasks[id]?.commandReturn = .pending }
+            return .here
+        }
     }
 
     /// After a command on a task it brought here: gives a task that still runs back to the

@@ -7,6 +7,9 @@ extension TransferService {
     /// deleted (memory and store), and a reattach replays only what follows. Acknowledging
     /// less than before changes nothing. Answers once the acknowledgement is durable.
     public func acknowledgeEvents(session id: String, through seq: Int, owner: String?) throws -> Session {
+        try learnSession(id)
+        // In a cluster the feed is the store's (every node's events, numbered as committed).
+        let storedNewest = feedIsShared(session: id) ? try store.coordinator?.newestEventSeq(session: id) ?? 0 : 0
         let session = try state.withLock { s throws -> Session in
             var session = try visibleSession(s, id, owner)
             guard session.id != Session.sharedID else {
@@ -14,7 +17,7 @@ extension TransferService {
                 // the others' events.
                 throw ServiceError.conflict(code: "shared_session", message: "the shared session's feed is shared by every client and cannot be acknowledged")
             }
-            let newest = max(session.acknowledgedEventSeq, s.events[id]?.lastSeq ?? 0)
+            let newest = max(session.acknowledgedEventSeq, s.events[id]?.lastSeq ?? 0, storedNewest)
             guard seq <= newest else {
                 throw InputError.invalidValue(field: "through", message: "is beyond the session's newest event (\(newest))")
             }

@@ -23,6 +23,10 @@ extension TransferService {
         case .now(let snapshot):
             if snapshot.state == .completed { store.flush() }  // a completion is reported once durable
             answer(snapshot)
+        case .notHeld where isClustered:
+            // Queued, or another node's: its row, woken by the commits that change it.
+            let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+            try storedTaskProgress(task: id, after: after, deadline: deadline, owner: owner, first: true, answer: answer)
         case .notHeld:
             answer(ProgressSnapshot(try storedVisibleTask(id, owner: owner)))
         case .waiting:
@@ -41,6 +45,10 @@ extension TransferService {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
         try learnSession(id)
+        if feedIsShared(session: id) {
+            // Every node's events: read from the store, woken by the commits that add to it.
+            return try sharedFeedEvents(session: id, after: after, limit: limit, deadline: deadline, owner: owner, filter: filter, first: true, answer: answer)
+        }
         let (immediate, recorded) = try state.withLock { s throws -> (EventPage?, Bool) in
             _ = try visibleSession(s, id, owner)
             let page = visibleEvents(s, session: id, after: after, limit: limit, owner: owner, filter: filter)

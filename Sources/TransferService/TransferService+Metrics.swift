@@ -22,7 +22,7 @@ extension TransferService {
             snapshot.queuedByClass = s.scheduler.queuedByClass
             snapshot.runningByClass = s.scheduler.runningByClass
             snapshot.bytesByClass = s.rates.totals
-            snapshot.heldLongPolls = s.heldLongPolls
+            snapshot.heldLongPolls = s.heldLongPolls + (clusterWork?.waits.count ?? 0)
             snapshot.clusterNodes = membership.liveNodes
             return snapshot
         }

@@ -89,8 +89,43 @@ extension TransferService {
 
     /// PATCH: priority re-orders a queued task at once; description is replaced.
     public func update(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
-        try holdForCommand(id, owner: owner)
-        return try onHeldOrStored(id, owner: owner, held: { try updateHeld(task: id, update, owner: owner) },
+        try carryOut(.update(update), task: id, owner: owner, forwarding: true)
+    }
+
+    /// Runs a command a client (or, in a cluster, another node for its client) gave on task
+    /// `id`. In a cluster, a task no node holds is brought here first; one another node holds is
+    /// passed to that node (`forwarding`; a node that got it passed does not pass it on).
+    func carryOut(_ command: ClusterCommand, task id: Int, owner: String?, forwarding: Bool) throws -> TransferTask {
+        if case .elsewhere(let holder) = try holdForCommand(id, owner: owner) {
+            guard forwarding else {
+                throw ServiceError.conflict(code: "task_held_elsewhere", message: "task \(id) moved to node \(holder) meanwhile; retry")
+            }
+            return try forward(command, task: id, to: holder, owner: owner)
+        }
+        switch command {
+        case .update(let update): return try updateHere(task: id, update, owner: owner)
+        case .resume:
+            // A stream opens its connection, a paused transfer goes on in the engine, any other is
+            // scheduled, or fails when its URL's scheme is not supported (`TaskMachine`).
+            return try act(on: id, owner: owner) { s, deliveries in
+                let actions = try self.command(&s, task: id, .resume)
+                perform(actions, task: id, &s, &deliveries)
+            }
+        case .suspend:
+            // A paused transfer keeps its connection and its slot (the origin still sees the
+            // connection); suspended longer than its timeout, it fails with timedOut. A running
+            // stream refuses (409): it has nothing to pause (`TaskMachine`).
+            return try act(on: id, owner: owner) { s, deliveries in
+                let actions = try self.command(&s, task: id, .suspend)
+                perform(actions, task: id, &s, &deliveries)
+            }
+        case .cancel(let produceResumeData):
+            return try act(on: id, owner: owner) { s, deliveries in cancel(&s, task: id, keepPartial: produceResumeData, &deliveries) }
+        }
+    }
+
+    private func updateHere(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
+        try onHeldOrStored(id, owner: owner, held: { try updateHeld(task: id, update, owner: owner) },
                            stored: { try updateStored(task: id, update, owner: owner) })
     }
 
@@ -116,36 +151,24 @@ extension TransferService {
     }
 
     public func resume(task id: Int, owner: String?) throws -> TransferTask {
-        // A stream opens its connection, a paused transfer goes on in the engine, any other is
-        // scheduled, or fails when its URL's scheme is not supported (`TaskMachine`).
-        try act(on: id, owner: owner) { s, deliveries in
-            let actions = try command(&s, task: id, .resume)
-            perform(actions, task: id, &s, &deliveries)
-        }
+        try carryOut(.resume, task: id, owner: owner, forwarding: true)
     }
 
     public func suspend(task id: Int, owner: String?) throws -> TransferTask {
-        // A paused transfer keeps its connection and its slot (the origin still sees the
-        // connection); suspended longer than its timeout, it fails with timedOut. A running
-        // stream refuses (409): it has nothing to pause (`TaskMachine`).
-        try act(on: id, owner: owner) { s, deliveries in
-            let actions = try command(&s, task: id, .suspend)
-            perform(actions, task: id, &s, &deliveries)
-        }
+        try carryOut(.suspend, task: id, owner: owner, forwarding: true)
     }
 
     /// cancel(), or for a download cancel(byProducingResumeData:): the partial file is kept and
     /// the task's error carries resume data once the engine has stopped the transfer.
     public func cancel(task id: Int, produceResumeData: Bool = false, owner: String?) throws -> TransferTask {
-        try act(on: id, owner: owner) { s, deliveries in cancel(&s, task: id, keepPartial: produceResumeData, &deliveries) }
+        try carryOut(.cancel(produceResumeData: produceResumeData), task: id, owner: owner, forwarding: true)
     }
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
     private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
         // One that left memory has completed (and is still refused when it is not visible); in a
-        // cluster, one no node holds is brought here first.
-        try holdForCommand(id, owner: owner)
-        return try onHeldOrStored(id, owner: owner, held: { try actOnHeld(id, owner: owner, body) }, stored: {
+        // cluster, one no node holds was brought here first (`carryOut`).
+        try onHeldOrStored(id, owner: owner, held: { try actOnHeld(id, owner: owner, body) }, stored: {
             throw ServiceError.conflict(code: "task_completed", message: "task \(id) has completed")
         })
     }

@@ -148,7 +148,7 @@ public final class TransferService: Sendable {
     public var isReady: Bool { readiness == .ready }
 
     /// How many long-polls are held right now.
-    public var heldLongPolls: Int { state.withLock { $0.heldLongPolls } }
+    public var heldLongPolls: Int { state.withLock { $0.heldLongPolls } + (clusterWork?.waits.count ?? 0) }
 
     /// Writes the progress of tasks that moved since the last checkpoint, in one transaction.
     func checkpoint() {
@@ -207,11 +207,21 @@ public final class TransferService: Sendable {
     func emit(_ s: inout ServiceState, session: String, task: Int?, _ type: EventType, _ fields: [String: JSONValue], _ deliveries: inout Deliveries) {
         var event = TaskEvent(seq: takeEventSeq(&s), sessionId: session, taskId: task, type: type, time: Date(), fields: fields)
         event.owner = task.flatMap { s.tasks[$0]?.task.owner }  // who may see it once the task left memory
+        let hasWebhook = s.sessions[session]?.webhook != nil
+        if isClustered, isRecorded(s, session: session) {
+            // The feed is the store's: it numbers the event when it commits it, keeps the
+            // session's newest events, and signals the nodes whose long-polls wait for it. Only
+            // the webhook reads this node's copy (its own events; docs/cluster.md, gaps).
+            if hasWebhook { _ = s.events[session, default: EventLog(capacity: configuration.eventRetention)].append(event) }
+            record(s, session: session, .appendEvent(event))
+            if hasWebhook { webhooks.nudge(session: session) }
+            return
+        }
         // Appended in place: a copy of the log taken out of the dictionary would make every
         // append copy the whole array (the log is shared until written back).
         let oldestKept = s.events[session, default: EventLog(capacity: configuration.eventRetention)].append(event)
         record(s, session: session, .appendEvent(event))
-        if s.sessions[session]?.webhook != nil { webhooks.nudge(session: session) }
+        if hasWebhook { webhooks.nudge(session: session) }
         if let oldestKept { record(s, session: session, .pruneEvents(sessionId: session, oldestKept: oldestKept)) }
         for waiter in s.waiters.takeEvents(session: session, below: event.seq, type: type) {
             let page = visibleEvents(s, waiting: waiter, in: session)

@@ -38,6 +38,31 @@ package protocol ClusterCoordinator: Sendable {
     /// A page of a session's stored tasks of any state (queued ones, and those other nodes
     /// hold, are not in this node's memory), ids above `after`, in id order, at most `limit`.
     func tasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON]
+
+    // MARK: feeds and signals
+
+    /// Up to `limit` rows' worth of a session's committed events after `after`, in feed order.
+    /// In a cluster the store numbers a session's events when it commits them, so the numbers
+    /// follow commit order and a reader after N never misses one committed later below N.
+    func events(session: String, after: Int, limit: Int) throws -> [TaskEvent]
+    /// The number of a session's newest committed event (0 when it has none).
+    func newestEventSeq(session: String) throws -> Int
+    /// Starts listening for the other nodes' signals (and this node's own) on a connection of
+    /// its own; `handle` runs on the listener's thread and must not block for long.
+    func listen(_ handle: @escaping @Sendable (ClusterHeard) -> Void) throws -> any ClusterListening
+
+    // MARK: commands between nodes
+
+    /// Records a command for the task `node` holds and signals that node; returns its id.
+    func sendCommand(task: Int, node: String, owner: String?, command: String) throws -> Int
+    /// Takes the commands for `node` no one took yet (each is handed out once), oldest first.
+    func takeCommands(node: String) throws -> [ClusterCommandRow]
+    /// Stores a command's answer and signals it.
+    func answerCommand(id: Int, answer: String) throws
+    /// A command's answer, once given; the row is removed when the answer is read.
+    func answer(ofCommand id: Int) throws -> String?
+    /// Withdraws a command its holder has not taken; false when it was taken (its answer will come).
+    func withdrawCommand(id: Int) throws -> Bool
 }
 
 /// The numbers the nodes of a cluster hand out from one sequence each.

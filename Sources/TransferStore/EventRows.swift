@@ -1,4 +1,4 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 internal import SQLite
 package import TransferModel
 
@@ -79,7 +79,7 @@ package struct EventRows {
     }
 
     /// The events of a row's record, either form, each given the row's owner.
-    static func decode(_ record: Data, owner: String?) throws -> [TaskEvent] {
+    package static func decode(_ record: Data, owner: String?) throws -> [TaskEvent] {
         var events = record.first == UInt8(ascii: "[")
             ? try JSONCoding.decoder.decode([TaskEvent].self, from: record)
             : [try JSONCoding.decoder.decode(TaskEvent.self, from: record)]

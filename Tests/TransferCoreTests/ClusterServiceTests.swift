@@ -136,6 +136,58 @@ struct ClusterServiceTests {
             throw error
         }
     }
+
+    @Test("a session's events, a task's progress and commands on a running task cross nodes")
+    func feedsAndCommandsCrossNodes() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
+        defer { cluster.stop() }
+        let session = try cluster.nodes[0].service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id
+        // A feed long-poll held on each node before anything happens.
+        let polls = Mutex<[Int: EventPage]>([:])
+        for (index, node) in cluster.nodes.enumerated() {
+            try node.service.events(session: session, after: 0, limit: 100, wait: 20, owner: nil) { page in polls.withLock { $0[index] = page } }
+        }
+        let id = try cluster.nodes[0].service.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/f")), owner: nil).id
+        try await cluster.waitUntil("a node runs it") { cluster.running.contains(id) }
+        let holder = try #require(cluster.nodes.firstIndex { $0.engine.isRunning(id) })
+        let other = cluster.nodes[1 - holder]
+
+        // A progress poll on the node that does not run it wakes when the holder's commit
+        // changes it; the suspend, asked of that node, is carried out by the holder.
+        try await cluster.waitUntil("its start is stored") { try cluster.rows()[id]?.started == true }
+        let version = try other.service.task(id, owner: nil).version
+        let progressed = Mutex<ProgressSnapshot?>(nil)
+        try other.service.progress(task: id, after: version, wait: 20, owner: nil) { snapshot in progressed.withLock { $0 = snapshot } }
+        let suspended = try other.service.suspend(task: id, owner: nil)
+        #expect(suspended.state == .suspended, "the holder's answer: \(suspended.state)")
+        try await cluster.waitUntil("the progress poll wakes") { progressed.withLock { $0 != nil } }
+        #expect(progressed.withLock { $0?.state } == .suspended)
+
+        // Resumed and cancelled through the other node too; the feed read on either node has
+        // every event once, numbered in commit order.
+        #expect(try other.service.resume(task: id, owner: nil).state == .running)
+        _ = try other.service.cancel(task: id, owner: nil)
+        if cluster.nodes[holder].engine.isRunning(id) { cluster.nodes[holder].engine.fail(id, .cancelled) }
+        try await cluster.waitUntil("the cancel completes the task") { try cluster.rows()[id]?.state == "completed" }
+        #expect(try cluster.nodes[0].service.task(id, owner: nil).error?.code == URLErrorCode.cancelled.rawValue)
+        try cluster.nodes[holder].service.store.commit()
+        // The feed polls held since the start woke with the first committed events, on both nodes.
+        try await cluster.waitUntil("both feed polls are answered") { polls.withLock { $0.count } == 2 }
+        for page in polls.withLock({ Array($0.values) }) {
+            #expect(!page.events.isEmpty && page.events.allSatisfy { $0.sessionId == session }, "\(page)")
+        }
+        var feeds: [[TaskEvent]] = []
+        for node in cluster.nodes {
+            let page = Mutex<EventPage?>(nil)
+            try node.service.events(session: session, after: 0, limit: 1000, wait: 0, owner: nil) { answer in page.withLock { $0 = answer } }
+            try await cluster.waitUntil("the feed is read") { page.withLock { $0 != nil } }
+            feeds.append(page.withLock { $0?.events } ?? [])
+        }
+        let seqs = feeds.map { $0.map(\.seq) }
+        #expect(seqs[0] == seqs[1])
+        #expect(!seqs[0].isEmpty && seqs[0] == Array(1...seqs[0].count), "numbered 1, 2, 3... in the session: \(seqs[0])")
+        #expect(feeds[0].filter { $0.taskId == id && $0.type == .didCompleteWithError }.count == 1, "\(feeds[0].map(\.type))")
+    }
 }
 
 /// Nodes on one scratch database (dropped at `stop`) and one data folder.
@@ -167,7 +219,7 @@ final class Cluster: Sendable {
             configuration.leaseTimeout = 3
             configuration.maxConcurrentTransfers = maxConcurrent
             configuration.openStore = { instruments, logger in
-                try PostgresStore(url: url, instruments: instruments, logger: logger, alone: false)
+                try PostgresStore(url: url, instruments: instruments, logger: logger)
             }
             let engine = FakeEngine()
             let service = try TransferService(configuration: configuration, engine: engine)

@@ -1,0 +1,114 @@
+internal import Dispatch
+internal import FoundationEssentials
+internal import Synchronization
+internal import TransferModel
+internal import TransferStore
+
+/// Long-polls in a cluster (docs/cluster.md, step 5): a session's feed holds every node's
+/// events, so it is read from the store, where each session's events are numbered in commit
+/// order; a task another node runs is read from its row, as fresh as that node's last
+/// checkpoint. A held poll waits for the signal of a commit that concerns it (`ClusterWaits`)
+/// and reads again. A task this node runs, and an ephemeral session (never stored), are
+/// answered from memory as by a daemon alone.
+extension TransferService {
+    /// Whether a session's feed is read from the store: a recorded session in a cluster.
+    func feedIsShared(session id: String) -> Bool {
+        isClustered && state.withLock { isRecorded($0, session: id) }
+    }
+
+    /// The events long-poll on the store. `first` throws to the client (404, 503); a poll woken
+    /// later answers whatever happens.
+    func sharedFeedEvents(
+        session id: String, after: Int, limit: Int, deadline: ContinuousClock.Instant, owner: String?, filter: EventFilter,
+        first: Bool, answer: @escaping @Sendable (EventPage) -> Void
+    ) throws {
+        guard let coordinator = store.coordinator, let work = clusterWork else { return answer(EventPage(events: [], next: after)) }
+        // Registered before the read: a commit that lands between the two still wakes it.
+        let waiter = work.waits.add(session: id, task: nil) { [weak self] in
+            guard let self else { return answer(EventPage(events: [], next: after)) }
+            do {
+                try sharedFeedEvents(session: id, after: after, limit: limit, deadline: deadline, owner: owner, filter: filter, first: false, answer: answer)
+            } catch {
+                answer(EventPage(events: [], next: after))
+            }
+        }
+        let page: EventPage
+        do {
+            let accepting = try state.withLock { s throws -> Bool in
+                _ = try visibleSession(s, id, owner)
+                return s.accepting
+            }
+            page = Self.visiblePage(try coordinator.events(session: id, after: after, limit: limit), after: after, limit: limit, owner: owner, filter: filter)
+            if !page.events.isEmpty || ContinuousClock.now >= deadline || !accepting {
+                if work.waits.take(waiter) != nil { answer(page) }
+                return
+            }
+        } catch {
+            // Only the poll that still holds its waiter answers (with the error, when first).
+            guard work.waits.take(waiter) != nil else { return }
+            if first { throw error }
+            return answer(EventPage(events: [], next: after))
+        }
+        let left = deadline - ContinuousClock.now
+        DispatchQueue.global().asyncAfter(deadline: .now() + left.seconds) {
+            if work.waits.take(waiter) != nil { answer(page) }
+        }
+    }
+
+    /// Of events read after `after`, the page `owner` may see and `filter` reads, as
+    /// `visibleEvents` makes it from memory.
+    static func visiblePage(_ read: [TaskEvent], after: Int, limit: Int, owner: String?, filter: EventFilter) -> EventPage {
+        var events: [TaskEvent] = []
+        var next = after
+        for event in read {
+            let visible = event.taskId == nil || event.owner == nil || event.owner == owner
+            if !visible || !filter.reads(event.type) {
+                next = event.seq
+                continue
+            }
+            guard events.count < limit else { break }
+            events.append(event)
+            next = event.seq
+        }
+        return EventPage(events: events, next: next)
+    }
+
+    /// The progress long-poll on a task this node does not hold, read from its row. Woken by
+    /// the signal of a commit of its row; when this node has taken the task meanwhile, memory
+    /// answers (`progress`).
+    func storedTaskProgress(
+        task id: Int, after: Int, deadline: ContinuousClock.Instant, owner: String?, first: Bool,
+        answer: @escaping @Sendable (ProgressSnapshot) -> Void
+    ) throws {
+        let stored = try storedVisibleTask(id, owner: owner)
+        guard let work = clusterWork, stored.version <= after, ContinuousClock.now < deadline, stored.state != .completed,
+              state.withLock({ $0.accepting }) else {
+            return answer(ProgressSnapshot(stored))
+        }
+        let again: @Sendable () -> Void = { [weak self] in
+            guard let self else { return answer(ProgressSnapshot(stored)) }
+            let left = deadline - ContinuousClock.now
+            do {
+                try progress(task: id, after: after, wait: max(0, left.seconds), owner: owner, answer: answer)
+            } catch {
+                answer(ProgressSnapshot(stored))
+            }
+        }
+        let waiter = work.waits.add(session: stored.sessionId, task: id, wake: again)
+        // Read again now that it waits: a commit between the first read and the wait is not missed.
+        let newer = try? store.storedTask(id: id)?.task
+        if let newer, newer.version > after || newer.state == .completed || state.withLock({ $0.tasks.contains(id) }) {
+            if work.waits.take(waiter) != nil { again() }
+            return
+        }
+        let left = deadline - ContinuousClock.now
+        DispatchQueue.global().asyncAfter(deadline: .now() + left.seconds) {
+            if work.waits.take(waiter) != nil { answer(ProgressSnapshot(newer ?? stored)) }
+        }
+    }
+}
+
+extension Duration {
+    /// In seconds, as a Double.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
