@@ -95,12 +95,13 @@ struct GatheredRows {
                 try tx.run(Self.freeUpsert, parameters: Self.columnArrays(free.map(\.0)) + Self.queueArrays(free.map(\.1)))
             }
             if !held.isEmpty {
-                try tx.run(Self.heldUpdate, parameters: Self.columnArrays(held.map(\.0)) + [
+                let written = try tx.run(Self.heldUpdate, parameters: Self.columnArrays(held.map(\.0)) + [
                     PostgresArrays.integers(held.map(\.1)), PostgresArrays.booleans(held.map { $0.2 != nil }),
                 ] + Self.queueArrays(held.map { release -> QueueColumns? in
                     if case .queued(let queue) = release.2 { return queue }
                     return nil
                 }))
+                if written.count < held.count { try noteFenced(held.map { ($0.0.id, $0.1) }, written: written, tx) }
             }
         }
         if !metrics.isEmpty {
@@ -114,6 +115,22 @@ struct GatheredRows {
         }
     }
 
+    /// The tasks of this commit whose held write was refused because their lease is another's
+    /// (or none's) now: their events of this commit are not written either (`writeEvents`), so
+    /// a node that lost a lease adds nothing to the feed with its late completion. (A write
+    /// refused only for its version, a repeated one, is not fenced.)
+    private var fenced: Set<Int> = []
+
+    private mutating func noteFenced(_ held: [(id: Int, epoch: Int)], written: [PostgresRow], _ tx: PostgresConnection.Transaction) throws {
+        let done = Set(written.compactMap { $0.int(0) })
+        let refused = held.filter { !done.contains($0.id) }
+        let current = try tx.run("SELECT id, lease_epoch, node IS NOT NULL FROM tasks WHERE id = ANY($1::bigint[])",
+                                 PostgresArrays.integers(refused.map(\.id)))
+        var leases: [Int: (epoch: Int, held: Bool)] = [:]
+        for row in current { if let id = row.int(0) { leases[id] = (row.int(1) ?? 0, row.bool(2) ?? false) } }
+        for (id, epoch) in refused where leases[id].map({ $0.epoch != epoch || !$0.held }) ?? true { fenced.insert(id) }
+    }
+
     /// Writes the gathered events, a row per session and owner (`EventRows`), and starts over.
     ///
     /// Each session's events are numbered here, in the commit, from its `event_feeds` row: the
@@ -124,6 +141,7 @@ struct GatheredRows {
     /// cycle. Then the feed keeps its newest `eventRetention` events: rows wholly older are
     /// deleted, a quarter of the retention at a time.
     mutating func writeEvents(_ tx: PostgresConnection.Transaction) throws {
+        if !fenced.isEmpty { events.removeAll { $0.taskId.map(fenced.contains) ?? false } }
         guard !events.isEmpty else { return }
         defer { events.removeAll(keepingCapacity: true) }
         var counts: [String: Int] = [:]
@@ -250,5 +268,6 @@ struct GatheredRows {
                     $19::double precision[], $20::text[], $21::integer[], $22::integer[])
             AS u(\(rowNames), epoch, release, queued, discretionary, class_rank, priority, host, host_cap, session_cap)
         WHERE tasks.id = u.id AND tasks.node IS NOT NULL AND tasks.lease_epoch = u.epoch AND u.version > tasks.version
+        RETURNING tasks.id
         """
 }

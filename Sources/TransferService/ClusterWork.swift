@@ -39,9 +39,13 @@ final class ClusterWork: Sendable {
     /// How often a node looks for tasks other nodes queued, when nothing nudged it.
     static let claimInterval = 0.5
 
-    init(leaseTimeout: Double, logger: Logger) {
+    /// The leased downloads' partial files in the shared folder.
+    let partials: LeasedPartials
+
+    init(leaseTimeout: Double, dataDirectory: String, logger: Logger) {
         self.leaseTimeout = leaseTimeout
         self.logger = logger
+        partials = LeasedPartials(dataDirectory: dataDirectory)
     }
 
     /// Starts as `node`: what the node held before a restart goes back to the queue first (its

@@ -156,6 +156,7 @@ extension TransferService {
                     // Still here from its creation (its claim came before it left memory), as
                     // stored: it stays, under the lease.
                     s.tasks[id]?.leaseEpoch = Int32(clamping: claim.epoch)
+                    clusterWork?.partials.takeOver(id, epoch: Int32(clamping: claim.epoch))
                     s.tasks[id]?.commandReturn = .no
                     s.leaving.remove(id)
                     if settle, s.tasks[id]?.inEngine == false, !s.scheduler.isQueued(id), s.holds.hold(of: id) == nil {
@@ -169,6 +170,7 @@ extension TransferService {
                 }
                 hold(&s, stored: claim.task, requestBody: claim.requestBody)
                 s.tasks[id]?.leaseEpoch = Int32(clamping: claim.epoch)
+                clusterWork?.partials.takeOver(id, epoch: Int32(clamping: claim.epoch))
                 if settle { recover(&s, task: id, &deliveries) }
             }
             admit(&s, &deliveries)
@@ -210,9 +212,11 @@ extension TransferService {
     }
 
     /// Drops a task from memory without a write (its row is the store's: completed and
-    /// committed, the queue's, or another node's); returns the entry.
+    /// committed, the queue's, or another node's); returns the entry. Its partial file, if it
+    /// had a lease's, is left where it is (the next holder takes it over).
     @discardableResult
     func forget(_ s: inout ServiceState, task id: Int) -> TaskEntry? {
+        clusterWork?.partials.forget(id)
         guard let entry = s.tasks.removeValue(forKey: id) else { return nil }
         s.dirty.remove(id)
         s.leaving.remove(id)

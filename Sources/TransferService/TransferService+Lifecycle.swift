@@ -122,6 +122,7 @@ extension TransferService {
             if entry.cancelKeepsPartial, let resume = checkpointedResume(of: entry.task) {
                 error.resumeData = sealedResumeData(for: entry.task, at: resume)
                 s.tasks[id]?.task.progress.bytesReceived = resume.offset
+                clusterWork?.partials.release(id)  // at the name the resume data gives
             } else {
                 unlink(partialPath(of: id))
             }

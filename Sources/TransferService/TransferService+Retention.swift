@@ -160,7 +160,9 @@ extension TransferService {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         var ids: [(id: Int, name: String)] = []
         for name in names where name.hasSuffix(suffix) {
-            if let id = Int(name.dropLast(suffix.count)) {
+            // `<id><suffix>`, or a leased partial file's `<id>.<epoch><suffix>` (`LeasedPartials`).
+            let stem = name.dropLast(suffix.count)
+            if let id = Int(stem) ?? (suffix.isEmpty ? nil : Int(stem.prefix { $0 != "." })) {
                 ids.append((id, name))
             } else if !suffix.isEmpty {
                 try? FileManager.default.removeItem(atPath: folder + "/" + name)  // a stray

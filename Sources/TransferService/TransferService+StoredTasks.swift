@@ -98,6 +98,9 @@ extension TransferService {
     /// Drops a committed completed task from memory; what it counted for (its tenant's bytes,
     /// the completed tasks in /metrics) is now counted as the store's.
     private func letGo(_ s: inout ServiceState, task id: Int, _ deliveries: inout Deliveries) {
+        // A lease given up: a partial file kept (resume data, a suspended or requeued download)
+        // goes back to its unleased name.
+        clusterWork?.partials.release(id)
         guard let task = forget(&s, task: id)?.task else { return }
         if task.state == .completed {
             s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: task.kind, schedulingClass: task.schedulingClass), default: 0] += 1

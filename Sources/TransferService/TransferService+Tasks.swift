@@ -359,7 +359,10 @@ extension TransferService {
     }
 
     /// Where a running download's bytes are written until it succeeds.
-    func partialPath(of id: Int) -> String { configuration.dataDirectory + "/partial/\(id).part" }
+    /// (In a cluster, a name of the task's lease: `LeasedPartials`.)
+    func partialPath(of id: Int) -> String {
+        clusterWork?.partials.path(of: id) ?? configuration.dataDirectory + "/partial/\(id).part"
+    }
 
     /// Ends a task: records the outcome, stores the body, frees its slot, reports
     /// didCompleteWithError, and lets the next queued tasks in.

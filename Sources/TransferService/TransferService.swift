@@ -70,7 +70,7 @@ public final class TransferService: Sendable {
             ?? Store(dataDirectory: configuration.dataDirectory, instruments: metrics, logger: logger)
         membership = ClusterMembership(registry: store.nodeRegistry, nodeId: configuration.nodeId,
                                        leaseTimeout: configuration.leaseTimeout, logger: logger)
-        clusterWork = store.coordinator == nil ? nil : ClusterWork(leaseTimeout: configuration.leaseTimeout, logger: logger)
+        clusterWork = store.coordinator == nil ? nil : ClusterWork(leaseTimeout: configuration.leaseTimeout, dataDirectory: configuration.dataDirectory, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)

@@ -11,12 +11,13 @@ import TestSupport
     static let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
     static let etag = "\"v1\""
 
-    /// First request (no Range): the body, slowly, with an ETag. Ranged requests: `resumed`.
+    /// First request (no Range): the body, slowly (about a second: a cancel after a quarter of it
+    /// arrives in time when eight tests share two loaded cores), with an ETag. Ranged requests: `resumed`.
     private static func origin(resumed: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws -> OriginServer {
         try OriginServer { request in
             if request.header("Range") == nil && request.header("X-Again") == nil {
                 return .slowBody(headers: ["ETag": etag, "Content-Type": "application/octet-stream"], body: body,
-                                 bytesPerWrite: 4096, interval: .milliseconds(6))
+                                 bytesPerWrite: 4096, interval: .milliseconds(15))
             }
             return resumed(request)
         }
@@ -147,7 +148,7 @@ import TestSupport
                 return count == 1
             }
             return first
-                ? .slowBody(headers: ["ETag": Self.etag], body: Self.body, bytesPerWrite: 4096, interval: .milliseconds(6))
+                ? .slowBody(headers: ["ETag": Self.etag], body: Self.body, bytesPerWrite: 4096, interval: .milliseconds(15))
                 : .respond(status: 200, headers: ["ETag": "\"v3\""], body: Data("ten bytes!".utf8))
         }
         defer { origin.stop() }
@@ -183,7 +184,7 @@ import TestSupport
     }
 
     @Test func withoutAValidatorThereIsNoResumeDataAndNoPartialFileLeft() async throws {
-        let origin = try OriginServer { _ in .slowBody(body: Self.body, bytesPerWrite: 4096, interval: .milliseconds(6)) }
+        let origin = try OriginServer { _ in .slowBody(body: Self.body, bytesPerWrite: 4096, interval: .milliseconds(15)) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
             let id = try await startDownload(daemon, origin.url("/file.bin"))
