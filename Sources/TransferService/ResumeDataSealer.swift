@@ -18,16 +18,7 @@ struct ResumeDataSealer: Sendable {
     private static let prefix = "v2."
 
     init(dataDirectory: String) throws {
-        let path = dataDirectory + "/resume-data.key"
-        if let existing = FileManager.default.contents(atPath: path), existing.count == 32 {
-            keyBytes = existing
-        } else {
-            let fresh = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-            guard FileManager.default.createFile(atPath: path, contents: fresh, attributes: [.posixPermissions: 0o600]) else {
-                throw TaskError(.cannotCreateFile, "cannot write \(path)")
-            }
-            keyBytes = fresh
-        }
+        keyBytes = try KeyFile.load(dataDirectory + "/resume-data.key")
     }
 
     /// Resume data for `owner`'s eyes only.

@@ -45,10 +45,11 @@ class Daemon:
     exit status."""
 
     def __init__(self, data_dir: Path, token: str | None = None, arguments: list[str] | None = None,
-                 environment: dict[str, str] | None = None, max_open_files: int | None = None):
+                 environment: dict[str, str] | None = None, max_open_files: int | None = None, log_path: Path | None = None):
         self.data_dir = data_dir
         self.token = token
-        self.log_path = data_dir / "transferd.log"
+        # Its own log file: several daemons may share one data folder (a cluster).
+        self.log_path = log_path or data_dir / "transferd.log"
         data_dir.mkdir(parents=True, exist_ok=True)
         command = [str(executable("transferd")), "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)]
         if token:

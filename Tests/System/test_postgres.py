@@ -1,8 +1,7 @@
 """The daemon on PostgreSQL (`--database-url`, issue 19): the same API with its state in the
 test PostgreSQL server instead of SQLite, kept across a SIGKILL (a download resumes from its
-checkpoint and ends byte-identical), the daemon in the nodes' registry (`GET /v1/cluster`) until
-it stops, and the database refused to a second daemon while the first runs (until the cluster mode
-lets several share it)."""
+checkpoint and ends byte-identical), and the daemon in the nodes' registry (`GET /v1/cluster`)
+until it stops. Several daemons on one database: test_cluster.py."""
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import required_environment
-from daemon import Daemon, executable
+from daemon import Daemon
 
 
 def psql() -> str:
@@ -43,7 +42,7 @@ def rows(url: str, query: str) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
-def test_the_state_lives_in_postgresql_survives_a_kill_and_is_one_daemons(tmp_path, database_url, nginx_url, nginx_root):
+def test_the_state_lives_in_postgresql_and_survives_a_kill(tmp_path, database_url, nginx_url, nginx_root):
     token = secrets.token_hex(16)
     arguments = ["--database-url", database_url, "--node-id", "pg-node-1"]
     first = Daemon(tmp_path / "data", token=token, arguments=arguments)
@@ -62,12 +61,6 @@ def test_the_state_lives_in_postgresql_survives_a_kill_and_is_one_daemons(tmp_pa
         cluster = first.json("GET", "/v1/cluster")
         assert cluster["database"] == "postgresql" and cluster["node"] == "pg-node-1", cluster
         assert [(node["id"], node["address"]) for node in cluster["nodes"]] == [("pg-node-1", f"127.0.0.1:{first.port}")]
-
-        # A second daemon on the same database is refused at start, with the reason.
-        second = subprocess.run([str(executable("transferd")), "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "other"),
-                                 "--database-url", database_url], capture_output=True, text=True, timeout=60)
-        assert second.returncode != 0
-        assert "another transferd runs on" in second.stderr, second.stderr[-2000:]
 
         # SIGKILL while the slow download runs, once a checkpoint recorded some of its bytes.
         first.wait_until(lambda: int((rows(database_url, f"SELECT record::json->'progress'->>'bytesReceived' FROM tasks WHERE id = {slow['id']}") or ['0'])[0] or 0) > 0,

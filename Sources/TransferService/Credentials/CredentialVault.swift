@@ -15,13 +15,7 @@ struct CredentialVault: Sendable {
 
     init(dataDirectory: String) throws {
         path = dataDirectory + "/credentials.key"
-        if let existing = FileManager.default.contents(atPath: path), existing.count == 32 {
-            chmod(path, 0o600)  // a copy restored with looser permissions is tightened again
-            keyBytes = existing
-        } else {
-            keyBytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-            try Self.writeOwnerOnly(keyBytes, to: path)
-        }
+        keyBytes = try KeyFile.load(path)
     }
 
     func seal(_ password: String, boundTo context: Data) throws -> Data {
@@ -33,18 +27,5 @@ struct CredentialVault: Sendable {
         guard let box = try? ChaChaPoly.SealedBox(combined: sealed),
               let plain = try? ChaChaPoly.open(box, using: key, authenticating: context) else { return nil }
         return String(decoding: plain, as: UTF8.self)
-    }
-
-    /// Writes a new file that is 0600 from its first byte (created with that mode, not chmod-ed
-    /// after being written), replacing a broken one.
-    private static func writeOwnerOnly(_ bytes: Data, to path: String) throws {
-        unlink(path)
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw TaskError(.cannotCreateFile, "cannot create \(path): \(FileSystem.lastError)") }
-        defer { Glibc.close(descriptor) }
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else {
-            throw TaskError(.cannotWriteToFile, "cannot write \(path): \(FileSystem.lastError)")
-        }
     }
 }
