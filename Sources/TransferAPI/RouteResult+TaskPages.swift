@@ -13,6 +13,16 @@ extension RouteResult {
     static func json(_ task: ServedTask, status: Int = 200) -> RouteResult {
         .now(HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: task.jsonData))
     }
+
+    /// The task with, in a cluster, the node that runs it (`node`, added as the object's last field).
+    static func json(_ task: ServedTask, node: String?) -> RouteResult {
+        var body = task.jsonData
+        if let node, let encoded = try? JSONCoding.encoder.encode(node), body.last == UInt8(ascii: "}") {
+            body.removeLast()
+            body.append(contentsOf: Array(",\"node\":".utf8) + encoded + [UInt8(ascii: "}")])
+        }
+        return .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body))
+    }
 }
 
 extension HTTPResponse {

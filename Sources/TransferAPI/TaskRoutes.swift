@@ -8,7 +8,8 @@ enum TaskRoutes {
     static func register(_ router: inout Router, service: TransferService) {
         let snapshots = EncodedSnapshots()
         router.add("GET", "/v1/tasks/{tid}") { request in
-            .json(try service.servedTask(try request.taskId(), owner: request.owner))
+            let task = try service.servedTask(try request.taskId(), owner: request.owner)
+            return .json(task, node: try service.node(running: task))
         }
         router.add("PATCH", "/v1/tasks/{tid}") { request in
             let id = try request.taskId()

@@ -1,5 +1,6 @@
 public import TransferModel
 internal import Synchronization
+internal import TransferStore
 
 /// The daemons sharing this one's store (`ClusterMembership`, `GET /v1/cluster`).
 extension TransferService {
@@ -10,6 +11,18 @@ extension TransferService {
         }
         // Claims begin once the node has its id (the leases name it).
         if let clusterWork, let id = membership.nodeId { clusterWork.start(node: id, service: self) }
+    }
+
+    /// In a cluster, the node that runs `task` now (holds its lease): this one for a task in
+    /// its memory under a lease, else the store's; nil when none does, and for a daemon alone.
+    public func node(running task: ServedTask) throws -> String? {
+        guard let coordinator = store.coordinator, task.state != .completed else { return nil }
+        if state.withLock({ ($0.tasks[task.id]?.leaseEpoch ?? 0) > 0 }) { return membership.nodeId }
+        do {
+            return try coordinator.holder(of: task.id)
+        } catch {
+            throw StoreReadFailure(reason: "the task's node cannot be read: \(error)")
+        }
     }
 
     /// The live nodes with their load. Throws when the store cannot be read.

@@ -24,6 +24,7 @@ extension TransferService {
             snapshot.bytesByClass = s.rates.totals
             snapshot.heldLongPolls = s.heldLongPolls + (clusterWork?.waits.count ?? 0)
             snapshot.clusterNodes = membership.liveNodes
+            if isClustered { snapshot.clusterLeases = s.tasks.keys.count { (s.tasks[$0]?.leaseEpoch ?? 0) > 0 } }
             return snapshot
         }
     }

@@ -167,6 +167,10 @@ def test_any_node_answers_for_any_task(cluster, origin, database_url):  # noqa: 
     # The task's progress long-polled, and the task cancelled, through nodes that do not run it.
     runner = holder_of(database_url, ids[0])
     others = [node for node, name in zip(cluster, ("n1", "n2", "n3")) if name != runner]
+    assert others[0].json("GET", f"/v1/tasks/{ids[0]}")["node"] == runner
+    status, _, metrics = cluster[("n1", "n2", "n3").index(runner)].request("GET", "/metrics", headers={"Accept": "text/plain"})
+    assert status == 200 and any(line.startswith("transferd_cluster_leases ") and float(line.split()[1]) >= 1
+                                 for line in metrics.decode().splitlines()), metrics[-2000:]
     status, _, body = others[0].request("GET", f"/v1/tasks/{ids[0]}/progress?after={started['version']}&wait=10", timeout=20)
     assert status == 200 and json.loads(body)["version"] > started["version"], body[:500]
     cancelled = others[1].json("POST", f"/v1/tasks/{ids[0]}/cancel", {})
@@ -174,6 +178,7 @@ def test_any_node_answers_for_any_task(cluster, origin, database_url):  # noqa: 
     done = others[0].wait_until(lambda: (t := others[0].json("GET", f"/v1/tasks/{ids[0]}"))["state"] == "completed" and t,
                                 what="the cancelled task completes")
     assert done["error"]["code"] == -999, done
+    assert "node" not in done, done  # no node runs a completed task
 
     # The others end byte-identical, the feed read on any node the same, each task completed once.
     assert_identical(wait_all_completed(c, ids[1:], timeout=30), names, size)

@@ -18,6 +18,8 @@ struct MetricsSnapshot: Sendable, Equatable {
     /// Bytes received and sent since start, per class (the totals `GET /v1/stats` serves).
     var bytesByClass: [SchedulingClass: ClassRates.Totals] = [:]
     var heldLongPolls = 0
+    /// Tasks this node holds under a lease (a cluster's node).
+    var clusterLeases = 0
     /// Daemons live on the store, as the last heartbeat saw them (1 on SQLite).
     var clusterNodes = 1
 }

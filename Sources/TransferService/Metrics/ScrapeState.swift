@@ -14,6 +14,7 @@ struct ScrapeState: Sendable {
     private let sent: [SchedulingClass: Counter]
     private let heldLongPolls: Gauge
     private let clusterNodes: Gauge
+    private let clusterLeases: Gauge
     /// The byte totals already added to the counters (counters only go up, so each scrape adds
     /// what the service counted since the previous one).
     private var counted: [SchedulingClass: ClassRates.Totals] = [:]
@@ -40,6 +41,9 @@ struct ScrapeState: Sendable {
         clusterNodes = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "cluster_nodes", unitName: "",
                 helpText: "Daemons sharing this one's database that were heard from within the lease timeout, at this one's last heartbeat (1 on SQLite)."))
+        clusterLeases = registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "cluster_leases", unitName: "",
+                helpText: "Tasks this node holds under a lease in its cluster (runs, or has taken for a command); 0 on SQLite."))
     }
 
     mutating func apply(_ snapshot: MetricsSnapshot) {
@@ -58,6 +62,7 @@ struct ScrapeState: Sendable {
         }
         heldLongPolls.set(Int64(snapshot.heldLongPolls))
         clusterNodes.set(Int64(snapshot.clusterNodes))
+        clusterLeases.set(Int64(snapshot.clusterLeases))
     }
 
     private mutating func gauge(for labels: MetricsSnapshot.TaskLabels) -> Gauge {
