@@ -7,7 +7,7 @@ package import TransferStore
 /// transaction are delivered once.
 ///
 /// The payload is a letter and fields, space-separated: `f SESSION`, `t SESSION TASK`,
-/// `T SESSION`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`.
+/// `T SESSION`, `q`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`.
 /// Session ids are the daemon's UUIDs (no spaces).
 enum ClusterChange {
     /// The channel every node listens on.
@@ -18,12 +18,14 @@ enum ClusterChange {
         case .feed(let session): "f \(session)"
         case .task(let session, let id): "t \(session) \(id)"
         case .tasks(let session): "T \(session)"
+        case .queue: "q"
         case .command(let id, let node): "c \(id) \(node)"
         case .answer(let id): "a \(id)"
         }
     }
 
     static func signal(payload: String) -> ClusterSignal? {
+        if payload == "q" { return .queue }
         let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, !parts[1].isEmpty else { return nil }
         switch (parts[0], parts.count) {

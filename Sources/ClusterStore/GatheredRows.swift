@@ -17,6 +17,8 @@ struct GatheredRows {
     let eventRetention: Int
     private var changedFeeds: Set<String> = []
     private var changedTasks: [String: Set<Int>] = [:]
+    /// Whether a row went into the queue or gave its lease up: the claims of every node may find room.
+    private var queueChanged = false
 
     init(eventRetention: Int) { self.eventRetention = max(1, eventRetention) }
 
@@ -26,6 +28,7 @@ struct GatheredRows {
     /// What the commit changed, as the signals the nodes listen for.
     func signals() -> [ClusterSignal] {
         var signals = changedFeeds.sorted().map { ClusterSignal.feed(session: $0) }
+        if queueChanged { signals.append(.queue) }
         for (session, ids) in changedTasks.sorted(by: { $0.key < $1.key }) {
             if ids.count > Self.taskSignalsPerSession {
                 signals.append(.tasks(session: session))
@@ -86,8 +89,12 @@ struct GatheredRows {
                 changedTasks[columns.sessionId, default: []].insert(columns.id)
                 switch placement {
                 case nil: plain.append(columns)
-                case .free(let queue): free.append((columns, queue))
-                case .held(let epoch, let release): held.append((columns, epoch, release))
+                case .free(let queue):
+                    free.append((columns, queue))
+                    if queue != nil { queueChanged = true }
+                case .held(let epoch, let release):
+                    held.append((columns, epoch, release))
+                    if release != nil { queueChanged = true }
                 }
             }
             if !plain.isEmpty { try tx.run(Self.taskUpsert, parameters: Self.columnArrays(plain)) }

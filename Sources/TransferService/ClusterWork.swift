@@ -4,8 +4,8 @@ internal import Synchronization
 internal import TransferStore
 
 /// Drives a cluster node's share of the queue (`TransferService+ClusterQueue`): claims when the
-/// node has room (nudged when a task is made or a slot frees, and every `claimInterval` for the
-/// tasks other nodes make), and every third of the lease timeout renews the node's leases, takes
+/// node has room (nudged when a task is made here, when a commit of any node changed the queue:
+/// the `queue` signal, and every `claimInterval` in case a signal was missed), and every third of the lease timeout renews the node's leases, takes
 /// expired ones back into the queue and claims.
 ///
 /// It also listens for the other nodes' signals (`ClusterCoordinator.listen`): changes wake the
@@ -129,6 +129,8 @@ final class ClusterWork: Sendable {
                             if let service { carryOutCommands(service, node: id) }
                         case .answer(let command):
                             answers.withLock { $0[command] }?.signal()
+                        case .queue:
+                            nudge()  // a task queued or a slot freed, on any node
                         default:
                             break
                         }

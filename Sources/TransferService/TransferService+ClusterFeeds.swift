@@ -55,24 +55,6 @@ extension TransferService {
         }
     }
 
-    /// Of events read after `after`, the page `owner` may see and `filter` reads, as
-    /// `visibleEvents` makes it from memory.
-    static func visiblePage(_ read: [TaskEvent], after: Int, limit: Int, owner: String?, filter: EventFilter) -> EventPage {
-        var events: [TaskEvent] = []
-        var next = after
-        for event in read {
-            let visible = event.taskId == nil || event.owner == nil || event.owner == owner
-            if !visible || !filter.reads(event.type) {
-                next = event.seq
-                continue
-            }
-            guard events.count < limit else { break }
-            events.append(event)
-            next = event.seq
-        }
-        return EventPage(events: events, next: next)
-    }
-
     /// The progress long-poll on a task this node does not hold, read from its row. Woken by
     /// the signal of a commit of its row; when this node has taken the task meanwhile, memory
     /// answers (`progress`).

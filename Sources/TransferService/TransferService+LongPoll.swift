@@ -79,11 +79,17 @@ extension TransferService {
     /// last one answered, or past the skipped ones read, or `after`.
     func visibleEvents(_ s: ServiceState, session: String, after: Int, limit: Int, owner: String?, filter: EventFilter = EventFilter()) -> EventPage {
         guard let log = s.events[session] else { return EventPage(events: [], next: after) }
-        var events: [TaskEvent] = []
-        var next = after
         // Read in place: a copy of everything after the cursor, under the service's lock, took
         // milliseconds per poll while a client caught up on a long feed.
-        for event in log.events(after: after) {
+        return Self.visiblePage(log.events(after: after), after: after, limit: limit, owner: owner, filter: filter)
+    }
+
+    /// Of events after `after`, the page `owner` may see and `filter` reads: up to `limit`
+    /// events; `next` is the last one answered, or past the skipped ones read, or `after`.
+    static func visiblePage(_ read: some Sequence<TaskEvent>, after: Int, limit: Int, owner: String?, filter: EventFilter) -> EventPage {
+        var events: [TaskEvent] = []
+        var next = after
+        for event in read {
             // By the owner the event carries: its task may have left memory, or been deleted.
             let visible = event.taskId == nil || event.owner == nil || event.owner == owner
             if !visible || !filter.reads(event.type) {

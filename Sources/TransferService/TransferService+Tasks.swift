@@ -374,7 +374,10 @@ extension TransferService {
                 perform(action, task: id, &s, &deliveries)
             }
         }
-        clusterWork?.nudge()  // a slot freed: the cluster's queue may have a task for it
+        // A slot freed: the cluster's queue may have a task for it, once the completion that
+        // gives the lease up is committed (until then the claim still counts it against the caps,
+        // and a claim before it would find no room and leave the slot to the next poll).
+        if let work = clusterWork { store.afterCommit { work.nudge() } }
     }
 
     /// A completed task's outcome; it lets go of what it held for its transfer.

@@ -129,6 +129,16 @@ def holder_of(database_url: str, task: int) -> str:  # noqa: F811
     return found[0] if found else ""
 
 
+def create_downloads(node: Daemon, sid: str, origin: Origin, prefix: str, count: int, size: int) -> dict[int, str]:
+    """`count` downloads of the origin's files PREFIX0... made through `node`: {task id: file name}."""
+    names = {}
+    for index in range(count):
+        task = node.json("POST", f"/v1/sessions/{sid}/tasks",
+                         {"kind": "download", "request": {"url": f"{origin.url}/files/{prefix}{index}?size={size}"}})
+        names[task["id"]] = f"{prefix}{index}"
+    return names
+
+
 def wait_all_completed(node: Daemon, ids: list[int], timeout: float) -> list[dict]:
     def done():
         tasks = [node.json("GET", f"/v1/tasks/{task}") for task in ids]
@@ -149,11 +159,7 @@ def test_any_node_answers_for_any_task(cluster, origin, database_url):  # noqa: 
     assert sorted(node["id"] for node in listed["nodes"]) == ["n1", "n2", "n3"], listed
     sid = a.json("POST", "/v1/sessions", {"kind": "background", "identifier": "cluster-any-node"})["id"]
     size = 768 * 1024  # three seconds each
-    names = {}
-    for index in range(3):
-        task = a.json("POST", f"/v1/sessions/{sid}/tasks",
-                      {"kind": "download", "request": {"url": f"{origin.url}/files/any{index}?size={size}"}})
-        names[task["id"]] = f"any{index}"
+    names = create_downloads(a, sid, origin, "any", 3, size)
     ids = sorted(names)
 
     # Read through the other nodes, the session's feed long-polled through a third.
@@ -220,11 +226,7 @@ def test_a_node_stopped_past_its_lease_is_fenced_when_it_comes_back(cluster, ori
     a, b, c = cluster
     sid = a.json("POST", "/v1/sessions", {"kind": "background", "identifier": "cluster-fence"})["id"]
     size = 768 * 1024  # three seconds each
-    names = {}
-    for index in range(6):
-        task = a.json("POST", f"/v1/sessions/{sid}/tasks",
-                      {"kind": "download", "request": {"url": f"{origin.url}/files/fence{index}?size={size}"}})
-        names[task["id"]] = f"fence{index}"
+    names = create_downloads(a, sid, origin, "fence", 6, size)
     ids = sorted(names)
     by_name = dict(zip(("n1", "n2", "n3"), cluster))
     held = a.wait_until(lambda: [n for n in rows(database_url, "SELECT node FROM tasks WHERE node IS NOT NULL")], what="tasks are leased")
