@@ -100,7 +100,8 @@ public enum ClusterQueue {
                     try tx.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "session:" + session)
                     sessionLeased[session] = try tx.run("SELECT count(*) FROM tasks WHERE session_id = $1 AND node IS NOT NULL", session).first?.int(0) ?? 0
                 }
-                for candidate in candidates where leases.count < limit {
+                var chosen: [Int] = []
+                for candidate in candidates where leases.count + chosen.count < limit {
                     guard hostLeased[candidate.host, default: 0] < candidate.hostCap else {
                         fullHosts.insert(candidate.host)
                         continue
@@ -109,14 +110,21 @@ public enum ClusterQueue {
                         fullSessions.insert(candidate.session)
                         continue
                     }
-                    guard let epoch = try tx.run("""
-                        UPDATE tasks SET queued = false, node = $2, lease_epoch = lease_epoch + 1,
-                                         lease_expires = now() + make_interval(secs => $3)
-                        WHERE id = $1 RETURNING lease_epoch
-                        """, candidate.id, node, leaseSeconds).first?.int(0) else { continue }
                     hostLeased[candidate.host, default: 0] += 1
                     if candidate.sessionCap != nil { sessionLeased[candidate.session, default: 0] += 1 }
-                    leases.append(TaskLease(taskId: candidate.id, epoch: epoch))
+                    chosen.append(candidate.id)
+                }
+                // The round's leases in one statement (the rows are locked: none goes meanwhile).
+                if !chosen.isEmpty {
+                    let order = Dictionary(uniqueKeysWithValues: chosen.enumerated().map { ($1, $0) })
+                    leases += try tx.run("""
+                        UPDATE tasks SET queued = false, node = $2, lease_epoch = lease_epoch + 1,
+                                         lease_expires = now() + make_interval(secs => $3)
+                        WHERE id = ANY($1::bigint[]) RETURNING id, lease_epoch
+                        """, PostgresArrays.integers(chosen), node, leaseSeconds).compactMap { row in
+                        guard let id = row.int(0), let epoch = row.int(1) else { return nil }
+                        return TaskLease(taskId: id, epoch: epoch)
+                    }.sorted { order[$0.taskId, default: 0] < order[$1.taskId, default: 0] }  // admission order
                 }
             }
             return leases

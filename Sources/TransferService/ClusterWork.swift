@@ -84,10 +84,15 @@ final class ClusterWork: Sendable {
     /// Whom `nudge` claims for.
     private let target = Mutex<Weak?>(nil)
 
-    /// A claim round soon (coalesced: many nudges before it runs make one round).
+    /// How long a nudge waits for others to share its claim: completions come in bursts (and
+    /// each commit that frees a lease signals every node), and a claim per completion was most
+    /// of the database's work per small file.
+    static let nudgeWindow = 0.005
+
+    /// A claim round soon (coalesced: the nudges of `nudgeWindow` make one round).
     func nudge() {
         guard let id = node.withLock({ $0 }), !nudged.exchange(true, ordering: .relaxed) else { return }
-        queue.async { [self] in
+        queue.asyncAfter(deadline: .now() + Self.nudgeWindow) { [self] in
             nudged.store(false, ordering: .relaxed)
             guard let service = target.withLock({ $0?.value }) else { return }
             claim(service, node: id)
