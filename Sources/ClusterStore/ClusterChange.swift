@@ -7,7 +7,7 @@ package import TransferStore
 /// transaction are delivered once.
 ///
 /// The payload is a letter and fields, space-separated: `f SESSION`, `t SESSION TASK`,
-/// `T SESSION`, `q`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`.
+/// `T SESSION`, `s SESSION`, `q`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`.
 /// Session ids are the daemon's UUIDs (no spaces).
 enum ClusterChange {
     /// The channel every node listens on.
@@ -18,6 +18,7 @@ enum ClusterChange {
         case .feed(let session): "f \(session)"
         case .task(let session, let id): "t \(session) \(id)"
         case .tasks(let session): "T \(session)"
+        case .session(let session): "s \(session)"
         case .queue: "q"
         case .command(let id, let node): "c \(id) \(node)"
         case .answer(let id): "a \(id)"
@@ -31,6 +32,7 @@ enum ClusterChange {
         switch (parts[0], parts.count) {
         case ("f", 2): return .feed(session: parts[1])
         case ("T", 2): return .tasks(session: parts[1])
+        case ("s", 2): return .session(parts[1])
         case ("t", 3): return Int(parts[2]).map { .task(session: parts[1], id: $0) }
         case ("c", 3): return Int(parts[1]).flatMap { id in parts[2].isEmpty ? nil : .command(id: id, node: parts[2]) }
         case ("a", 2): return Int(parts[1]).map { .answer(id: $0) }

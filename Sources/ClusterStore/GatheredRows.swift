@@ -17,10 +17,14 @@ struct GatheredRows {
     let eventRetention: Int
     private var changedFeeds: Set<String> = []
     private var changedTasks: [String: Set<Int>] = [:]
+    private var changedSessions: Set<String> = []
     /// Whether a row went into the queue or gave its lease up: the claims of every node may find room.
     private var queueChanged = false
 
     init(eventRetention: Int) { self.eventRetention = max(1, eventRetention) }
+
+    /// A session row this commit writes (`saveSession`, not gathered: its upsert is its own).
+    mutating func noteSession(_ id: String) { changedSessions.insert(id) }
 
     /// More tasks of one session than this in one commit are signalled as one `tasks` signal.
     static let taskSignalsPerSession = 16
@@ -29,6 +33,7 @@ struct GatheredRows {
     func signals() -> [ClusterSignal] {
         var signals = changedFeeds.sorted().map { ClusterSignal.feed(session: $0) }
         if queueChanged { signals.append(.queue) }
+        signals += changedSessions.sorted().map { ClusterSignal.session($0) }
         for (session, ids) in changedTasks.sorted(by: { $0.key < $1.key }) {
             if ids.count > Self.taskSignalsPerSession {
                 signals.append(.tasks(session: session))

@@ -91,6 +91,17 @@ package struct PostgresCoordinator: ClusterCoordinator {
                                 PostgresArrays.texts(ids)).map(StoredRows.session)
     }
 
+    package func finishInvalidation(of session: Session) throws -> Bool {
+        !(try database.run("""
+            UPDATE sessions SET record = $2, version = $3, identifier = NULL
+            WHERE id = $1 AND version < $3 AND record::jsonb->>'state' = 'invalidating' RETURNING id
+            """, session.id, try Store.json(session), session.version)).isEmpty
+    }
+
+    package func unfinishedTaskCount(session: String) throws -> Int {
+        try database.run("SELECT count(*) FROM tasks WHERE session_id = $1 AND state <> 'completed'", session).first?.int(0) ?? 0
+    }
+
     package func tasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON] {
         try database.run("""
             SELECT \(StoredRows.servedColumns) FROM tasks WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3

@@ -34,6 +34,7 @@ package struct PostgresWrites: WriteTarget {
             var gathered = GatheredRows(eventRetention: eventRetention)
             for operation in operations {
                 if gathered.add(operation) { continue }
+                if case .saveSession(let session) = operation { gathered.noteSession(session.id) }
                 switch operation {
                 case .pruneEvents, .deleteEvents: try gathered.writeEvents(tx)
                 default: try gathered.writeTasksAndMetrics(tx)

@@ -61,7 +61,7 @@ final class ClusterWaits: Sendable {
                         ids += t.bySession[session]?.filter { $0.value.task == task }.map(\.key) ?? []
                     case .tasks(let session):
                         ids += t.bySession[session]?.filter { $0.value.task != nil }.map(\.key) ?? []
-                    case .command, .answer, .queue:
+                    case .command, .answer, .queue, .session:
                         break
                     }
                 }

@@ -136,6 +136,11 @@ final class ClusterWork: Sendable {
                             answers.withLock { $0[command] }?.signal()
                         case .queue:
                             nudge()  // a task queued or a slot freed, on any node
+                        case .session(let session):
+                            commandQueue.async { [weak service] in service?.refreshSession(session) }
+                        case .task(let session, _), .tasks(let session):
+                            // A task of an invalidating session ended, maybe its last.
+                            if service?.isInvalidating(session: session) == true { checkInvalidation(of: session) }
                         default:
                             break
                         }
@@ -155,6 +160,18 @@ final class ClusterWork: Sendable {
         commandQueue.async { [weak service, self] in
             commandsDue.store(false, ordering: .relaxed)
             service?.carryOutForwardedCommands(node: id)
+        }
+    }
+
+    /// Sessions whose invalidation is to be checked soon (coalesced per session).
+    private let invalidationChecks = Mutex<Set<String>>([])
+
+    /// Soon asks whether invalidating session `id` has no unfinished task left anywhere.
+    func checkInvalidation(of id: String) {
+        guard invalidationChecks.withLock({ $0.insert(id).inserted }) else { return }
+        commandQueue.asyncAfter(deadline: .now() + Self.nudgeWindow) { [self] in
+            _ = invalidationChecks.withLock { $0.remove(id) }
+            target.withLock { $0?.value }?.finishClusterInvalidation(of: id)
         }
     }
 

@@ -111,21 +111,38 @@ extension TransferService {
             return (s.sessions[id] ?? session, deliveries)
         }
         try commit(delivering: deliveries)
+        if cancelTasks { try cancelElsewhere(session: id, owner: owner) }
         return session
     }
 
-    /// Invalidates an invalidating session whose tasks have all ended.
+    /// Invalidates an invalidating session whose tasks have all ended. (In a cluster, the tasks
+    /// of every node and of the queue count: the store is asked, off the lock.)
     func checkInvalidation(_ s: inout ServiceState, session id: String, _ deliveries: inout Deliveries) {
-        guard var session = s.sessions[id], session.state == .invalidating else { return }
+        guard let session = s.sessions[id], session.state == .invalidating else { return }
         let open = (s.tasksBySession[id] ?? []).contains { s.tasks[$0].map { $0.task.state != .completed } == true }
         guard !open else { return }
+        if isClustered, isRecorded(s, session: id) {
+            if let work = clusterWork { deliveries.add { [weak self] in self?.store.afterCommit { work.checkInvalidation(of: id) } } }
+            return
+        }
+        finishInvalidation(&s, session: id, &deliveries)
+    }
+
+    /// Marks an invalidating session invalidated, tells its feed, and lets go of what it held.
+    func finishInvalidation(_ s: inout ServiceState, session id: String, _ deliveries: inout Deliveries) {
+        guard var session = s.sessions[id], session.state == .invalidating else { return }
         session.state = .invalidated
         session.invalidatedAt = Date()
         saveSession(&s, session)
-        for store in sessionScopedStores { store.discard(session: session) }
         emit(&s, session: id, task: nil, .didBecomeInvalid, ["error": .null], &deliveries)
-        // What the session held beside its tasks goes: its attachment, its own connection pool,
-        // and an ephemeral session's cookies, cache and credentials (outside the lock).
+        letGoOfInvalidated(&s, session: s.sessions[id] ?? session, &deliveries)
+    }
+
+    /// What an invalidated session held beside its tasks goes: its attachment, its own connection
+    /// pool, and an ephemeral session's cookies, cache and credentials (outside the lock).
+    func letGoOfInvalidated(_ s: inout ServiceState, session: Session, _ deliveries: inout Deliveries) {
+        let id = session.id
+        for store in sessionScopedStores { store.discard(session: session) }
         s.attachments[id] = nil
         engine.submit(.forgetConnections(pool: Session.connectionPool(session: id, owner: nil)))
         let stores = sessionScopedStores

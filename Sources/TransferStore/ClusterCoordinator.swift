@@ -35,6 +35,11 @@ package protocol ClusterCoordinator: Sendable {
     func queuedCount() throws -> Int
     /// The stored sessions among `ids` (made on other nodes, for the tasks a claim brings).
     func sessions(ids: [String]) throws -> [Session]
+    /// Writes `session` (invalidated, its next version) only while the stored row is still
+    /// invalidating: of nodes ending one session's invalidation at once, exactly one gets true.
+    func finishInvalidation(of session: Session) throws -> Bool
+    /// How many of a session's stored tasks have not completed (every node's, and the queue's).
+    func unfinishedTaskCount(session: String) throws -> Int
     /// A page of a session's stored tasks of any state (queued ones, and those other nodes
     /// hold, are not in this node's memory), ids above `after`, in id order, at most `limit`.
     func tasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON]

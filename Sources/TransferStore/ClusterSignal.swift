@@ -9,6 +9,8 @@ package enum ClusterSignal: Sendable, Hashable {
     case task(session: String, id: Int)
     /// Many of a session's task rows changed in one commit: one signal instead of one per task.
     case tasks(session: String)
+    /// A session's row changed (configuration, state): nodes that hold it read it again.
+    case session(String)
     /// The queue changed: a task was queued, or a lease given up (a slot freed under the caps).
     case queue
     /// A command row for the task `node` holds (`ClusterCoordinator.sendCommand`).

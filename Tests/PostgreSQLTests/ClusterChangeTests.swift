@@ -11,9 +11,9 @@ import TransferStore
 /// again and says that it may have missed changes.
 @Suite struct ClusterChangeTests {
     @Test func payloadsRoundTripAndOddOnesAreRefused() {
-        let signals: [ClusterSignal] = [.feed(session: "s1"), .task(session: "s1", id: 42), .tasks(session: "s1"), .queue,
+        let signals: [ClusterSignal] = [.feed(session: "s1"), .task(session: "s1", id: 42), .tasks(session: "s1"), .session("s1"), .queue,
                                         .command(id: 7, node: "host a:8080"), .answer(id: 7)]
-        #expect(signals.map(ClusterChange.payload) == ["f s1", "t s1 42", "T s1", "q", "c 7 host a:8080", "a 7"])
+        #expect(signals.map(ClusterChange.payload) == ["f s1", "t s1 42", "T s1", "s s1", "q", "c 7 host a:8080", "a 7"])
         for signal in signals { #expect(ClusterChange.signal(payload: ClusterChange.payload(signal)) == signal) }
         for odd in ["", "q ", "Q", "f", "f ", "t s", "t s x", "t s 1 2", "c 1", "c x n", "c 1 ", "a", "a x", "x s1", "s1 42"] {
             #expect(ClusterChange.signal(payload: odd) == nil, "\(odd)")

@@ -188,6 +188,42 @@ struct ClusterServiceTests {
         #expect(!seqs[0].isEmpty && seqs[0] == Array(1...seqs[0].count), "numbered 1, 2, 3... in the session: \(seqs[0])")
         #expect(feeds[0].filter { $0.taskId == id && $0.type == .didCompleteWithError }.count == 1, "\(feeds[0].map(\.type))")
     }
+
+    @Test("invalidateAndCancel through one node cancels the session's tasks on every node and in the queue, and ends it once")
+    func invalidationSpansTheNodes() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 1)
+        defer { cluster.stop() }
+        let maker = cluster.nodes[0].service
+        let session = try maker.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id
+        let ids = try maker.createTasks(in: session, (0..<4).map { index in
+            TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.\(index + 1):9/i"))
+        }, owner: nil).map(\.id)
+        try await cluster.waitUntil("each node runs one") { cluster.running.count == 2 }
+        // Node 1 knows the session (it runs one of its tasks) before the invalidation.
+        _ = try cluster.nodes[1].service.session(session, owner: nil)
+
+        _ = try cluster.nodes[1].service.invalidate(session: session, cancelTasks: true, owner: nil)
+        for node in cluster.nodes {
+            for id in node.engine.startedIds where node.engine.isRunning(id) { node.engine.fail(id, .cancelled) }
+        }
+        try await cluster.waitUntil("every task completes") { try cluster.rows().values.allSatisfy { $0.state == "completed" } }
+        for id in ids { #expect(try maker.task(id, owner: nil).error?.code == URLErrorCode.cancelled.rawValue, "task \(id)") }
+        try await cluster.waitUntil("the session is invalidated in the store") {
+            try cluster.database.run("SELECT record::jsonb->>'state' FROM sessions WHERE id = $1", session).first?.string(0) == "invalidated"
+        }
+        // Both nodes refuse new tasks, and the feed tells of the end once.
+        try await cluster.waitUntil("both nodes see it") { cluster.nodes.allSatisfy { (try? $0.service.session(session, owner: nil).state) == .invalidated } }
+        for node in cluster.nodes {
+            #expect(throws: ServiceError.self) {
+                try node.service.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/late")), owner: nil)
+            }
+        }
+        let page = Mutex<EventPage?>(nil)
+        try maker.events(session: session, after: 0, limit: 1000, wait: 0, owner: nil) { answer in page.withLock { $0 = answer } }
+        try await cluster.waitUntil("the feed is read") { page.withLock { $0 != nil } }
+        let ends = page.withLock { $0?.events.filter { $0.type == .didBecomeInvalid }.count }
+        #expect(ends == 1)
+    }
 }
 
 /// Nodes on one scratch database (dropped at `stop`) and one data folder.
