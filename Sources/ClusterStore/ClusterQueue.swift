@@ -85,38 +85,21 @@ public enum ClusterQueue {
             var fullHosts: Set<String> = [], fullSessions: Set<String> = []
             var hostLeased: [String: Int] = [:], sessionLeased: [String: Int] = [:]
             for _ in 0..<Self.claimRounds where leases.count < limit {
-                let wanted = limit - leases.count
-                // A look first, without locks, at the hosts and sessions at the head of the queue:
-                // their caps say how many rows are worth locking (a claim that locked every row it
-                // looked at held up to `limit` rows to lease a few, each lock a write).
-                let peek = try tx.run("""
-                    SELECT 0, host, host_cap, session_id, session_cap FROM tasks
+                let candidates = try tx.run("""
+                    SELECT id, host, host_cap, session_id, session_cap FROM tasks
                     WHERE queued AND NOT (host = ANY($2::text[])) AND NOT (session_id = ANY($3::text[]))
-                    ORDER BY discretionary, class_rank, priority DESC, queue_order LIMIT $1
-                    """, wanted, textArray(fullHosts), textArray(fullSessions)).compactMap(Candidate.init)
-                guard !peek.isEmpty else { break }
-                for host in Set(peek.map(\.host)).subtracting(hostLeased.keys).sorted() {
+                    ORDER BY discretionary, class_rank, priority DESC, queue_order
+                    LIMIT $1 FOR UPDATE SKIP LOCKED
+                    """, limit - leases.count, textArray(fullHosts), textArray(fullSessions)).compactMap(Candidate.init)
+                guard !candidates.isEmpty else { break }
+                for host in Set(candidates.map(\.host)).subtracting(hostLeased.keys).sorted() {
                     try tx.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "host:" + host)
                     hostLeased[host] = try tx.run("SELECT count(*) FROM tasks WHERE host = $1 AND node IS NOT NULL", host).first?.int(0) ?? 0
                 }
-                for session in Set(peek.filter { $0.sessionCap != nil }.map(\.session)).subtracting(sessionLeased.keys).sorted() {
+                for session in Set(candidates.filter { $0.sessionCap != nil }.map(\.session)).subtracting(sessionLeased.keys).sorted() {
                     try tx.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "session:" + session)
                     sessionLeased[session] = try tx.run("SELECT count(*) FROM tasks WHERE session_id = $1 AND node IS NOT NULL", session).first?.int(0) ?? 0
                 }
-                var room: [String: Int] = [:]
-                for candidate in peek where room[candidate.host] == nil {
-                    room[candidate.host] = max(0, candidate.hostCap - hostLeased[candidate.host, default: 0])
-                }
-                for (host, free) in room where free == 0 { fullHosts.insert(host) }
-                let open = room.filter { $0.value > 0 }
-                guard !open.isEmpty else { continue }
-                let candidates = try tx.run("""
-                    SELECT id, host, host_cap, session_id, session_cap FROM tasks
-                    WHERE queued AND host = ANY($2::text[]) AND NOT (session_id = ANY($3::text[]))
-                    ORDER BY discretionary, class_rank, priority DESC, queue_order
-                    LIMIT $1 FOR UPDATE SKIP LOCKED
-                    """, min(wanted, open.values.reduce(0, +)), textArray(open.keys), textArray(fullSessions)).compactMap(Candidate.init)
-                guard !candidates.isEmpty else { break }
                 var chosen: [Int] = []
                 for candidate in candidates where leases.count + chosen.count < limit {
                     guard hostLeased[candidate.host, default: 0] < candidate.hostCap else {
@@ -210,7 +193,7 @@ public enum ClusterQueue {
         let sessionCap: Int?
 
         init?(_ row: PostgresRow) {
-            guard let id = row.int(0), let host = row.string(1), let hostCap = row.int(2), let session = row.string(3) else { return nil }  // (a peek's id is 0)
+            guard let id = row.int(0), let host = row.string(1), let hostCap = row.int(2), let session = row.string(3) else { return nil }
             self.id = id
             self.host = host
             self.hostCap = hostCap
