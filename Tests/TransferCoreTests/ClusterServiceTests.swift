@@ -142,10 +142,11 @@ struct ClusterServiceTests {
         let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
         defer { cluster.stop() }
         let session = try cluster.nodes[0].service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id
-        // A feed long-poll held on each node before anything happens.
+        // A feed long-poll held on each node before anything happens (for the longest a poll may
+        // wait: with the whole suite on two cores this test has taken 35 s).
         let polls = Mutex<[Int: EventPage]>([:])
         for (index, node) in cluster.nodes.enumerated() {
-            try node.service.events(session: session, after: 0, limit: 100, wait: 20, owner: nil) { page in polls.withLock { $0[index] = page } }
+            try node.service.events(session: session, after: 0, limit: 100, wait: 60, owner: nil) { page in polls.withLock { $0[index] = page } }
         }
         let id = try cluster.nodes[0].service.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/f")), owner: nil).id
         try await cluster.waitUntil("a node runs it") { cluster.running.contains(id) }
@@ -157,7 +158,7 @@ struct ClusterServiceTests {
         try await cluster.waitUntil("its start is stored") { try cluster.rows()[id]?.started == true }
         let version = try other.service.task(id, owner: nil).version
         let progressed = Mutex<ProgressSnapshot?>(nil)
-        try other.service.progress(task: id, after: version, wait: 20, owner: nil) { snapshot in progressed.withLock { $0 = snapshot } }
+        try other.service.progress(task: id, after: version, wait: 60, owner: nil) { snapshot in progressed.withLock { $0 = snapshot } }
         let suspended = try other.service.suspend(task: id, owner: nil)
         #expect(suspended.state == .suspended, "the holder's answer: \(suspended.state)")
         try await cluster.waitUntil("the progress poll wakes") { progressed.withLock { $0 != nil } }
