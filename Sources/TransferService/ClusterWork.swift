@@ -5,8 +5,9 @@ internal import TransferStore
 
 /// Drives a cluster node's share of the queue (`TransferService+ClusterQueue`): claims when the
 /// node has room (nudged when a task is made here, when a commit of any node changed the queue:
-/// the `queue` signal, and every `claimInterval` in case a signal was missed), and every third of the lease timeout renews the node's leases, takes
-/// expired ones back into the queue and claims.
+/// the `queue` signal, and every `claimInterval` in case a signal was missed), and every third
+/// of the lease timeout renews the node's leases, takes expired ones back into the queue and
+/// claims.
 ///
 /// It also listens for the other nodes' signals (`ClusterCoordinator.listen`): changes wake the
 /// long-polls held for the store (`waits`), a command for this node's task is carried out, an
@@ -75,6 +76,7 @@ final class ClusterWork: Sendable {
             round("requeue expired leases") { _ = try coordinator.requeueExpired() }
             claim(service, node: id)
             carryOutCommands(service, node: id)  // one whose signal was missed
+            if listener.withLock({ $0 == nil }) { listen(service, node: id) }  // it could not start before
         }
         leases.resume()
         leaseTimer.set(leases)
@@ -125,8 +127,10 @@ final class ClusterWork: Sendable {
                 waits.wake(heard)
                 switch heard {
                 case .resync:
+                    // What was signalled meanwhile is lost: look at everything that waits.
                     for gate in answers.withLock({ Array($0.values) }) { gate.signal() }
                     if let service { carryOutCommands(service, node: id) }
+                    nudge()
                 case .signals(let signals):
                     for signal in signals {
                         switch signal {
@@ -149,7 +153,8 @@ final class ClusterWork: Sendable {
             }
             listener.withLock { $0 = started }
         } catch {
-            // Long-polls then answer at their deadline, and commands wait for the lease round.
+            // Long-polls then answer at their deadline, and commands wait for the lease round,
+            // which tries to listen again.
             logger.error("cannot listen for the other nodes' changes", metadata: ["error": "\(error)"])
         }
     }

@@ -122,6 +122,7 @@ public final class TransferService: Sendable {
         }
         answer(waiting)
         wakeAllTaskChangeWaiters()
+        clusterWork?.waits.wakeAll()  // each answers with what it has: no longer accepting
     }
 
     /// Stops cleanly: refuses new work, answers held long-polls, stops transfers, checkpoints
