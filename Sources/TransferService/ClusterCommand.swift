@@ -7,13 +7,11 @@ internal import TransferStore
 /// node a client asked writes it for the task's holder (`ClusterCoordinator.sendCommand`), the
 /// holder carries it out through the same methods as its own clients' commands and answers
 /// with the task after it, or the error its own client would get.
-enum ClusterCommand: Sendable, Equatable {
+enum ClusterCommand: Sendable {
     case suspend
     case resume
     case cancel(produceResumeData: Bool)
     case update(TaskUpdate)
-
-    static func == (a: ClusterCommand, b: ClusterCommand) -> Bool { a.encoded == b.encoded }
 
     /// The command row's text: a JSON object with `command` and its fields.
     var encoded: String {
@@ -25,7 +23,12 @@ enum ClusterCommand: Sendable, Equatable {
         case .update(let update):
             fields = ["command": .string("update"), "update": JSONValue(encoding: update)]
         }
-        return String(decoding: (try? JSONCoding.encoder.encode(JSONValue.object(fields))) ?? Data("{}".utf8), as: UTF8.self)
+        return Self.text(fields)
+    }
+
+    /// A JSON object as text (a JSONValue always encodes).
+    private static func text(_ fields: [String: JSONValue]) -> String {
+        String(decoding: (try? JSONCoding.encoder.encode(JSONValue.object(fields))) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     init?(encoded: String) {
@@ -63,7 +66,7 @@ enum ClusterCommand: Sendable, Equatable {
             default: fields = ["error": .string("unavailable"), "message": .string("\(error)")]
             }
         }
-        return String(decoding: (try? JSONCoding.encoder.encode(JSONValue.object(fields))) ?? Data("{}".utf8), as: UTF8.self)
+        return text(fields)
     }
 
     /// The task an answer carries, or the error it says (as the holder's own client got it).

@@ -21,6 +21,14 @@ final class ClusterWaits: Sendable {
         var next = 0
         var bySession: [String: [Int: Waiter]] = [:]
         var sessionOf: [Int: String] = [:]
+
+        /// Takes waiter `id` out, if it is still here.
+        mutating func remove(_ id: Int) -> Waiter? {
+            guard let session = sessionOf.removeValue(forKey: id) else { return nil }
+            let waiter = bySession[session]?.removeValue(forKey: id)
+            if bySession[session]?.isEmpty == true { bySession[session] = nil }
+            return waiter
+        }
     }
 
     private let table = Mutex(Table())
@@ -37,12 +45,7 @@ final class ClusterWaits: Sendable {
 
     /// Takes waiter `id` if nothing took it yet.
     func take(_ id: Int) -> Waiter? {
-        table.withLock { t in
-            guard let session = t.sessionOf.removeValue(forKey: id) else { return nil }
-            let waiter = t.bySession[session]?.removeValue(forKey: id)
-            if t.bySession[session]?.isEmpty == true { t.bySession[session] = nil }
-            return waiter
-        }
+        table.withLock { $0.remove(id) }
     }
 
     /// Wakes the waiters `heard` concerns (all of them after a resync).
@@ -66,12 +69,7 @@ final class ClusterWaits: Sendable {
                     }
                 }
             }
-            return ids.compactMap { id in
-                guard let session = t.sessionOf.removeValue(forKey: id) else { return nil }
-                let waiter = t.bySession[session]?.removeValue(forKey: id)
-                if t.bySession[session]?.isEmpty == true { t.bySession[session] = nil }
-                return waiter
-            }
+            return ids.compactMap { t.remove($0) }
         }
         for waiter in woken { waiter.wake() }
     }

@@ -254,17 +254,12 @@ extension TransferService {
         guard let coordinator = store.coordinator, let work = clusterWork,
               state.withLock({ !$0.tasks.contains(id) }) else { return .here }
         guard let stored = try store.storedTask(id: id)?.task, stored.isVisible(to: owner), stored.state != .completed else { return .here }
-        enum Taken { case taken, gone, elsewhere(String) }
-        let taken = try work.onQueue { node -> Taken in
+        return try work.onQueue { node -> CommandPlace in
             if let holder = try coordinator.holder(of: id), holder != node { return .elsewhere(holder) }
-            guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { return .gone }
+            // Taken by another node or gone between the two statements: the command's own checks
+            // answer for it here (as before a take).
+            guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { return .here }
             try adopt([taken], settle: false)
-            return .taken
-        }
-        switch taken {
-        case .elsewhere(let holder): return .elsewhere(holder)
-        case .gone: return .here
-        case .taken:
             state.withLock { s in s.tasks[id]?.commandReturn = .pending }
             return .here
         }

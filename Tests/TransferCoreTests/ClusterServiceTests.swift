@@ -225,6 +225,27 @@ struct ClusterServiceTests {
         let ends = page.withLock { $0?.events.filter { $0.type == .didBecomeInvalid }.count }
         #expect(ends == 1)
     }
+
+    @Test("another tenant reaches nothing of a task through a node that does not run it: no read, no poll, no command passed on")
+    func tenantsStayApartAcrossNodes() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
+        defer { cluster.stop() }
+        let session = try cluster.nodes[0].service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: "alice").session.id
+        let id = try cluster.nodes[0].service.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/t")), owner: "alice").id
+        try await cluster.waitUntil("a node runs it") { cluster.running.contains(id) }
+        let holder = try #require(cluster.nodes.firstIndex { $0.engine.isRunning(id) })
+        let other = cluster.nodes[1 - holder].service
+        let commandsBefore = cluster.nodes[holder].engine.commands.count
+
+        #expect(throws: ServiceError.notFound("no task \(id)")) { try other.task(id, owner: "bob") }
+        #expect(throws: ServiceError.self) { try other.suspend(task: id, owner: "bob") }
+        #expect(throws: ServiceError.self) { try other.cancel(task: id, owner: "bob") }
+        #expect(throws: ServiceError.self) { try other.progress(task: id, after: 0, wait: 0, owner: "bob") { _ in } }
+        #expect(throws: ServiceError.self) { try other.events(session: session, after: 0, limit: 10, wait: 0, owner: "bob") { _ in } }
+        #expect(try cluster.database.run("SELECT count(*) FROM task_commands").first?.int(0) == 0, "a command was passed on for bob")
+        #expect(cluster.nodes[holder].engine.commands.count == commandsBefore)
+        #expect(try other.task(id, owner: "alice").state == .running)
+    }
 }
 
 /// Nodes on one scratch database (dropped at `stop`) and one data folder.
