@@ -20,8 +20,20 @@ public enum ClusterNodes {
     public static func heartbeat(id: String, load: NodeLoad = NodeLoad(running: 0, queued: 0, maxConcurrentTransfers: 0),
                                  on database: PostgresConnection) throws -> Bool {
         try !database.run("""
-            UPDATE cluster_nodes SET heartbeat_at = now(), running = $2, queued = $3, max_transfers = $4 WHERE id = $1 RETURNING id
-            """, id, load.running, load.queued, load.maxConcurrentTransfers).isEmpty
+            UPDATE cluster_nodes SET heartbeat_at = now(), running = $2, queued = $3, max_transfers = $4, stats = $5
+            WHERE id = $1 RETURNING id
+            """, id, load.running, load.queued, load.maxConcurrentTransfers, load.stats).isEmpty
+    }
+
+    /// The figures (`NodeLoad.stats`) of the nodes heard from within `seconds`, by node id.
+    public static func stats(within seconds: Double, on database: PostgresConnection) throws -> [String: String] {
+        var stats: [String: String] = [:]
+        for row in try database.run("""
+            SELECT id, stats FROM cluster_nodes WHERE heartbeat_at > now() - make_interval(secs => $1) AND stats IS NOT NULL
+            """, seconds) {
+            if let id = row.string(0), let json = row.string(1) { stats[id] = json }
+        }
+        return stats
     }
 
     /// A node that stops cleanly leaves at once, rather than after the lease timeout.

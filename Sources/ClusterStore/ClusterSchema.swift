@@ -189,5 +189,13 @@ enum ClusterSchema {
         );
         CREATE INDEX task_commands_untaken ON task_commands (node, id) WHERE NOT taken;
         """,
+        // 7: answers for the whole cluster (`ClusterOverviewQueries`): a tenant's unfinished
+        //    tasks and its blobs by owner, for its quotas, and each node's figures at its
+        //    heartbeat (`ServiceStats` as JSON), which `GET /v1/stats` adds up over the live nodes.
+        """
+        CREATE INDEX tasks_unfinished_by_owner ON tasks (owner) WHERE state <> 'completed';
+        CREATE INDEX blobs_by_owner ON blobs ((COALESCE(owner, '')));
+        ALTER TABLE cluster_nodes ADD COLUMN stats text;
+        """,
     ]
 }

@@ -108,6 +108,20 @@ package struct PostgresCoordinator: ClusterCoordinator {
             """, session, after, limit).map(StoredRows.served)
     }
 
+    // MARK: the cluster as a whole (on the read connections: nothing here writes)
+
+    package func usage(owner: String?) throws -> StoredUsage {
+        try ClusterOverviewQueries.usage(owner: owner, on: readers.nextReader())
+    }
+
+    package func queue(owner: String?, everyone: Bool, limit: Int) throws -> StoredQueuePage {
+        try ClusterOverviewQueries.queue(owner: owner, everyone: everyone, limit: limit, on: readers.nextReader())
+    }
+
+    package func classCounts() throws -> StoredClassCounts {
+        try ClusterOverviewQueries.classCounts(on: readers.nextReader())
+    }
+
     // MARK: feeds and signals
 
     package func events(session: String, after: Int, limit: Int) throws -> [TaskEvent] {

@@ -13,4 +13,6 @@ package struct PostgresNodeRegistry: NodeRegistry {
     package func leave(id: String) throws { try ClusterNodes.leave(id: id, on: database) }
 
     package func liveNodes(within seconds: Double) throws -> [ClusterNode] { try ClusterNodes.live(within: seconds, on: database) }
+
+    package func liveStats(within seconds: Double) throws -> [String: String] { try ClusterNodes.stats(within: seconds, on: database) }
 }

@@ -76,12 +76,17 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     /// connection dropped: the next read makes it again) is a `StoreReadFailure`, which the API
     /// answers with 503.
     func read(_ sql: String, _ parameters: any PostgresBindable...) throws(StoreReadFailure) -> [PostgresRow] {
-        let (index, _) = turn.wrappingAdd(1, ordering: .relaxed)
         do {
-            return try readers[index % readers.count].run(sql, parameters: parameters)
+            return try nextReader().run(sql, parameters: parameters)
         } catch {
             throw StoreReadFailure(reason: "PostgreSQL \(error.sqlState.isEmpty ? "connection" : error.sqlState): \(error.message)")
         }
+    }
+
+    /// The read connection whose turn it is (for a few reads in a row, `ClusterOverviewQueries`).
+    func nextReader() -> PostgresConnection {
+        let (index, _) = turn.wrappingAdd(1, ordering: .relaxed)
+        return readers[index % readers.count]
     }
 
     /// Commits what is pending and closes every connection.

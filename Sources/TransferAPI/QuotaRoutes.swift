@@ -5,6 +5,6 @@ internal import TransferService
 /// the data folder) and the quotas themselves; every token sees only its own.
 enum QuotaRoutes {
     static func register(_ router: inout Router, service: TransferService) {
-        router.add("GET", "/v1/quota") { request in .json(service.quotaUsage(owner: request.owner)) }
+        router.add("GET", "/v1/quota") { request in .json(try service.quotaUsage(owner: request.owner)) }
     }
 }

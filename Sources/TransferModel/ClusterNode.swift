@@ -51,10 +51,13 @@ public struct NodeLoad: Sendable, Equatable {
     public var running: Int
     public var queued: Int
     public var maxConcurrentTransfers: Int
+    /// The node's `GET /v1/stats` as JSON, which any node adds up with the others' (nil: none).
+    public var stats: String?
 
-    public init(running: Int, queued: Int, maxConcurrentTransfers: Int) {
+    public init(running: Int, queued: Int, maxConcurrentTransfers: Int, stats: String? = nil) {
         self.running = running
         self.queued = queued
         self.maxConcurrentTransfers = maxConcurrentTransfers
+        self.stats = stats
     }
 }

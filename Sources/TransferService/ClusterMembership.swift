@@ -109,6 +109,14 @@ final class ClusterMembership: Sendable {
             maxConcurrentTransfers: load.maxConcurrentTransfers, leasedTasks: 0)])
     }
 
+    /// The figures the other live nodes sent with their last heartbeat (`NodeLoad.stats`);
+    /// none without a registry.
+    func otherNodesStats() throws -> [String] {
+        guard let registry else { return [] }
+        let me = nodeId
+        return try registry.liveStats(within: leaseTimeout).filter { $0.key != me }.map(\.value)
+    }
+
     private static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "transferd" }

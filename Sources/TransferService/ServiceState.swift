@@ -104,6 +104,8 @@ struct ServiceState: Sendable {
     var taskChanges = TaskChangeLog()
     /// Each tenant's unfinished tasks and bytes held, for its quotas.
     var usage = TenantUsage()
+    /// In a cluster, this node's creations its quota reads may not have seen.
+    var creationsInFlight = CreationsInFlight()
     /// Tasks whose progress changed since the last checkpoint.
     var dirty: Set<Int> = []
     /// Completed tasks of recorded sessions that leave memory once their completion is

@@ -29,11 +29,4 @@ extension TransferService {
     public func clusterStatus() throws -> ClusterStatus {
         try membership.status(load: nodeLoad)
     }
-
-    /// What this daemon runs and queues now.
-    var nodeLoad: NodeLoad {
-        state.withLock { s in
-            NodeLoad(running: s.scheduler.runningCount, queued: s.scheduler.queuedCount, maxConcurrentTransfers: s.scheduler.maxConcurrent)
-        }
-    }
 }

@@ -61,6 +61,8 @@ extension TransferService {
     /// their rows are committed (`settleCreation`): a task the store refused never runs.
     private func create(in sessionId: String, _ prepared: [PreparedTask], owner: String?) throws -> [TransferTask] {
         try learnSession(sessionId)
+        // In a cluster with quotas, the tenant's usage on every node: read before the lock.
+        let stored = readsStoredUsage ? try storedUsage(owner: owner) : nil
         let (ids, written, created) = try state.withLock { s throws -> (Range<Int>, Int?, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let session = try visibleSession(s, sessionId, owner)
@@ -68,7 +70,7 @@ extension TransferService {
                 throw ServiceError.conflict(code: "session_invalidated", message: "session \(sessionId) is \(session.state.rawValue) and accepts no new tasks")
             }
             // Before anything is made: a batch that would pass a quota is refused whole.
-            try checkQuotas(s, owner: owner, adding: prepared.count)
+            try checkQuotas(s, owner: owner, adding: prepared.count, stored: stored)
             if session.kind == .background, prepared.contains(where: { $0.spec.kind == .stream }) {
                 // As URLSession: a connection the client drives cannot go on while it is away.
                 throw InputError.invalidValue(field: "kind", message: "stream tasks cannot run in a background session; use a default or ephemeral session")
@@ -95,9 +97,14 @@ extension TransferService {
             } else {
                 written = nil
             }
+            if stored != nil, written != nil { s.creationsInFlight.begin(owner: owner, count: ids.count) }
             return (ids, written, deliveries)
         }
         do {
+            defer {
+                // Committed or refused: the next quota read sees it in the store, or not at all.
+                if stored != nil, written != nil { state.withLock { $0.creationsInFlight.end(owner: owner, count: ids.count) } }
+            }
             try settleCreation(of: ids, in: sessionId, written)
         } catch {
             created.run()

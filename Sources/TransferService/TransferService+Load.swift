@@ -37,7 +37,7 @@ extension TransferService {
             s.feedSeqReserved = feedFloor
             reserveFeedStamps(&s)
             for summary in completed {
-                s.usage.addStored(owner: summary.owner, bytes: summary.heldBytes)
+                if !isClustered { s.usage.addStored(owner: summary.owner, bytes: summary.heldBytes) }
                 s.storedCompleted[MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: summary.kind, schedulingClass: summary.schedulingClass), default: 0] += summary.tasks
             }
             for (task, body) in tasks {
@@ -87,7 +87,7 @@ extension TransferService {
         entry.urlLogin = credentials.openLogin(of: task)
         s.tasks[task.id] = entry
         _ = s.taskChanges.note(task)  // no waiter yet
-        s.usage.note(task)
+        if countsUsageHere(s, task) { s.usage.note(task) }
         // Changed in place: a copy of the list taken out would be copied whole for every task.
         let place = s.tasksBySession[task.sessionId]?.ascendingIndex(after: task.id) ?? 0
         s.tasksBySession[task.sessionId, default: []].insert(task.id, at: place)

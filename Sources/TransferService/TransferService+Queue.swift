@@ -2,6 +2,7 @@ public import FoundationEssentials
 internal import Synchronization
 public import TransferModel
 internal import TransferEngine
+internal import TransferStore
 
 /// A queued task as `GET /v1/queue` lists it.
 public struct QueueEntry: Codable, Sendable, Equatable {
@@ -55,7 +56,10 @@ extension TransferService {
     /// `limit` of those the caller may see. `total` and `position` count every queued task when
     /// `countsEveryone`, else only those the caller may see (a tenant learns nothing of the
     /// others' tasks, not even how many wait before its own).
-    public func queue(owner: String?, limit: Int, countsEveryone: Bool = true) -> QueuePage {
+    ///
+    /// In a cluster the queue is the store's (`clusterQueue`). Throws when the store cannot be read.
+    public func queue(owner: String?, limit: Int, countsEveryone: Bool = true) throws -> QueuePage {
+        if let coordinator = store.coordinator { return try clusterQueue(coordinator, owner: owner, limit: limit, countsEveryone: countsEveryone) }
         // Copied under the lock, sorted outside it: 100,000 queued tasks sort in tens of ms.
         let queued = state.withLock { $0.scheduler.queueSnapshot() }.sorted { $0.key < $1.key }
         let (entries, visible) = state.withLock { s in
@@ -76,8 +80,16 @@ extension TransferService {
         return QueuePage(total: countsEveryone ? queued.count : visible, tasks: entries)
     }
 
-    /// Counts and rates over the whole daemon (not filtered by owner: it is the daemon's load).
-    public func stats() -> ServiceStats {
+    /// Counts and rates over the whole daemon (not filtered by owner: it is the daemon's load);
+    /// in a cluster, over every live node (`clusterStats`). Throws when the store cannot be read.
+    public func stats() throws -> ServiceStats {
+        let mine = localStats()
+        guard store.coordinator != nil else { return mine }
+        return try clusterStats(adding: mine)
+    }
+
+    /// This daemon's own counts and rates.
+    func localStats() -> ServiceStats {
         let now = EngineLoop.now()
         return state.withLock { s in
             var waiting = 0, suspended = 0

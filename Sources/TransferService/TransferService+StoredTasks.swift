@@ -128,7 +128,7 @@ extension TransferService {
     /// tenant's bytes and the completed count go, and the change feed tells its followers.
     func removeStored(_ s: inout ServiceState, task: TransferTask, _ deliveries: inout Deliveries) {
         record(s, session: task.sessionId, .deleteTask(id: task.id))
-        s.usage.removeStored(task)
+        if countsUsageHere(s, task) { s.usage.removeStored(task) }
         let labels = MetricsSnapshot.TaskLabels(state: .completed, phase: .done, kind: task.kind, schedulingClass: task.schedulingClass)
         if let count = s.storedCompleted[labels] { s.storedCompleted[labels] = count > 1 ? count - 1 : nil }
         for waiter in s.taskChanges.remove(task) { deliveries.add(waiter.wake) }

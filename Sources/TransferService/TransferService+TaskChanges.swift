@@ -51,7 +51,7 @@ extension TransferService {
     func noteTaskChange(_ s: inout ServiceState, task: TransferTask, _ deliveries: inout Deliveries) {
         for waiter in s.taskChanges.note(task) { deliveries.add(waiter.wake) }
         reserveFeedStamps(&s)
-        s.usage.note(task)  // every change passes here: the tenant's quota counts follow
+        if countsUsageHere(s, task) { s.usage.note(task) }  // every change passes here: the tenant's quota counts follow
     }
 
     /// Records a deleted task in the change feed and wakes the waiters that may see it.

@@ -44,6 +44,16 @@ package protocol ClusterCoordinator: Sendable {
     /// hold, are not in this node's memory), ids above `after`, in id order, at most `limit`.
     func tasks(session: String, after: Int, limit: Int) throws -> [StoredTaskJSON]
 
+    // MARK: the cluster as a whole (`ClusterOverview`)
+
+    /// What `owner` (nil: the anonymous user) holds across the cluster, for its quotas.
+    func usage(owner: String?) throws -> StoredUsage
+    /// The first `limit` queued tasks `owner` may see, in admission order. Positions and the
+    /// total count every queued task when `everyone` (an admin), else only those it may see.
+    func queue(owner: String?, everyone: Bool, limit: Int) throws -> StoredQueuePage
+    /// How many tasks of each class wait in the queue, and how many are suspended.
+    func classCounts() throws -> StoredClassCounts
+
     // MARK: feeds and signals
 
     /// Up to `limit` rows' worth of a session's committed events after `after`, in feed order.

@@ -13,4 +13,7 @@ package protocol NodeRegistry: Sendable {
     func leave(id: String) throws
     /// The nodes heard from within `seconds`, by id.
     func liveNodes(within seconds: Double) throws -> [ClusterNode]
+    /// The figures the nodes heard from within `seconds` sent with their last heartbeat
+    /// (`NodeLoad.stats`), by node id.
+    func liveStats(within seconds: Double) throws -> [String: String]
 }

@@ -246,6 +246,48 @@ struct ClusterServiceTests {
         #expect(cluster.nodes[holder].engine.commands.count == commandsBefore)
         #expect(try other.task(id, owner: "alice").state == .running)
     }
+
+    @Test("the queue, the figures and a tenant's quota are the cluster's, whichever node is asked")
+    func theQueueFiguresAndQuotasAreTheClusters() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4) { $0.tenantQuotas = TenantQuotas(maxTasks: 6) }
+        defer { cluster.stop() }
+        let (maker, other) = (cluster.nodes[0].service, cluster.nodes[1].service)
+        var configuration = SessionConfiguration()
+        configuration.httpMaximumConnectionsPerHost = 1
+        let session = try maker.createSession(SessionCreate(configuration: configuration), owner: "alice").session.id
+        let spec = TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/q"))
+        let ids = try maker.createTasks(in: session, Array(repeating: spec, count: 5), owner: "alice").map(\.id)
+        try await cluster.waitUntil("one task runs") { cluster.running.count == 1 }
+
+        // The queue is the store's: the node that made none of them lists the four waiting.
+        let queue = try other.queue(owner: "alice", limit: 10, countsEveryone: false)
+        #expect(queue.total == 4)
+        #expect(queue.tasks.map(\.position) == [1, 2, 3, 4])
+        #expect(Set(queue.tasks.map(\.taskId)) == Set(ids).subtracting(cluster.running))
+        #expect(queue.tasks.allSatisfy { $0.waitingFor == "hostCap" }, "\(queue.tasks.map(\.waitingFor))")
+        #expect(try other.queue(owner: "bob", limit: 10, countsEveryone: false).total == 0, "bob learns nothing of alice's queue")
+        #expect(try other.queue(owner: "bob", limit: 10, countsEveryone: true).tasks.isEmpty, "an admin's count, not alice's tasks")
+
+        // The figures add up every node's (the runner's from its heartbeat) and the store's queue.
+        try await cluster.waitUntil("the runner's heartbeat reports it", timeout: 15) {
+            let stats = try other.stats()
+            return stats.running == 1 && stats.queued == 4 && stats.maxConcurrentTransfers == 8
+        }
+
+        // The quota counts alice's tasks on every node: 5 held, 6 allowed, through either node.
+        #expect(throws: ServiceError.self) { try other.createTasks(in: session, [spec, spec], owner: "alice") }
+        _ = try other.createTask(in: session, spec, owner: "alice")
+        #expect(throws: ServiceError.self) { try maker.createTask(in: session, spec, owner: "alice") }
+        #expect(try maker.quotaUsage(owner: "alice").tasks == 6)
+        #expect(try other.quotaUsage(owner: "bob").tasks == 0)
+
+        // A finished task frees its place, whichever node ran it.
+        for node in cluster.nodes {
+            for id in node.engine.startedIds where node.engine.isRunning(id) { node.engine.succeed(id, body: Data("done".utf8)) }
+        }
+        try await cluster.waitUntil("the finished task is counted out") { try other.quotaUsage(owner: "alice").tasks == 5 }
+        _ = try maker.createTask(in: session, spec, owner: "alice")
+    }
 }
 
 /// Nodes on one scratch database (dropped at `stop`) and one data folder.
@@ -261,7 +303,7 @@ final class Cluster: Sendable {
     let database: PostgresConnection
     let nodes: [Node]
 
-    init(nodes count: Int, maxConcurrent: Int, joined: Int? = nil) throws {
+    init(nodes count: Int, maxConcurrent: Int, joined: Int? = nil, configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
         server = try Peers.postgres()
         databaseName = "c_\(UInt32.random(in: 0...UInt32.max))"
         let admin = try PostgresConnection(url: server)
@@ -276,6 +318,7 @@ final class Cluster: Sendable {
             configuration.nodeId = "node\(index)"
             configuration.leaseTimeout = 3
             configuration.maxConcurrentTransfers = maxConcurrent
+            configure(&configuration)
             configuration.openStore = { instruments, logger in
                 try PostgresStore(url: url, instruments: instruments, logger: logger)
             }

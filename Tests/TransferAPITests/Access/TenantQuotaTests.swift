@@ -130,7 +130,7 @@ import TransferService
             #expect(first.status == 201)
             #expect(try await post(3).status == 507)
             #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path + "/blobs").count == 1)
-            #expect(daemon.daemon.service.quotaUsage(owner: nil).diskBytes == 8)
+            #expect(try daemon.daemon.service.quotaUsage(owner: nil).diskBytes == 8)
         }
     }
 }

@@ -178,7 +178,7 @@ internal import SQLite
         let queued = try first.createTask(in: session, TaskCreate(request: RequestSpec(url: "http://origin.invalid/later"), state: .suspended), owner: "alice")
         engine.succeed(done.id, body: Data(repeating: 7, count: 1_000))
         try await Self.completion(first, done.id, owner: "alice")
-        let bytesBefore = first.quotaUsage(owner: "alice").diskBytes
+        let bytesBefore = try first.quotaUsage(owner: "alice").diskBytes
         #expect(bytesBefore == 1_000)
         let cursor = await Self.changes(first, after: 0, owner: "alice").next
         first.stop()
@@ -189,7 +189,7 @@ internal import SQLite
         #expect(second.heldTaskCount == 1)
         #expect(try second.task(queued.id, owner: "alice").state == .suspended)
         #expect(try second.task(done.id, owner: "alice").state == .completed)
-        #expect(second.quotaUsage(owner: "alice").diskBytes == bytesBefore)
+        #expect(try second.quotaUsage(owner: "alice").diskBytes == bytesBefore)
         let metrics = String(decoding: second.renderMetrics(), as: UTF8.self)
         #expect(metrics.contains(#"state="completed""#), "\(metrics.split(separator: "\n").filter { $0.hasPrefix("transferd_tasks{") })")
         // A cursor of the previous run starts over; from 0 every task is there.
@@ -197,7 +197,7 @@ internal import SQLite
         #expect(Set(await Self.changes(second, after: 0, owner: "alice").tasks.map(\.id)) == [done.id, queued.id])
         // Deleting the stored one gives its bytes back.
         try second.deleteTask(done.id, owner: "alice")
-        #expect(second.quotaUsage(owner: "alice").diskBytes == 0)
+        #expect(try second.quotaUsage(owner: "alice").diskBytes == 0)
     }
 
     @Test func retentionDeletesStoredCompletedTasks() async throws {
@@ -234,7 +234,7 @@ internal import SQLite
         try await Self.completion(service, done.id, owner: "alice")
         try await Self.completion(service, other.id, owner: "alice")
         try await Self.letGo(service, until: 0)
-        #expect(service.quotaUsage(owner: "alice").diskBytes == 500)
+        #expect(try service.quotaUsage(owner: "alice").diskBytes == 500)
 
         // A write that needs new pages shares the DELETE's transaction, and the file may not grow.
         store.flush()
@@ -244,15 +244,15 @@ internal import SQLite
         #expect(throws: ServiceError.notFound("no task \(done.id)")) { try service.deleteTask(done.id, owner: "alice") }
         service.checkpoint()  // while commits fail, the mark stays
         #expect(throws: ServiceError.notFound("no task \(done.id)")) { try service.deleteTask(done.id, owner: "alice") }
-        #expect(service.quotaUsage(owner: "alice").diskBytes == 200)
+        #expect(try service.quotaUsage(owner: "alice").diskBytes == 200)
 
         try StoreCommitFailureTests.uncap(store)
         try store.commit()
         #expect(try store.storedTask(id: done.id) == nil)
-        #expect(service.quotaUsage(owner: "alice").diskBytes == 200)
+        #expect(try service.quotaUsage(owner: "alice").diskBytes == 200)
         #expect(throws: ServiceError.notFound("no task \(done.id)")) { try service.task(done.id, owner: "alice") }
         try service.deleteTask(other.id, owner: "alice")
-        #expect(service.quotaUsage(owner: "alice").diskBytes == 0)
+        #expect(try service.quotaUsage(owner: "alice").diskBytes == 0)
     }
 
     /// A database written before schema 9 gets the new columns and summary from its records.
