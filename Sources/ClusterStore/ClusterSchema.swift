@@ -197,5 +197,20 @@ enum ClusterSchema {
         CREATE INDEX blobs_by_owner ON blobs ((COALESCE(owner, '')));
         ALTER TABLE cluster_nodes ADD COLUMN stats text;
         """,
+        // 8: the change feed of tasks across nodes (`ClusterTaskFeed`): a row's `feed_seq` is
+        //    its writer's transaction id shifted left (`GatheredRows.stamp`), read by owner in
+        //    stamp order (replacing the index of completed tasks, which the same index serves);
+        //    a deleted task leaves a tombstone, the newest `ClusterTaskFeed.removalsKept` kept.
+        """
+        CREATE INDEX tasks_feed ON tasks (owner, feed_seq);
+        DROP INDEX tasks_completed_feed;
+        CREATE TABLE task_removals (
+            feed_seq bigint PRIMARY KEY,
+            task_id bigint NOT NULL,
+            owner text NOT NULL
+        );
+        CREATE INDEX task_removals_by_owner ON task_removals (owner, feed_seq);
+        INSERT INTO counters (name, value) VALUES ('removals_forgotten', 0) ON CONFLICT (name) DO NOTHING;
+        """,
     ]
 }

@@ -20,6 +20,9 @@ struct GatheredRows {
     private var changedSessions: Set<String> = []
     /// Whether a row went into the queue or gave its lease up: the claims of every node may find room.
     private var queueChanged = false
+    /// The commit's transaction id, once asked for, and how many stamps it has given.
+    private var transaction: Int?
+    private var stampsGiven = 0
 
     init(eventRetention: Int) { self.eventRetention = max(1, eventRetention) }
 
@@ -28,6 +31,24 @@ struct GatheredRows {
 
     /// More tasks of one session than this in one commit are signalled as one `tasks` signal.
     static let taskSignalsPerSession = 16
+
+    /// The next change-feed stamp of this commit (`feed_seq` of a task row it writes, of a
+    /// deletion's tombstone): its transaction id shifted left by `ClusterTaskFeed.stampBits`,
+    /// plus the stamps given before it. A reader serves only stamps below the oldest transaction
+    /// still running (`ClusterTaskFeed`), so a stamp is served only once its commit, and every
+    /// commit that could give a lower one, ended: no change slips in behind a reader's cursor,
+    /// and no two nodes' commits wait on each other for the numbers (a commit's stamps go past
+    /// its own space only beyond 2^20 rows, which no batch reaches).
+    mutating func stamp(_ tx: PostgresConnection.Transaction) throws -> Int {
+        if transaction == nil {
+            transaction = try tx.run("SELECT pg_current_xact_id()::text::bigint").first?.int(0) ?? 0
+        }
+        defer { stampsGiven += 1 }
+        return ((transaction ?? 0) << ClusterTaskFeed.stampBits) + stampsGiven
+    }
+
+    /// A task row this commit deleted: its feed's followers are woken.
+    mutating func noteDeleted(session: String, id: Int) { changedTasks[session, default: []].insert(id) }
 
     /// What the commit changed, as the signals the nodes listen for.
     func signals() -> [ClusterSignal] {
@@ -89,6 +110,9 @@ struct GatheredRows {
                     kept.append(row)
                 }
             }
+            // A row the cluster places (every write of the service in cluster mode) takes the
+            // commit's stamp; a row without a place keeps the one it came with.
+            for index in kept.indices where kept[index].placement != nil { kept[index].columns.feedSeq = try stamp(tx) }
             var plain: [TaskRowColumns] = [], free: [(TaskRowColumns, QueueColumns?)] = [], held: [(TaskRowColumns, Int, TaskPlacement.Release?)] = []
             for (columns, placement) in kept {
                 changedTasks[columns.sessionId, default: []].insert(columns.id)

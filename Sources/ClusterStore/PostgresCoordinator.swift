@@ -61,6 +61,7 @@ package struct PostgresCoordinator: ClusterCoordinator {
     package func requeueExpired() throws -> [Int] {
         // Commands whose requester stopped waiting long ago (it waits a lease timeout at most).
         try database.run("DELETE FROM task_commands WHERE requested < now() - interval '10 minutes'")
+        try ClusterTaskFeed.forgetOldRemovals(on: database)
         return try ClusterQueue.requeueExpired(on: database)
     }
 
@@ -120,6 +121,10 @@ package struct PostgresCoordinator: ClusterCoordinator {
 
     package func classCounts() throws -> StoredClassCounts {
         try ClusterOverviewQueries.classCounts(on: readers.nextReader())
+    }
+
+    package func taskChanges(after: Int, limit: Int, owner: String?) throws -> StoredTaskChanges {
+        try ClusterTaskFeed.changes(after: after, limit: limit, owner: owner, on: readers.nextReader())
     }
 
     // MARK: feeds and signals

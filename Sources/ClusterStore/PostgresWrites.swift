@@ -39,6 +39,10 @@ package struct PostgresWrites: WriteTarget {
                 case .pruneEvents, .deleteEvents: try gathered.writeEvents(tx)
                 default: try gathered.writeTasksAndMetrics(tx)
                 }
+                if case .deleteTask(let id) = operation {
+                    try Self.delete(task: id, &gathered, tx)
+                    continue
+                }
                 try Self.apply(operation, tx)
             }
             try gathered.writeTasksAndMetrics(tx)
@@ -100,10 +104,8 @@ package struct PostgresWrites: WriteTarget {
                 ON CONFLICT (session_id) DO UPDATE SET secret = excluded.secret
                 """, sessionId, secret)
         case .deleteTask(let id):
-            try raise("max_task_id", to: id, tx)
-            try tx.run("DELETE FROM task_bodies WHERE task_id = $1", id)
-            try tx.run("DELETE FROM task_metrics WHERE task_id = $1", id)
-            try tx.run("DELETE FROM tasks WHERE id = $1", id)
+            var alone = GatheredRows(eventRetention: .max)
+            try delete(task: id, &alone, tx)
         case .reserveTaskId(let id):
             try raise("max_task_id", to: id, tx)
         case .reserveFeedSeqs(let through):
@@ -130,6 +132,19 @@ package struct PostgresWrites: WriteTarget {
         case .deleteAll(let owner):
             try tx.run("DELETE FROM cookies WHERE owner = $1", owner)
         }
+    }
+
+    /// Deletes a task's rows and leaves a tombstone in its place in the change feed
+    /// (`task_removals`, with the task's owner: a tenant is told only of its own), so a follower
+    /// of `GET /v1/tasks` learns it is gone.
+    private static func delete(task id: Int, _ gathered: inout GatheredRows, _ tx: PostgresConnection.Transaction) throws {
+        try raise("max_task_id", to: id, tx)
+        try tx.run("DELETE FROM task_bodies WHERE task_id = $1", id)
+        try tx.run("DELETE FROM task_metrics WHERE task_id = $1", id)
+        guard let row = try tx.run("DELETE FROM tasks WHERE id = $1 RETURNING session_id, owner", id).first,
+              let session = row.string(0) else { return }
+        try tx.run("INSERT INTO task_removals (feed_seq, task_id, owner) VALUES ($1, $2, $3)", try gathered.stamp(tx), id, row.string(1) ?? "")
+        gathered.noteDeleted(session: session, id: id)
     }
 
     /// Raises a counter to at least `value` (ids and stamps handed out, never handed out again).

@@ -33,6 +33,11 @@ final class ClusterWaits: Sendable {
 
     private let table = Mutex(Table())
 
+    /// The key of the change feed's polls (`GET /v1/tasks`): woken by a change to any task. A
+    /// signal names a session, not an owner, so every such poll reads again on every commit of
+    /// task rows; each answers only with what its token may see.
+    static let everyTask = "*every task*"
+
     /// Registers a waiter; returns its id.
     func add(session: String, task: Int?, wake: @escaping @Sendable () -> Void) -> Int {
         table.withLock { t in
@@ -62,8 +67,10 @@ final class ClusterWaits: Sendable {
                         ids += t.bySession[session]?.filter { $0.value.task == nil }.map(\.key) ?? []
                     case .task(let session, let task):
                         ids += t.bySession[session]?.filter { $0.value.task == task }.map(\.key) ?? []
+                        ids += t.bySession[Self.everyTask]?.keys ?? [:].keys
                     case .tasks(let session):
                         ids += t.bySession[session]?.filter { $0.value.task != nil }.map(\.key) ?? []
+                        ids += t.bySession[Self.everyTask]?.keys ?? [:].keys
                     case .command, .answer, .queue, .session:
                         break
                     }

@@ -1,5 +1,6 @@
 internal import Dispatch
 internal import FoundationEssentials
+internal import Logging
 internal import Synchronization
 internal import TransferModel
 internal import TransferStore
@@ -88,6 +89,53 @@ extension TransferService {
             if work.waits.take(waiter) != nil { answer(ProgressSnapshot(newer ?? stored)) }
         }
     }
+}
+
+extension TransferService {
+    /// The change feed of tasks (`GET /v1/tasks?after=`) on the store: every node's changes to
+    /// the rows the caller may see, in commit order (`ClusterTaskFeed`), as fresh as each
+    /// node's last checkpoint of the tasks it runs. Held like the events poll: registered before
+    /// it reads, woken by a commit of task rows. Changes committed behind an older transaction
+    /// still running are read again after `behindRetry` (no signal comes when it ends). A store
+    /// that cannot be read answers nothing new, the cursor unmoved. An ephemeral session's tasks
+    /// (never stored, on one node) are not in this feed; their progress long-poll follows them.
+    func clusterTaskChanges(
+        after: Int, limit: Int, deadline: ContinuousClock.Instant, owner: String?, answer: @escaping @Sendable (TaskChangePage) -> Void
+    ) {
+        let unchanged = TaskChangePage(tasks: [], removed: [], next: after, resync: false)
+        guard let coordinator = store.coordinator, let work = clusterWork else { return answer(unchanged) }
+        let waiter = work.waits.add(session: ClusterWaits.everyTask, task: nil) { [weak self] in
+            guard let self else { return answer(unchanged) }
+            clusterTaskChanges(after: after, limit: limit, deadline: deadline, owner: owner, answer: answer)
+        }
+        let stored: StoredTaskChanges
+        do {
+            stored = try coordinator.taskChanges(after: after, limit: limit, owner: owner)
+        } catch {
+            logger.warning("the change feed cannot be read from the store", metadata: ["error": "\(error)"])
+            if work.waits.take(waiter) != nil { answer(unchanged) }
+            return
+        }
+        let page = TaskChangePage(tasks: stored.tasks.map(ServedTask.stored), removed: stored.removed, next: stored.next, resync: stored.resync)
+        if !page.tasks.isEmpty || !page.removed.isEmpty || page.resync || ContinuousClock.now >= deadline || !state.withLock({ $0.accepting }) {
+            if work.waits.take(waiter) != nil { answer(page) }
+            return
+        }
+        if stored.behind {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.behindRetry) { [weak self] in
+                guard work.waits.take(waiter) != nil else { return }
+                guard let self else { return answer(page) }
+                clusterTaskChanges(after: page.next, limit: limit, deadline: deadline, owner: owner, answer: answer)
+            }
+        }
+        let left = deadline - ContinuousClock.now
+        DispatchQueue.global().asyncAfter(deadline: .now() + left.seconds) {
+            if work.waits.take(waiter) != nil { answer(page) }
+        }
+    }
+
+    /// How soon a change-feed poll reads again when changes wait behind an older transaction.
+    static let behindRetry = 0.02
 }
 
 extension Duration {

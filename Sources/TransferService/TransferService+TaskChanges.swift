@@ -12,9 +12,12 @@ extension TransferService {
     /// from the store by the stamp of their last change (after the held ones, so a task that
     /// leaves in between is in one of the two). A poll is held only if nothing was stamped
     /// between that read and the hold.
+    ///
+    /// In a cluster the feed is the store's, every node's changes in commit order (`clusterTaskChanges`).
     public func taskChanges(after: Int, limit: Int, wait: Double, owner: String?, answer: @escaping @Sendable (TaskChangePage) -> Void) {
         let wait = min(max(0, wait), configuration.maxLongPollWait)
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+        if isClustered { return clusterTaskChanges(after: after, limit: limit, deadline: deadline, owner: owner, answer: answer) }
         while true {
             let (held, accepting) = state.withLock { s in (heldChanges(s, after: after, limit: limit, owner: owner), s.accepting) }
             let page = withStoredChanges(held, after: after, limit: limit, owner: owner)

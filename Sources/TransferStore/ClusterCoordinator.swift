@@ -53,6 +53,9 @@ package protocol ClusterCoordinator: Sendable {
     func queue(owner: String?, everyone: Bool, limit: Int) throws -> StoredQueuePage
     /// How many tasks of each class wait in the queue, and how many are suspended.
     func classCounts() throws -> StoredClassCounts
+    /// A page of the change feed of every task `owner` may see, after the cursor `after`
+    /// (every node's, in commit order: `ClusterTaskFeed`).
+    func taskChanges(after: Int, limit: Int, owner: String?) throws -> StoredTaskChanges
 
     // MARK: feeds and signals
 

@@ -59,3 +59,27 @@ package struct StoredClassCounts: Sendable, Equatable {
         self.suspended = suspended
     }
 }
+
+/// A page of the cluster's change feed of tasks (`GET /v1/tasks?after=`), read from the store
+/// (`ClusterCoordinator.taskChanges`): the tasks changed and removed after the cursor, in stamp
+/// order, and where the next page starts.
+package struct StoredTaskChanges: Sendable {
+    package var tasks: [StoredTaskJSON]
+    package var removed: [Int]
+    /// The cursor for the next page: the last stamp served when the page is full, otherwise
+    /// the highest stamp below which every change is known (nothing can be stamped there later).
+    package var next: Int
+    /// The cursor is not one this feed gave, or removals after it were forgotten: start over.
+    package var resync: Bool
+    /// Changes are committed past `next` that wait for an older transaction to end before they
+    /// may be served: read again soon rather than wait for a signal.
+    package var behind: Bool
+
+    package init(tasks: [StoredTaskJSON], removed: [Int], next: Int, resync: Bool, behind: Bool) {
+        self.tasks = tasks
+        self.removed = removed
+        self.next = next
+        self.resync = resync
+        self.behind = behind
+    }
+}

@@ -20,7 +20,9 @@ package struct TaskRowColumns {
     package let heldBytes: Int
     /// Seconds since 1970.
     package let completedAt: Double?
-    package let feedSeq: Int
+    /// The change feed's stamp: the daemon's own counter with SQLite; for a row a cluster
+    /// places, the writer's transaction's (`GatheredRows.stamp`).
+    package var feedSeq: Int
     package let servedCut: String
 
     package init(_ task: TransferTask, record: Store.StoredRecord, requestBody: Data?, feedSeq: Int) {

@@ -288,6 +288,58 @@ struct ClusterServiceTests {
         try await cluster.waitUntil("the finished task is counted out") { try other.quotaUsage(owner: "alice").tasks == 5 }
         _ = try maker.createTask(in: session, spec, owner: "alice")
     }
+
+    @Test("the change feed of tasks is every node's, in commit order, through any node, and each tenant's own")
+    func theChangeFeedSpansTheNodes() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
+        defer { cluster.stop() }
+        let (maker, other) = (cluster.nodes[0].service, cluster.nodes[1].service)
+        let session = try maker.createSession(SessionCreate(configuration: SessionConfiguration()), owner: "alice").session.id
+        let spec = TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/feed"))
+        let ids = try maker.createTasks(in: session, Array(repeating: spec, count: 3), owner: "alice").map(\.id)
+
+        // Page by page through the node that made none of them, cursors ascending (a task whose
+        // row changed meanwhile, claimed and started, comes again).
+        var seen: [Int] = [], cursor = 0
+        try await cluster.waitUntil("the three tasks are listed") {
+            let page = try Self.changes(other, after: cursor, limit: 1, wait: 0, owner: "alice")
+            #expect(!page.resync && page.next >= cursor)
+            seen += page.tasks.map(\.id)
+            cursor = page.next
+            return Set(seen) == Set(ids)
+        }
+        #expect(try Self.changes(other, after: 0, limit: 100, wait: 0, owner: "bob").tasks.isEmpty, "bob sees alice's tasks")
+
+        // A poll held on one node wakes when the node that runs the task completes it.
+        try await cluster.waitUntil("a task runs") { !cluster.running.isEmpty }
+        let held = Mutex<TaskChangePage?>(nil)
+        let from = cursor
+        other.taskChanges(after: from, limit: 100, wait: 20, owner: "alice") { page in held.withLock { $0 = page } }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(held.withLock { $0 } == nil, "the poll answered with nothing new")
+        let finished = try #require(cluster.running.first)
+        for node in cluster.nodes where node.engine.isRunning(finished) { node.engine.succeed(finished, body: Data("done".utf8)) }
+        try await cluster.waitUntil("the held poll answers") { held.withLock { $0 } != nil }
+        let woken = try #require(held.withLock { $0 })
+        #expect(woken.tasks.contains { $0.id == finished && $0.state == .completed }, "\(woken.tasks.map { "\($0.id) \($0.state)" })")
+        #expect(woken.next > from)
+
+        // A deletion through one node is a removal in the other's feed, for alice only.
+        try await cluster.waitUntil("the completion is stored") { try cluster.rows()[finished]?.state == "completed" }
+        try maker.deleteTask(finished, owner: "alice")
+        try await cluster.waitUntil("the removal is listed") {
+            try Self.changes(other, after: woken.next, limit: 100, wait: 0, owner: "alice").removed == [finished]
+        }
+        #expect(try Self.changes(other, after: woken.next, limit: 100, wait: 0, owner: "bob").removed.isEmpty)
+        // A cursor this feed never gave starts over.
+        #expect(try Self.changes(other, after: Int.max / 2, limit: 100, wait: 0, owner: "alice").resync)
+    }
+
+    static func changes(_ service: TransferService, after: Int, limit: Int, wait: Double, owner: String?) throws -> TaskChangePage {
+        let answer = Mutex<TaskChangePage?>(nil)
+        service.taskChanges(after: after, limit: limit, wait: wait, owner: owner) { page in answer.withLock { $0 = page } }
+        return try #require(answer.withLock { $0 })
+    }
 }
 
 /// Nodes on one scratch database (dropped at `stop`) and one data folder.
