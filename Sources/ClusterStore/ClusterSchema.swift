@@ -212,5 +212,19 @@ enum ClusterSchema {
         CREATE INDEX task_removals_by_owner ON task_removals (owner, feed_seq);
         INSERT INTO counters (name, value) VALUES ('removals_forgotten', 0) ON CONFLICT (name) DO NOTHING;
         """,
+        // 9: webhooks across nodes (`ClusterWebhooks`): a session's delivered cursor, shared,
+        //    and which node posts its events now, under a lease (one node at a time, another
+        //    once it stops renewing). Seeded from the cursor each webhook's session row kept.
+        """
+        CREATE TABLE webhook_cursors (
+            session_id text PRIMARY KEY,
+            delivered_through bigint NOT NULL DEFAULT 0,
+            node text,
+            lease_expires timestamptz
+        );
+        INSERT INTO webhook_cursors (session_id, delivered_through)
+        SELECT s.id, COALESCE((s.record::jsonb -> 'webhook' ->> 'deliveredThrough')::bigint, 0)
+        FROM sessions s JOIN webhook_secrets w ON w.session_id = s.id;
+        """,
     ]
 }

@@ -127,6 +127,28 @@ package struct PostgresCoordinator: ClusterCoordinator {
         try ClusterTaskFeed.changes(after: after, limit: limit, owner: owner, on: readers.nextReader())
     }
 
+    // MARK: webhooks
+
+    package func takeWebhook(session id: String, node: String, leaseSeconds: Double) throws -> Int? {
+        try ClusterWebhooks.take(session: id, node: node, leaseSeconds: leaseSeconds, on: database)
+    }
+
+    package func advanceWebhook(session id: String, node: String, through: Int) throws -> Bool {
+        try ClusterWebhooks.advance(session: id, node: node, through: through, on: database)
+    }
+
+    package func releaseWebhook(session id: String, node: String) throws {
+        try ClusterWebhooks.release(session: id, node: node, on: database)
+    }
+
+    package func webhooksBehind() throws -> [String] {
+        try ClusterWebhooks.behind(on: readers.nextReader())
+    }
+
+    package func webhookSecret(session id: String) throws -> String? {
+        try ClusterWebhooks.secret(session: id, on: readers.nextReader())
+    }
+
     // MARK: feeds and signals
 
     package func events(session: String, after: Int, limit: Int) throws -> [TaskEvent] {

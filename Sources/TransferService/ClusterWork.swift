@@ -76,6 +76,7 @@ final class ClusterWork: Sendable {
             round("requeue expired leases") { _ = try coordinator.requeueExpired() }
             claim(service, node: id)
             carryOutCommands(service, node: id)  // one whose signal was missed
+            round("webhooks behind") { try service.sweepWebhooks() }
             if listener.withLock({ $0 == nil }) { listen(service, node: id) }  // it could not start before
         }
         leases.resume()
@@ -141,7 +142,12 @@ final class ClusterWork: Sendable {
                         case .queue:
                             nudge()  // a task queued or a slot freed, on any node
                         case .session(let session):
-                            commandQueue.async { [weak service] in service?.refreshSession(session) }
+                            commandQueue.async { [weak service] in
+                                service?.refreshSession(session)
+                                service?.learnWebhook(session)
+                            }
+                        case .feed(let session):
+                            service?.nudgeWebhook(session)
                         case .task(let session, _), .tasks(let session):
                             // A task of an invalidating session ended, maybe its last.
                             if service?.isInvalidating(session: session) == true { checkInvalidation(of: session) }

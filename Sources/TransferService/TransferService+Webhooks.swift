@@ -23,7 +23,8 @@ extension TransferService {
     /// The next events to post to the session's webhook, after its delivered cursor; nil when
     /// there are none.
     func webhookBatch(session id: String, secret: String, limit: Int) -> WebhookDelivery? {
-        state.withLock { s in
+        if feedIsShared(session: id) { return clusterWebhookBatch(session: id, secret: secret, limit: limit) }
+        return state.withLock { s in
             guard let webhook = s.sessions[id]?.webhook else { return nil }
             let events = s.events[id]?.page(after: webhook.deliveredThrough, limit: limit) ?? []
             guard !events.isEmpty else { return nil }
@@ -51,6 +52,7 @@ extension TransferService {
             session.webhook = webhook
             saveSession(&s, session)
         }
+        if feedIsShared(session: id), givenUp || result == .delivered { clusterWebhookAdvanced(session: id, through: seq) }
         if givenUp, case .failed(let message) = result {
             logger.info("webhook delivery given up", metadata: ["transfer.session.id": "\(id)", "webhook.through": "\(seq)", "webhook.error": "\(message)"])
         }

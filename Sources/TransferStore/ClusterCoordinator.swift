@@ -57,6 +57,20 @@ package protocol ClusterCoordinator: Sendable {
     /// (every node's, in commit order: `ClusterTaskFeed`).
     func taskChanges(after: Int, limit: Int, owner: String?) throws -> StoredTaskChanges
 
+    // MARK: webhooks (one node posts a session's events at a time)
+
+    /// Makes `node` the poster of session `id`'s webhook for `leaseSeconds` unless another node
+    /// is; returns the shared delivered cursor, or nil when another node posts it.
+    func takeWebhook(session id: String, node: String, leaseSeconds: Double) throws -> Int?
+    /// Moves the shared cursor to `through` while `node` posts the session; false otherwise.
+    func advanceWebhook(session id: String, node: String, through: Int) throws -> Bool
+    /// `node` has nothing left to post for the session: another node may take it at once.
+    func releaseWebhook(session id: String, node: String) throws
+    /// Sessions whose webhook is behind its feed and that no node posts now.
+    func webhooksBehind() throws -> [String]
+    /// The secret of session `id`'s webhook; nil when it has none.
+    func webhookSecret(session id: String) throws -> String?
+
     // MARK: feeds and signals
 
     /// Up to `limit` rows' worth of a session's committed events after `after`, in feed order.

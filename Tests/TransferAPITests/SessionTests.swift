@@ -278,7 +278,9 @@ import TransferService
     @Test func finishTasksAndInvalidateLetsTheRunningTaskFinish() async throws {
         let payload = Data((0..<3000).map { UInt8($0 % 251) })
         let origin = try OriginServer { _ in
-            .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 300, interval: .milliseconds(80))
+            // About 2.4 s: the invalidation must come while it still runs, under a loaded machine
+            // too (at 0.8 s it finished first in one full run).
+            .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 100, interval: .milliseconds(80))
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in

@@ -335,6 +335,56 @@ struct ClusterServiceTests {
         #expect(try Self.changes(other, after: Int.max / 2, limit: 100, wait: 0, owner: "alice").resync)
     }
 
+    @Test("a session's webhook posts every node's events once, in the feed's order, and another node takes over when its poster stops")
+    func webhooksSpanTheNodes() async throws {
+        let receiver = try OriginServer { _ in .respond(status: 204) }
+        defer { receiver.stop() }
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4, joined: 1)
+        defer { cluster.stop() }
+        let (first, second) = (cluster.nodes[0], cluster.nodes[1])
+        var create = SessionCreate(configuration: SessionConfiguration())
+        create.webhook = WebhookSpec(url: receiver.url("/hook"), secret: "whsec-0123456789abcdef")
+        let session = try second.service.createSession(create, owner: nil).session.id
+        let spec = TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/hook"))
+
+        // Made through the node that does not run tasks yet: the other one runs them, and posts.
+        let early = try second.service.createTasks(in: session, [spec, spec], owner: nil).map(\.id)
+        try await cluster.waitUntil("both run on the first node") { early.allSatisfy(first.engine.isRunning) }
+        for id in early { first.engine.succeed(id, body: Data("one".utf8)) }
+        try await cluster.waitUntil("the first events are posted", timeout: 15) {
+            try Self.posted(receiver) == Self.feed(second.service, session)
+        }
+
+        // The first node stops; the second now runs the tasks and takes the webhook over.
+        first.service.stop()
+        cluster.join(1)
+        let late = try second.service.createTasks(in: session, [spec, spec], owner: nil).map(\.id)
+        try await cluster.waitUntil("both run on the second node", timeout: 15) { late.allSatisfy(second.engine.isRunning) }
+        for id in late { second.engine.succeed(id, body: Data("two".utf8)) }
+        try await cluster.waitUntil("every event is posted", timeout: 15) {
+            let feed = try Self.feed(second.service, session)
+            return try feed.count > 4 && feed.last == Self.posted(receiver).last
+        }
+        let posted = try Self.posted(receiver)
+        #expect(posted == (try Self.feed(second.service, session)), "each event once, in the feed's order")
+        #expect(try cluster.database.run("SELECT delivered_through FROM webhook_cursors").first?.int(0) == posted.last)
+    }
+
+    /// The event numbers the receiver got, in the order it got them.
+    static func posted(_ receiver: OriginServer) throws -> [Int] {
+        try receiver.requests.sorted { $0.index < $1.index }.flatMap { request -> [Int] in
+            let body = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
+            return (body["events"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }
+        }
+    }
+
+    /// The session's feed, as any node serves it.
+    static func feed(_ service: TransferService, _ session: String) throws -> [Int] {
+        let answer = Mutex<EventPage?>(nil)
+        try service.events(session: session, after: 0, limit: 1000, wait: 0, owner: nil) { page in answer.withLock { $0 = page } }
+        return try #require(answer.withLock { $0 }).events.map(\.seq)
+    }
+
     static func changes(_ service: TransferService, after: Int, limit: Int, wait: Double, owner: String?) throws -> TaskChangePage {
         let answer = Mutex<TaskChangePage?>(nil)
         service.taskChanges(after: after, limit: limit, wait: wait, owner: owner) { page in answer.withLock { $0 = page } }

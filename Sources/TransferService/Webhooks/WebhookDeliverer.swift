@@ -1,4 +1,5 @@
 internal import Curl
+internal import Synchronization
 internal import TransferEngine
 
 /// Posts sessions' events to their webhooks, on a thread of its own with its own curl multi
@@ -7,6 +8,8 @@ internal import TransferEngine
 /// `TransferService` (as its `WebhookFeed`); other threads only register secrets and nudge it.
 final class WebhookDeliverer: Sendable {
     private let thread: MultiThread<WebhookInbox>
+    /// The sessions registered (read by other threads: a cluster node learns the others' webhooks).
+    private let registered = Mutex<Set<String>>([])
 
     /// `connectionGate`: every delivery's connection is put to it (`NetworkPolicy.connectionGate`).
     init(connectionGate: ConnectionGate? = nil) throws {
@@ -15,12 +18,15 @@ final class WebhookDeliverer: Sendable {
 
     /// A session posts its events with `secret` (at creation, and for every stored one at start).
     func register(session: String, secret: String) {
+        registered.withLock { _ = $0.insert(session) }
         thread.post {
             $0.secrets[session] = secret
             $0.nudged.insert(session)
             return true
         }
     }
+
+    func isRegistered(session: String) -> Bool { registered.withLock { $0.contains(session) } }
 
     /// The session has new events (called under the service lock: never blocks).
     func nudge(session: String) {
