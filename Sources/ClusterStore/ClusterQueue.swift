@@ -65,11 +65,15 @@ public enum ClusterQueue {
     /// A later round locks its hosts after the earlier round's, so two claims can wait on each
     /// other; PostgreSQL then ends one with a deadlock error (40P01), and that claim is tried
     /// again (up to `claimAttempts` times) rather than failing its caller.
-    public static func claim(node: String, limit: Int, leaseSeconds: Double, on database: PostgresConnection) throws -> [TaskLease] {
+    ///
+    /// `beforeClassRank`: only tasks of an earlier class than that rank, none discretionary (what
+    /// a full node claims to preempt its background transfers for, as a daemon alone would).
+    public static func claim(node: String, limit: Int, leaseSeconds: Double, beforeClassRank: Int? = nil,
+                             on database: PostgresConnection) throws -> [TaskLease] {
         guard limit > 0 else { return [] }
         for attempt in 1... {
             do {
-                return try claimOnce(node: node, limit: limit, leaseSeconds: leaseSeconds, on: database)
+                return try claimOnce(node: node, limit: limit, leaseSeconds: leaseSeconds, beforeClassRank: beforeClassRank, on: database)
             } catch let error as PostgresError where error.isRetryable && attempt < claimAttempts {
                 continue
             }
@@ -79,15 +83,18 @@ public enum ClusterQueue {
 
     static let claimAttempts = 3
 
-    private static func claimOnce(node: String, limit: Int, leaseSeconds: Double, on database: PostgresConnection) throws -> [TaskLease] {
-        try database.transaction { tx in
+    private static func claimOnce(node: String, limit: Int, leaseSeconds: Double, beforeClassRank: Int?,
+                                  on database: PostgresConnection) throws -> [TaskLease] {
+        // An integer the caller gave, not text: safe to write into the statement.
+        let classes = beforeClassRank.map { " AND class_rank < \($0) AND NOT discretionary" } ?? ""
+        return try database.transaction { tx in
             var leases: [TaskLease] = []
             var fullHosts: Set<String> = [], fullSessions: Set<String> = []
             var hostLeased: [String: Int] = [:], sessionLeased: [String: Int] = [:]
             for _ in 0..<Self.claimRounds where leases.count < limit {
                 let candidates = try tx.run("""
                     SELECT id, host, host_cap, session_id, session_cap FROM tasks
-                    WHERE queued AND NOT (host = ANY($2::text[])) AND NOT (session_id = ANY($3::text[]))
+                    WHERE queued AND NOT (host = ANY($2::text[])) AND NOT (session_id = ANY($3::text[]))\(classes)
                     ORDER BY discretionary, class_rank, priority DESC, queue_order
                     LIMIT $1 FOR UPDATE SKIP LOCKED
                     """, limit - leases.count, textArray(fullHosts), textArray(fullSessions)).compactMap(Candidate.init)

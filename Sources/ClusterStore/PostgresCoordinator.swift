@@ -33,7 +33,16 @@ package struct PostgresCoordinator: ClusterCoordinator {
     }
 
     package func claim(node: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedTask] {
-        let leases = try ClusterQueue.claim(node: node, limit: limit, leaseSeconds: leaseSeconds, on: database)
+        try claimed(try ClusterQueue.claim(node: node, limit: limit, leaseSeconds: leaseSeconds, on: database))
+    }
+
+    package func claimForPreemption(node: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedTask] {
+        try claimed(try ClusterQueue.claim(node: node, limit: limit, leaseSeconds: leaseSeconds,
+                                           beforeClassRank: Int(SchedulingClass.background.rank), on: database))
+    }
+
+    /// The rows of the tasks a claim leased.
+    private func claimed(_ leases: [TaskLease]) throws -> [ClaimedTask] {
         guard !leases.isEmpty else { return [] }
         let epochs = Dictionary(leases.map { ($0.taskId, $0.epoch) }, uniquingKeysWith: max)
         let rows = try database.run("SELECT id, record, request_body FROM tasks WHERE id = ANY($1::bigint[]) ORDER BY id",

@@ -180,6 +180,15 @@ struct Scheduler: Sendable {
 
     var queuedCount: Int { queued.count }
     var runningCount: Int { running.count }
+
+    /// The running background transfers a queued task of an earlier class could take the slot
+    /// of, less the queued tasks of earlier classes here that would take them first. A full
+    /// cluster node claims that many such tasks from the store's queue (`claimQueuedTasks`).
+    var preemptibleSlots: Int {
+        let victims = running.values.count { $0.entry.preemptible && $0.entry.schedulingClass == .background }
+        let earlier = queuedByClass.reduce(0) { $0 + ($1.key < .background ? $1.value : 0) }
+        return max(0, victims - earlier)
+    }
     func isQueued(_ taskId: Int) -> Bool { queued[taskId] != nil }
     func isRunning(_ taskId: Int) -> Bool { running[taskId] != nil }
 

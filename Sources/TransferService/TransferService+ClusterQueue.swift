@@ -129,8 +129,17 @@ extension TransferService {
     func claimQueuedTasks(node: String) throws -> Int {
         guard let coordinator = store.coordinator else { return 0 }
         let room = claimRoom
-        guard room > 0 else { return 0 }
-        let claimed = try coordinator.claim(node: node, limit: room, leaseSeconds: configuration.leaseTimeout)
+        if room > 0 {
+            let claimed = try coordinator.claim(node: node, limit: room, leaseSeconds: configuration.leaseTimeout)
+            try adopt(claimed, settle: true)
+            return claimed.count
+        }
+        // Full: earlier classes waiting anywhere in the cluster take the slots of this node's
+        // background downloads, as on a daemon alone (admission preempts them once adopted; they
+        // wait here, queued with their partial files, for a slot).
+        let slots = state.withLock { $0.accepting ? $0.scheduler.preemptibleSlots : 0 }
+        guard slots > 0 else { return 0 }
+        let claimed = try coordinator.claimForPreemption(node: node, limit: slots, leaseSeconds: configuration.leaseTimeout)
         try adopt(claimed, settle: true)
         return claimed.count
     }

@@ -16,6 +16,9 @@ package protocol ClusterCoordinator: Sendable {
     /// Leases up to `limit` queued tasks to `node` in admission order within the cluster-wide
     /// caps, with their rows.
     func claim(node: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedTask]
+    /// As `claim`, only tasks of a class earlier than background and not discretionary: what a
+    /// full node takes to preempt its background transfers for.
+    func claimForPreemption(node: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedTask]
     /// Leases task `id` to `node` whatever the caps, if no node holds it (a command on a queued
     /// or suspended task, or a task that must run where it was created); nil when a node holds
     /// it or it is gone.
