@@ -7,13 +7,15 @@ package import TransferStore
 /// transaction id shifted left by `stampBits`, plus its place in the commit), and a deletion
 /// leaves a tombstone with such a stamp (`task_removals`).
 ///
-/// Transaction ids do not commit in order, so a reader serves only the stamps below its
-/// snapshot's `xmin`, the oldest transaction still running: every transaction below it has
-/// ended, and any commit to come has an id at or above it, so a stamp below the horizon is
-/// final and a cursor there never has a change slip in behind it. No lock is shared between the
-/// nodes' commits for this (a counter row would make every commit in the cluster take turns).
-/// A change waits to be served for as long as an older transaction runs; the writers' are a
-/// commit long.
+/// Transaction ids do not commit in order, so a reader serves only the stamps below a horizon:
+/// the oldest transaction of this database still running in its snapshot (`horizon`), or the
+/// snapshot's next id when none is. Every transaction of this database below it has ended, and
+/// any commit to come has an id at or above it, so a stamp below the horizon is final and a
+/// cursor there never has a change slip in behind it. No lock is shared between the nodes'
+/// commits for this (a counter row would make every commit in the cluster take turns). A change
+/// waits to be served for as long as an older transaction of this database runs; the writers'
+/// are a commit long. (The snapshot's own `xmin` would also wait for every other database's
+/// transactions on the server: a long one elsewhere would stop the feed.)
 ///
 /// Scoped as every read of the store: the caller's own rows and the anonymous ones, each an
 /// index range of `tasks_feed` and `task_removals_by_owner` (migration 8).
@@ -26,17 +28,24 @@ enum ClusterTaskFeed {
     static func changes(after: Int, limit: Int, owner: String?, on database: PostgresConnection) throws -> StoredTaskChanges {
         let limit = max(1, limit)
         let owners = [""] + (owner.map { $0.isEmpty ? [] : [$0] } ?? [])
+        let before = try ours(on: database)
         return try database.transaction(isolation: .repeatableRead) { tx in
-            // The transaction's snapshot, the same for every statement below.
+            // The transaction's snapshot, the same for every statement below: its next id and
+            // the ids it sees running.
             guard let bounds = try tx.run("""
-                SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
-                       COALESCE((SELECT value FROM counters WHERE name = 'removals_forgotten'), 0)
-                """).first, let xmin = bounds.int(0), let xmax = bounds.int(1) else {
+                SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                       COALESCE((SELECT value FROM counters WHERE name = 'removals_forgotten'), 0),
+                       ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x)::text
+                """).first, let xmax = bounds.int(0) else {
                 throw PostgresError(sqlState: "", message: "the snapshot's bounds were not read", context: "")
             }
-            let horizon = xmin << stampBits
+            let running = integers(bounds.string(2))
+            // Running here: one this database ran before the snapshot, or one begun since the
+            // first look (which may be this database's; counted as if it were).
+            let mine = running.filter { $0 >= before.next || before.running.contains($0 & 0xFFFF_FFFF) }
+            let horizon = (mine.min() ?? xmax) << stampBits
             // A cursor at or past the next transaction's stamps was not given by this feed.
-            let resync = after >= xmax << stampBits || (after > 0 && after < (bounds.int(2) ?? 0))
+            let resync = after >= xmax << stampBits || (after > 0 && after < (bounds.int(1) ?? 0))
             var changes: [(seq: Int, task: StoredTaskJSON?, removed: Int?)] = []
             var behind = false
             for owner in owners {
@@ -68,6 +77,26 @@ enum ClusterTaskFeed {
             return StoredTaskChanges(tasks: changes.compactMap(\.task), removed: changes.compactMap(\.removed),
                                      next: resync ? after : next, resync: resync, behind: behind && !full)
         }
+    }
+
+    /// The ids (32-bit, as `pg_stat_activity` shows them) of this database's transactions
+    /// running now, and the next id to be given: read before the feed's snapshot, so a
+    /// transaction the snapshot sees running is either among them or began after `next`.
+    private static func ours(on database: PostgresConnection) throws -> (running: Set<Int>, next: Int) {
+        guard let row = try database.run("""
+            SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                   ARRAY(SELECT backend_xid::text FROM pg_stat_activity
+                         WHERE datname = current_database() AND backend_xid IS NOT NULL)::text
+            """).first, let next = row.int(0) else {
+            throw PostgresError(sqlState: "", message: "the running transactions were not read", context: "")
+        }
+        let running = integers(row.string(1))
+        return (Set(running), next)
+    }
+
+    /// The integers of an array's text form (`{1,2,3}`).
+    private static func integers(_ array: String?) -> [Int] {
+        (array ?? "").split { $0 == "{" || $0 == "}" || $0 == "," }.compactMap { Int($0) }
     }
 
     /// Keeps the newest `removalsKept` tombstones and records the newest stamp dropped.

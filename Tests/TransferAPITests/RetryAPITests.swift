@@ -41,9 +41,11 @@ import TransferService
     }
 
     @Test func aWaitingTaskReportsTaskIsWaitingForConnectivityWithItsError() async throws {
-        let probe = try OriginServer { _ in .closeWithoutResponse }
-        let port = probe.port
-        probe.stop()
+        // Held refusing for the whole test: a port merely freed was taken by a parallel test's
+        // origin once, and the task then got an answer.
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let port = refusing.port
         try await DaemonFixture.with(configure: { $0.service.connectivityBackoff = Backoff(base: 0.1, cap: 0.2) }) { daemon in
             let session = try await daemon.createSession(["configuration": ["waitsForConnectivity": true, "timeoutIntervalForResource": 0.8]])
             #expect(session.object("configuration")?["waitsForConnectivity"] as? Bool == true)
