@@ -172,9 +172,9 @@ struct GatheredRows {
     /// Each session's events are numbered here, in the commit, from its `event_feeds` row: the
     /// row's lock, held until the commit, makes two nodes' commits for one session take turns,
     /// so the numbers of a feed follow commit order (a reader after N never misses an event that
-    /// commits later with a lower number). The numbers the node gave them in memory keep their
-    /// order within a session and owner (the rows' partition; a commit's rows follow each other). Sessions are locked in id order, so two commits never wait on each other in a
-    /// cycle. Then the feed keeps its newest `eventRetention` events: rows wholly older are
+    /// commits later with a lower number). Within the commit they keep the order the node gave
+    /// them in memory, across tenants too. Sessions are locked in id order, so two commits
+    /// never wait on each other in a cycle. Then the feed keeps its newest `eventRetention` events: rows wholly older are
     /// deleted, a quarter of the retention at a time.
     mutating func writeEvents(_ tx: PostgresConnection.Transaction) throws {
         if !fenced.isEmpty { events.removeAll { $0.taskId.map(fenced.contains) ?? false } }
@@ -193,25 +193,25 @@ struct GatheredRows {
             guard let session = row.string(0), let last = row.int(1), let count = counts[session] else { continue }
             next[session] = last - count + 1
         }
-        // Numbered a row (a session and owner) at a time, so each row holds a run of numbers and
-        // a page of rows in key order is a page of events in seq order (`PostgresCoordinator.events`).
-        struct Group: Hashable { let session: String, owner: String? }
-        var groups: [Group: [TaskEvent]] = [:], order: [Group] = []
-        for event in events.sorted(by: { $0.seq < $1.seq }) {
-            let group = Group(session: event.sessionId, owner: event.owner)
-            if groups[group] == nil { order.append(group) }
-            groups[group, default: []].append(event)
-        }
-        var rows = EventRows()
-        for group in order {
-            for var event in groups[group] ?? [] {
-                guard let seq = next[event.sessionId] else { continue }
-                event.seq = seq
-                next[event.sessionId] = seq + 1
-                rows.add(event)
+        // Numbered in the order they came, whatever their tenant, and written as runs: a row
+        // holds a session's consecutive events of one owner, so each row is a run of numbers
+        // and a page of rows in key order is a page of events in seq order
+        // (`PostgresCoordinator.events`). One owner's events (the usual case) make one row.
+        var taken: [EventRows.Row] = []
+        var runs: [String: (owner: String?, rows: EventRows)] = [:]
+        for var event in events.sorted(by: { $0.seq < $1.seq }) {
+            guard let seq = next[event.sessionId] else { continue }
+            event.seq = seq
+            next[event.sessionId] = seq + 1
+            if var run = runs[event.sessionId], run.owner != event.owner {
+                taken += run.rows.take()
+                runs[event.sessionId] = nil
             }
+            runs[event.sessionId, default: (event.owner, EventRows())].rows.add(event)
         }
-        let taken = rows.take()
+        for session in runs.keys.sorted() {
+            if var run = runs[session] { taken += run.rows.take() }
+        }
         try tx.run("""
             INSERT INTO events (seq, session_id, record, owner)
             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
