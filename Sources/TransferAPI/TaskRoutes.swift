@@ -14,7 +14,7 @@ enum TaskRoutes {
         router.add("PATCH", "/v1/tasks/{tid}") { request in
             let id = try request.taskId()
             let body = try request.decode(TaskUpdate.self)
-            return .json(try service.update(task: id, body, owner: request.owner))
+            return try command(service, .update(body), task: id, owner: request.owner)
         }
         router.add("DELETE", "/v1/tasks/{tid}") { request in
             try service.deleteTask(try request.taskId(), owner: request.owner)
@@ -23,23 +23,24 @@ enum TaskRoutes {
         router.add("POST", "/v1/tasks/{tid}/resume") { request in
             let id = try request.taskId()
             _ = try request.decode(EmptyRequest.self)
-            return .json(try service.resume(task: id, owner: request.owner))
+            return try command(service, .resume, task: id, owner: request.owner)
         }
         router.add("POST", "/v1/tasks/{tid}/suspend") { request in
             let id = try request.taskId()
             _ = try request.decode(EmptyRequest.self)
-            return .json(try service.suspend(task: id, owner: request.owner))
+            return try command(service, .suspend, task: id, owner: request.owner)
         }
         router.add("POST", "/v1/tasks/{tid}/cancel") { request in
             let id = try request.taskId()
             let body = try request.decode(CancelRequest.self)
-            let task = try service.cancel(task: id, produceResumeData: body.produceResumeData, owner: request.owner)
-            guard body.produceResumeData, task.state != .completed else { return .json(task) }
             // The engine hands resume data back once it has stopped the transfer: answer then
             // (a held request, no thread), with the completed task and its error.resumeData.
-            return .later { respond in
-                try whenCompleted(service, task: id, after: task.version, owner: request.owner, deadline: .now + .seconds(10)) { task in
-                    respond(task.map { .json($0) } ?? APIError.notFound("no task \(id)").response)
+            return try command(service, .cancel(produceResumeData: body.produceResumeData), task: id, owner: request.owner) { task in
+                guard body.produceResumeData, task.state != .completed else { return .json(task) }
+                return .later { respond in
+                    try whenCompleted(service, task: id, after: task.version, owner: request.owner, deadline: .now + .seconds(10)) { task in
+                        respond(task.map { .json($0) } ?? APIError.notFound("no task \(id)").response)
+                    }
                 }
             }
         }
@@ -97,6 +98,31 @@ enum TaskRoutes {
 
 /// Calls `answer` exactly once with the task once it has completed (or at the deadline, as it
 /// is then; nil if it vanished), waiting through the progress long-poll.
+/// Runs a command on a task and answers with the task after it (or what `then` makes of it).
+/// One the service passed to the node that runs the task (`CommandForwarded`) is answered when
+/// that node answers, the request held meanwhile: no HTTP worker waits for another node.
+private func command(
+    _ service: TransferService, _ command: ClusterCommand, task id: Int, owner: String?,
+    then: @escaping @Sendable (TransferTask) -> RouteResult = { .json($0) }
+) throws -> RouteResult {
+    do {
+        return then(try service.command(command, task: id, owner: owner))
+    } catch let forwarded as CommandForwarded {
+        return .later { respond in
+            forwarded.answer { result in
+                do {
+                    switch then(try result.get()) {
+                    case .now(let response): respond(response)
+                    case .later(let hold): try hold(respond)
+                    }
+                } catch {
+                    respond(APIError.from(error).response)
+                }
+            }
+        }
+    }
+}
+
 private func whenCompleted(_ service: TransferService, task id: Int, after version: Int, owner: String?,
                            deadline: ContinuousClock.Instant, answer: @escaping @Sendable (TransferTask?) -> Void) throws {
     let left = deadline - .now

@@ -1,13 +1,14 @@
 internal import FoundationEssentials
 internal import JSONModel
-internal import TransferModel
+public import TransferModel
 internal import TransferStore
 
 /// A command on a task that another node of the cluster runs (docs/cluster.md, step 4): the
 /// node a client asked writes it for the task's holder (`ClusterCoordinator.sendCommand`), the
 /// holder carries it out through the same methods as its own clients' commands and answers
-/// with the task after it, or the error its own client would get.
-enum ClusterCommand: Sendable {
+/// with the task after it, or the error its own client would get. The routes give every
+/// command on a task as one of these (`TransferService.command`).
+public enum ClusterCommand: Sendable {
     case suspend
     case resume
     case cancel(produceResumeData: Bool)

@@ -26,8 +26,8 @@ final class ClusterWork: Sendable {
     private let listener = Mutex<(any ClusterListening)?>(nil)
     /// Long-polls that wait for the store (a session's feed, other nodes' tasks).
     let waits = ClusterWaits()
-    /// The commands this node passed to others, by id, each with the semaphore its request waits on.
-    private let answers = Mutex<[Int: DispatchSemaphore]>([:])
+    /// The commands this node passed to others, by id, each with what its answer's signal wakes.
+    private let answers = Mutex<[Int: @Sendable () -> Void]>([:])
     private let node = Mutex<String?>(nil)
     private let nudged = Atomic<Bool>(false)
     private let claimTimer = HandOffTimer()
@@ -129,7 +129,7 @@ final class ClusterWork: Sendable {
                 switch heard {
                 case .resync:
                     // What was signalled meanwhile is lost: look at everything that waits.
-                    for gate in answers.withLock({ Array($0.values) }) { gate.signal() }
+                    for wake in answers.withLock({ Array($0.values) }) { wake() }
                     if let service { carryOutCommands(service, node: id) }
                     nudge()
                 case .signals(let signals):
@@ -138,7 +138,7 @@ final class ClusterWork: Sendable {
                         case .command(_, let target) where target == id:
                             if let service { carryOutCommands(service, node: id) }
                         case .answer(let command):
-                            answers.withLock { $0[command] }?.signal()
+                            answers.withLock { $0[command] }?()
                         case .queue:
                             nudge()  // a task queued or a slot freed, on any node
                         case .session(let session):
@@ -186,12 +186,16 @@ final class ClusterWork: Sendable {
         }
     }
 
-    /// Registers a command this node passed on; its answer's signal wakes the semaphore.
-    func expectAnswer(_ command: Int) -> DispatchSemaphore {
-        let gate = DispatchSemaphore(value: 0)
-        answers.withLock { $0[command] = gate }
-        return gate
+    /// Registers a command this node passed on; its answer's signal (or a resync) calls `wake`.
+    func expectAnswer(_ command: Int, wake: @escaping @Sendable () -> Void) {
+        answers.withLock { $0[command] = wake }
     }
+
+    /// How many passed-on commands wait for their answer.
+    var awaitedAnswers: Int { answers.withLock { $0.count } }
+
+    /// Where the waits for passed-on commands' answers read the store (never an HTTP thread).
+    let answerQueue = DispatchQueue(label: "transferd.cluster.answers", attributes: .concurrent)
 
     func forgetAnswer(_ command: Int) {
         _ = answers.withLock { $0.removeValue(forKey: command) }

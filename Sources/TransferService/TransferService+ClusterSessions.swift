@@ -83,7 +83,7 @@ extension TransferService {
             let rows = try coordinator.tasks(session: id, after: after, limit: page)
             for row in rows where row.state != .completed && row.isVisible(to: owner) && state.withLock({ !$0.tasks.contains(row.id) }) {
                 do {
-                    _ = try carryOut(.cancel(produceResumeData: false), task: row.id, owner: owner, forwarding: true)
+                    _ = try settled { try carryOut(.cancel(produceResumeData: false), task: row.id, owner: owner, forwarding: true) }
                 } catch {
                     logger.warning("a task of an invalidated session could not be cancelled", metadata: ["task": "\(row.id)", "error": "\(error)"])
                 }

@@ -1,3 +1,4 @@
+internal import Dispatch
 internal import Glibc
 internal import Synchronization
 public import FoundationEssentials
@@ -89,7 +90,31 @@ extension TransferService {
 
     /// PATCH: priority re-orders a queued task at once; description is replaced.
     public func update(task id: Int, _ update: TaskUpdate, owner: String?) throws -> TransferTask {
-        try carryOut(.update(update), task: id, owner: owner, forwarding: true)
+        try settled { try carryOut(.update(update), task: id, owner: owner, forwarding: true) }
+    }
+
+    /// A command a client gave on task `id`. In a cluster, one on a task another node runs is
+    /// passed to that node and throws `CommandForwarded`, whose `answer` gives the result later:
+    /// the HTTP routes answer then, holding no thread meanwhile.
+    public func command(_ command: ClusterCommand, task id: Int, owner: String?) throws -> TransferTask {
+        try carryOut(command, task: id, owner: owner, forwarding: true)
+    }
+
+    /// The result of a command, waited for on this thread when it was passed to another node
+    /// (for callers other than the routes, which answer later instead).
+    func settled(_ body: () throws -> TransferTask) throws -> TransferTask {
+        do {
+            return try body()
+        } catch let forwarded as CommandForwarded {
+            let result = Mutex<Result<TransferTask, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            forwarded.answer { answer in
+                result.withLock { $0 = answer }
+                done.signal()
+            }
+            done.wait()
+            return try result.withLock { $0! }.get()
+        }
     }
 
     /// Runs a command a client (or, in a cluster, another node for its client) gave on task
@@ -151,17 +176,17 @@ extension TransferService {
     }
 
     public func resume(task id: Int, owner: String?) throws -> TransferTask {
-        try carryOut(.resume, task: id, owner: owner, forwarding: true)
+        try settled { try carryOut(.resume, task: id, owner: owner, forwarding: true) }
     }
 
     public func suspend(task id: Int, owner: String?) throws -> TransferTask {
-        try carryOut(.suspend, task: id, owner: owner, forwarding: true)
+        try settled { try carryOut(.suspend, task: id, owner: owner, forwarding: true) }
     }
 
     /// cancel(), or for a download cancel(byProducingResumeData:): the partial file is kept and
     /// the task's error carries resume data once the engine has stopped the transfer.
     public func cancel(task id: Int, produceResumeData: Bool = false, owner: String?) throws -> TransferTask {
-        try carryOut(.cancel(produceResumeData: produceResumeData), task: id, owner: owner, forwarding: true)
+        try settled { try carryOut(.cancel(produceResumeData: produceResumeData), task: id, owner: owner, forwarding: true) }
     }
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.

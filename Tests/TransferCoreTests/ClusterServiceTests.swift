@@ -414,6 +414,35 @@ struct ClusterServiceTests {
         try await cluster.waitUntil("the download starts again") { preempting.engine.startedIds.filter { $0 == victim }.count == 2 }
     }
 
+    @Test("a command passed to a node that does not answer holds no thread: it is answered later, with a clear error")
+    func aForwardedCommandIsAnsweredLater() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 4, joined: 1)
+        defer { cluster.stop() }
+        let (first, second) = (cluster.nodes[0], cluster.nodes[1])
+        let session = try first.service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id
+        let id = try first.service.createTask(in: session, TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/ghost")), owner: nil).id
+        _ = try await first.engine.waitForStart(of: id)
+        // A node that holds the lease and never answers (stopped, partitioned).
+        try cluster.database.run("UPDATE tasks SET node = 'ghost', lease_expires = now() + interval '60 seconds' WHERE id = $1", id)
+        cluster.join(1)
+
+        let asked = ContinuousClock.now
+        var passed: CommandForwarded?
+        do {
+            _ = try second.service.command(.suspend, task: id, owner: nil)
+        } catch let forwarded as CommandForwarded {
+            passed = forwarded
+        }
+        let forwarded = try #require(passed, "the command was not passed on")
+        #expect(ContinuousClock.now - asked < .seconds(1), "the caller waited for the other node")
+        let answer = Mutex<Result<TransferTask, any Error>?>(nil)
+        forwarded.answer { result in answer.withLock { $0 = result } }
+        try await cluster.waitUntil("the command is answered", timeout: 10) { answer.withLock { $0 != nil } }
+        #expect(ContinuousClock.now - asked >= .seconds(3), "answered before the lease timeout")
+        #expect(throws: StoreReadFailure.self) { try answer.withLock { $0! }.get() }
+        #expect(try cluster.database.run("SELECT count(*) FROM task_commands").first?.int(0) == 0, "the unanswered command was withdrawn")
+    }
+
     /// The event numbers the receiver got, in the order it got them.
     static func posted(_ receiver: OriginServer) throws -> [Int] {
         try receiver.requests.sorted { $0.index < $1.index }.flatMap { request -> [Int] in
