@@ -63,15 +63,16 @@ enum ClusterTaskFeed {
                     guard let seq = row.int(0), let id = row.int(1) else { continue }
                     changes.append((seq, nil, id))
                 }
-                if !behind {
-                    behind = try tx.run("""
-                        SELECT EXISTS (SELECT 1 FROM tasks WHERE owner = $1 AND feed_seq >= $2)
-                            OR EXISTS (SELECT 1 FROM task_removals WHERE owner = $1 AND feed_seq >= $2)
-                        """, owner, horizon).first?.bool(0) ?? false
-                }
             }
             changes.sort { $0.seq < $1.seq }
             let full = changes.count >= limit
+            // Only an empty page waits; it asks whether changes wait behind the horizon.
+            for owner in owners where changes.isEmpty && !behind {
+                behind = try tx.run("""
+                    SELECT EXISTS (SELECT 1 FROM tasks WHERE owner = $1 AND feed_seq >= $2)
+                        OR EXISTS (SELECT 1 FROM task_removals WHERE owner = $1 AND feed_seq >= $2)
+                    """, owner, horizon).first?.bool(0) ?? false
+            }
             if full { changes.removeLast(changes.count - limit) }
             let next = full ? changes[limit - 1].seq : max(after, horizon - 1)
             return StoredTaskChanges(tasks: changes.compactMap(\.task), removed: changes.compactMap(\.removed),

@@ -308,13 +308,20 @@ struct ClusterServiceTests {
 
         // Page by page through the node that made none of them, cursors ascending (a task whose
         // row changed meanwhile, claimed and started, comes again).
-        var seen: [Int] = [], cursor = 0
-        try await cluster.waitUntil("the three tasks are listed") {
-            let page = try Self.changes(other, after: cursor, limit: 1, wait: 0, owner: "alice")
-            #expect(!page.resync && page.next >= cursor)
-            seen += page.tasks.map(\.id)
-            cursor = page.next
-            return Set(seen) == Set(ids)
+        var seen: [Int] = [], cursor = 0, pages: [String] = []
+        do {
+            // Generous: with the whole suite on two cores a feed read took most of a second.
+            try await cluster.waitUntil("the three tasks are listed", timeout: 30) {
+                let page = try Self.changes(other, after: cursor, limit: 1, wait: 0, owner: "alice")
+                #expect(!page.resync && page.next >= cursor)
+                seen += page.tasks.map(\.id)
+                if pages.count < 40 { pages.append("after \(cursor): \(page.tasks.map(\.id)) next \(page.next)") }
+                cursor = page.next
+                return Set(seen) == Set(ids)
+            }
+        } catch {
+            Issue.record("pages: \(pages); rows: \(try cluster.database.run("SELECT id, feed_seq, node FROM tasks ORDER BY id").map(\.values))")
+            throw error
         }
         #expect(try Self.changes(other, after: 0, limit: 100, wait: 0, owner: "bob").tasks.isEmpty, "bob sees alice's tasks")
 
@@ -327,7 +334,7 @@ struct ClusterServiceTests {
         #expect(held.withLock { $0 } == nil, "the poll answered with nothing new")
         let finished = try #require(cluster.running.first)
         for node in cluster.nodes where node.engine.isRunning(finished) { node.engine.succeed(finished, body: Data("done".utf8)) }
-        try await cluster.waitUntil("the held poll answers") { held.withLock { $0 } != nil }
+        try await cluster.waitUntil("the held poll answers", timeout: 30) { held.withLock { $0 } != nil }
         let woken = try #require(held.withLock { $0 })
         #expect(woken.tasks.contains { $0.id == finished && $0.state == .completed }, "\(woken.tasks.map { "\($0.id) \($0.state)" })")
         #expect(woken.next > from)
@@ -335,7 +342,7 @@ struct ClusterServiceTests {
         // A deletion through one node is a removal in the other's feed, for alice only.
         try await cluster.waitUntil("the completion is stored") { try cluster.rows()[finished]?.state == "completed" }
         try maker.deleteTask(finished, owner: "alice")
-        try await cluster.waitUntil("the removal is listed") {
+        try await cluster.waitUntil("the removal is listed", timeout: 30) {
             try Self.changes(other, after: woken.next, limit: 100, wait: 0, owner: "alice").removed == [finished]
         }
         #expect(try Self.changes(other, after: woken.next, limit: 100, wait: 0, owner: "bob").removed.isEmpty)
