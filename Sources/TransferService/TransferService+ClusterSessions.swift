@@ -83,7 +83,16 @@ extension TransferService {
             let rows = try coordinator.tasks(session: id, after: after, limit: page)
             for row in rows where row.state != .completed && row.isVisible(to: owner) && state.withLock({ !$0.tasks.contains(row.id) }) {
                 do {
-                    _ = try settled { try carryOut(.cancel(produceResumeData: false), task: row.id, owner: owner, forwarding: true) }
+                    _ = try carryOut(.cancel(produceResumeData: false), task: row.id, owner: owner, forwarding: true)
+                } catch let forwarded as CommandForwarded {
+                    // Its holder cancels it, and the session ends once it has. Not waited for
+                    // here: a holder that does not answer would hold this request a lease
+                    // timeout per task.
+                    forwarded.answer { [logger] result in
+                        if case .failure(let error) = result {
+                            logger.warning("a task of an invalidated session could not be cancelled", metadata: ["task": "\(row.id)", "error": "\(error)"])
+                        }
+                    }
                 } catch {
                     logger.warning("a task of an invalidated session could not be cancelled", metadata: ["task": "\(row.id)", "error": "\(error)"])
                 }
