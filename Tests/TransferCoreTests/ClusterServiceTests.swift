@@ -306,27 +306,31 @@ struct ClusterServiceTests {
             elsewhere.close()
         }
 
-        // Page by page through the node that made none of them, cursors ascending (a task whose
-        // row changed meanwhile, claimed and started, comes again).
-        var seen: [Int] = [], cursor = 0, pages: [String] = []
-        do {
-            // Generous: with the whole suite on two cores a feed read took most of a second.
-            try await cluster.waitUntil("the three tasks are listed", timeout: 30) {
-                let page = try Self.changes(other, after: cursor, limit: 1, wait: 0, owner: "alice")
-                #expect(!page.resync && page.next >= cursor)
-                seen += page.tasks.map(\.id)
-                if pages.count < 40 { pages.append("after \(cursor): \(page.tasks.map(\.id)) next \(page.next)") }
-                cursor = page.next
-                return Set(seen) == Set(ids)
-            }
-        } catch {
-            Issue.record("pages: \(pages); rows: \(try cluster.database.run("SELECT id, feed_seq, node FROM tasks ORDER BY id").map(\.values))")
-            throw error
+        // Claimed and started, their starts stored: their rows hold still from here until one
+        // completes, so what a poll sees next is that completion.
+        try await cluster.waitUntil("the three run", timeout: 30) {
+            try cluster.running.isSuperset(of: ids) && ids.allSatisfy { try cluster.rows()[$0]?.started == true }
         }
+        // All three through the node that made none of them (few reads: with the whole suite on
+        // two cores, a test's sleeps between reads took seconds each).
+        try await cluster.waitUntil("the three tasks are listed", timeout: 30) {
+            Set(try Self.changes(other, after: 0, limit: 100, wait: 0, owner: "alice").tasks.map(\.id)).isSuperset(of: ids)
+        }
+        // Then page by page from the start, a task a page, cursors ascending (a task whose row
+        // changed meanwhile, claimed and started, comes again further on).
+        var seen: [Int] = [], cursor = 0, pages: [String] = []
+        for _ in 0..<100 where !Set(seen).isSuperset(of: ids) {
+            let page = try Self.changes(other, after: cursor, limit: 1, wait: 0, owner: "alice")
+            #expect(!page.resync && page.next >= cursor && page.tasks.count <= 1)
+            seen += page.tasks.map(\.id)
+            pages.append("after \(cursor): \(page.tasks.map(\.id)) next \(page.next)")
+            cursor = page.next
+            if page.tasks.isEmpty { usleep(20_000) }
+        }
+        #expect(Set(seen).isSuperset(of: ids), "pages: \(pages)")
         #expect(try Self.changes(other, after: 0, limit: 100, wait: 0, owner: "bob").tasks.isEmpty, "bob sees alice's tasks")
 
         // A poll held on one node wakes when the node that runs the task completes it.
-        try await cluster.waitUntil("a task runs") { !cluster.running.isEmpty }
         let held = Mutex<TaskChangePage?>(nil)
         let from = cursor
         other.taskChanges(after: from, limit: 100, wait: 20, owner: "alice") { page in held.withLock { $0 = page } }
