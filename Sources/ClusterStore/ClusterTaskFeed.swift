@@ -39,7 +39,7 @@ enum ClusterTaskFeed {
                 """).first, let xmax = bounds.int(0) else {
                 throw PostgresError(sqlState: "", message: "the snapshot's bounds were not read", context: "")
             }
-            let running = integers(bounds.string(2))
+            let running = PostgresArrays.integers(from: bounds.string(2))
             // Running here: one this database ran before the snapshot, or one begun since the
             // first look (which may be this database's; counted as if it were).
             let mine = running.filter { $0 >= before.next || before.running.contains($0 & 0xFFFF_FFFF) }
@@ -97,12 +97,7 @@ enum ClusterTaskFeed {
         }
         // Another role's sessions hide their transaction ids: every running one counts then.
         if row.bool(2) == true { return ([], 0) }
-        return (Set(integers(row.string(1))), next)
-    }
-
-    /// The integers of an array's text form (`{1,2,3}`).
-    private static func integers(_ array: String?) -> [Int] {
-        (array ?? "").split { $0 == "{" || $0 == "}" || $0 == "," }.compactMap { Int($0) }
+        return (Set(PostgresArrays.integers(from: row.string(1))), next)
     }
 
     /// Keeps the newest `removalsKept` tombstones and records the newest stamp dropped.

@@ -9,6 +9,11 @@ enum PostgresArrays {
         "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
     }
 
+    /// The integers of an integer array's text form, as the server sends one (`{1,2,3}`).
+    static func integers(from literal: String?) -> [Int] {
+        (literal ?? "").split { $0 == "{" || $0 == "}" || $0 == "," }.compactMap { Int($0) }
+    }
+
     static func booleans(_ values: [Bool]) -> String {
         "{" + values.map { $0 ? "t" : "f" }.joined(separator: ",") + "}"
     }

@@ -61,20 +61,23 @@ final class ClusterWaits: Sendable {
             case .resync:
                 ids = Array(t.sessionOf.keys)
             case .signals(let signals):
+                // The change feed's polls once per commit, however many of its tasks it wrote.
+                var anyTask = false
                 for signal in signals {
                     switch signal {
                     case .feed(let session):
                         ids += t.bySession[session]?.filter { $0.value.task == nil }.map(\.key) ?? []
                     case .task(let session, let task):
                         ids += t.bySession[session]?.filter { $0.value.task == task }.map(\.key) ?? []
-                        ids += t.bySession[Self.everyTask]?.keys ?? [:].keys
+                        anyTask = true
                     case .tasks(let session):
                         ids += t.bySession[session]?.filter { $0.value.task != nil }.map(\.key) ?? []
-                        ids += t.bySession[Self.everyTask]?.keys ?? [:].keys
+                        anyTask = true
                     case .command, .answer, .queue, .session:
                         break
                     }
                 }
+                if anyTask { ids += t.bySession[Self.everyTask].map { Array($0.keys) } ?? [] }
             }
             return ids.compactMap { t.remove($0) }
         }

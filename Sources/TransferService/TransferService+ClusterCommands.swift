@@ -28,7 +28,7 @@ extension TransferService {
     static let maxAwaitedAnswers = 256
 
     /// Passes `command` to `holder`; throws `CommandForwarded`, whose `answer` gives the result.
-    func forward(_ command: ClusterCommand, task id: Int, to holder: String, owner: String?) throws -> TransferTask {
+    func forward(_ command: ClusterCommand, task id: Int, to holder: String, owner: String?) throws -> Never {
         guard let coordinator = store.coordinator, let work = clusterWork else {
             throw ServiceError.conflict(code: "task_held_elsewhere", message: "task \(id) runs on node \(holder)")
         }

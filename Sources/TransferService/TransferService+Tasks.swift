@@ -125,7 +125,7 @@ extension TransferService {
             guard forwarding else {
                 throw ServiceError.conflict(code: "task_held_elsewhere", message: "task \(id) moved to node \(holder) meanwhile; retry")
             }
-            return try forward(command, task: id, to: holder, owner: owner)
+            try forward(command, task: id, to: holder, owner: owner)
         }
         switch command {
         case .update(let update): return try updateHere(task: id, update, owner: owner)
