@@ -248,15 +248,16 @@ final class DownloadFile {
             let folder = FileSystem.parent(of: destination)
             // Checked again now, before the folders are made and after: a symlink planted after the
             // task was created must lead neither the file nor a folder out of the downloads root.
-            let outside = TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root")
+            // Made only when thrown: a TaskError's message is a String built per call.
+            func outside() -> TaskError { TaskError(.cannotWriteToFile, "the destination's folder resolves outside the downloads root") }
             // A folder that is there already is resolved and checked once (mkdir would not
             // touch it); a missing one is checked by its ancestors, made, and checked again.
             if let resolved = FileSystem.resolved(folder) {
-                guard FileSystem.isResolved(resolved, inside: target.root) else { throw outside }
+                guard FileSystem.isResolved(resolved, inside: target.root) else { throw outside() }
             } else {
-                guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+                guard FileSystem.isInside(folder, root: target.root) else { throw outside() }
                 try FileSystem.makeDirectories(folder)
-                guard FileSystem.isInside(folder, root: target.root) else { throw outside }
+                guard FileSystem.isInside(folder, root: target.root) else { throw outside() }
             }
             if let path = try placeAtDestination(destination) { return .placed(path) }
             try place(at: defaultPath)

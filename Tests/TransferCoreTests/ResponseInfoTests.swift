@@ -69,6 +69,22 @@ import Testing
         #expect(info(headers, url: url).suggestedFilename == expected)
     }
 
+    /// The byte-level reading of a plain URL gives Foundation's answer; any other URL is left
+    /// to Foundation (nil).
+    @Test(arguments: [
+        ("http://h/files/f00001", true), ("https://h:8080/a/b/c.tar.gz?x=1#y", true), ("http://u@h/x~y_z-1.bin", true),
+        ("http://h/a/.hidden", false), ("http://h/a/name.", false), ("http://h/a/b/", false), ("http://h/%41", false),
+        ("http://h/a;p", false), ("http://h", false), ("http://h/..", false), ("http://h/a/b c", false),
+    ] as [(String, Bool)])
+    func plainURLsAreReadAsFoundationReadsThem(url: String, plain: Bool) throws {
+        let fast = ResponseInfo.plainLastComponent(of: url)
+        #expect((fast != nil) == plain)
+        if let fast {
+            #expect(String(fast) == URL(string: url)?.lastPathComponent)
+            #expect(info([:], url: url).suggestedFilename == String(fast))
+        }
+    }
+
     @Test(arguments: [
         "attachment; filename=\"../../etc/passwd\"",
         "attachment; filename=\"/etc/passwd\"",
