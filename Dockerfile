@@ -1,6 +1,6 @@
 # transferd in a container: a static-stdlib release build, run as a non-root user on Debian slim.
 #
-#   docker build -t transferd .
+#   docker build -t transferd --build-arg TRANSFERD_BUILD_COMMIT=$(git rev-parse HEAD) .
 #   docker run -p 8080:8080 -v transferd-data:/data -e TRANSFERD_TOKENS=... transferd
 #
 # Build with another toolchain image: docker build --build-arg SWIFT_IMAGE=swift:6.1-bookworm .
@@ -31,6 +31,10 @@ RUN swift package resolve
 # Swift runtime and Foundation into each binary, so the runtime image needs only the C libraries.
 ARG PRODUCTS="transferd transferctl"
 ARG SWIFT_BUILD_FLAGS="-c release --static-swift-stdlib"
+
+# The git commit `--version` and transferd_build_info report (Package.swift reads it from the
+# environment; the context has no .git): docker build --build-arg TRANSFERD_BUILD_COMMIT=$(git rev-parse HEAD) .
+ARG TRANSFERD_BUILD_COMMIT=""
 
 COPY . .
 RUN for product in $PRODUCTS; do swift build $SWIFT_BUILD_FLAGS --product "$product" || exit 1; done \

@@ -9,6 +9,11 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+// The commit the binaries say they were built from (BuildInfo): given by the build (the image
+// and the .deb have no .git), else read from this checkout.
+let buildCommit = Context.environment["TRANSFERD_BUILD_COMMIT"].flatMap { $0.isEmpty ? nil : $0 }
+    ?? Context.gitInformation?.currentCommit ?? "unknown"
+
 let package = Package(
     name: "transferd",
     platforms: [.macOS(.v15)],
@@ -55,6 +60,14 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Version and git commit, for both binaries and /metrics. The commit reaches code as a
+        // C string macro: the manifest's one way to pass a computed value in.
+        .target(
+            name: "CBuildInfo",
+            cSettings: [.define("TRANSFERD_BUILD_COMMIT", to: "\"\(buildCommit.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." })\"")]
+        ),
+        .target(name: "BuildInfo", dependencies: ["CBuildInfo"], swiftSettings: strict),
+
         // Any JSON value: one type for the daemon and the command-line client.
         .target(name: "JSONModel", swiftSettings: strict),
 
@@ -93,7 +106,7 @@ let package = Package(
         .target(
             name: "TransferService",
             dependencies: [
-                "TransferModel", "TransferStore", "TransferEngine", "Curl", "JSONModel",
+                "TransferModel", "TransferStore", "TransferEngine", "Curl", "JSONModel", "BuildInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Heaps: the scheduler's queues (O(log n) admission with 100,000 tasks queued)
@@ -130,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "transferd",
             dependencies: [
-                "TransferAPI", "TransferModel", "TransferService", "ClusterStore",
+                "TransferAPI", "TransferModel", "TransferService", "ClusterStore", "BuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -142,7 +155,7 @@ let package = Package(
         // Foundation networking), never the Transfer* domain targets or TransferAPI.
         .executableTarget(
             name: "transferctl",
-            dependencies: ["Curl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Curl", "JSONModel", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
 
@@ -158,6 +171,6 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "ClusterStore", "TransferStore", "TransferModel", "JSONModel", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferModel", "TransferStore", "TransferEngine", "TransferService", "JSONModel", "SQLite", "Curl", "Zlib", "PostgreSQL", "ClusterStore", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
-        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", "BuildInfo", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
     ]
 )

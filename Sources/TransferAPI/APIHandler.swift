@@ -86,39 +86,59 @@ public final class APIHandler: HTTPRequestHandler {
         let requestId = RequestID.of(request.headers)
         let started = ContinuousClock.now
         let (result, pattern, identity) = dispatch(request, requestId: requestId)
-        let respond: @Sendable (HTTPResponse) -> Void = { [self] response in
+        let respond: @Sendable (HTTPResponse, Duration) -> Void = { [self] response, held in
             var response = response
             response.headers.replaceOrAdd(name: RequestID.header, value: requestId)
-            finished(request.head, requestId: requestId, route: pattern, token: identity?.name, status: response.status, duration: ContinuousClock.now - started)
+            finished(request.head, requestId: requestId, route: pattern, token: identity?.name, status: response.status,
+                     duration: ContinuousClock.now - started, held: held)
             responder.respond(response)
         }
         switch result {
         case .now(let response):
-            respond(response)
+            respond(response, .zero)
         case .later(let start):
             do {
-                try start(respond)
+                try start { respond($0, .zero) }
             } catch {
-                respond(response(for: error, request, requestId: requestId))
+                respond(response(for: error, request, requestId: requestId), .zero)
+            }
+        case .held(let start):
+            let hold = LongPollHold()
+            do {
+                try start { respond($0, hold.held()) }
+                hold.begin()
+            } catch {
+                respond(response(for: error, request, requestId: requestId), .zero)
             }
         }
     }
 
     /// The access log line and the latency histogram of one answered request. Only the method,
     /// route pattern, status, duration and the token's configured name (never its secret): never
-    /// the path's values, query, headers or body.
-    private func finished(_ head: HTTPRequestHead, requestId: String, route: String?, token: String? = nil, status: Int, duration: Duration) {
-        requestMetrics.observe(method: head.method, route: route, status: status, duration: duration)
+    /// the path's values, query, headers or body. `held` is the part of `duration` a long-poll
+    /// waited for the client's `wait=`: logged apart and left out of the histogram, so a held
+    /// poll does not read as a slow request. Probes (`/healthz`, `/readyz`) log at debug: an
+    /// orchestrator asks every few seconds.
+    private func finished(
+        _ head: HTTPRequestHead, requestId: String, route: String?, token: String? = nil, status: Int, duration: Duration,
+        held: Duration = .zero
+    ) {
+        requestMetrics.observe(method: head.method, route: route, status: status, duration: duration - held)
+        let level: Logger.Level = route.map(Self.probeRoutes.contains) == true ? .debug : .info
         // The line's fields are made only when it is written (at --log-level info or lower).
-        guard logger.logLevel <= .info else { return }
+        guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "http.request.id": "\(requestId)", "http.method": "\(HTTPRequestMetrics.methodLabel(head.method))",
             "http.route": "\(route ?? HTTPRequestMetrics.unmatched)", "http.status": "\(status)",
             "http.duration": "\(Self.seconds(duration))",
         ]
+        if held > .zero { metadata["http.held"] = "\(Self.seconds(held))" }
         if let token { metadata["auth.token"] = "\(token)" }
-        logger.info("request", metadata: metadata)
+        logger.log(level: level, "request", metadata: metadata)
     }
+
+    /// The health probes' routes, logged at debug.
+    private static let probeRoutes: Set<String> = ["/healthz", "/readyz"]
 
     /// Seconds with microsecond precision, e.g. "0.000412".
     static func seconds(_ duration: Duration) -> String {

@@ -7,6 +7,9 @@ internal import TransferModel
 public enum RouteResult: Sendable {
     case now(HTTPResponse)
     case later(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) throws -> Void)
+    /// A long-poll: answered like `later`, but the wait after the handler returns is the
+    /// client's (`wait=`), so the latency histogram leaves it out (`LongPollHold`).
+    case held(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) throws -> Void)
 
     /// A JSON response of an Encodable value.
     static func json(_ value: some Encodable, status: Int = 200) -> RouteResult {

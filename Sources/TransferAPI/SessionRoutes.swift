@@ -33,7 +33,7 @@ enum SessionRoutes {
             if let attachment = request.http.query["attachment"] {
                 try service.keepAttached(session: session, attachment: attachment, owner: request.owner)
             }
-            return .later { respond in
+            return .held { respond in
                 try service.events(session: session, after: after, limit: limit, wait: wait, owner: request.owner, filter: filter) { page in
                     respond(.json(page))
                 }

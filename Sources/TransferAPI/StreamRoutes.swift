@@ -16,7 +16,7 @@ enum StreamRoutes {
                 throw APIError(400, "empty_write", "a write needs at least one byte; close the write side with POST /v1/tasks/\(id)/close-write")
             }
             let body = request.http.body
-            return .later { respond in
+            return .held { respond in
                 try service.streamWrite(task: id, body, timeout: timeout, owner: request.owner) { respond(response(to: $0)) }
             }
         }
@@ -26,7 +26,7 @@ enum StreamRoutes {
             let min = try request.count("min", default: 1, in: 0...TransferService.maxStreamRead)
             guard min <= max else { throw APIError(400, "invalid_query", "min (\(min)) must not exceed max (\(max))", field: "min") }
             let wait = try request.wait()
-            return .later { respond in
+            return .held { respond in
                 try service.streamRead(task: id, min: min, max: max, wait: wait, owner: request.owner) { respond(response(to: $0)) }
             }
         }

@@ -7,7 +7,7 @@ enum TaskChangeRoutes {
     static func register(_ router: inout Router, service: TransferService) {
         router.add("GET", "/v1/tasks") { request in
             let (after, wait, limit) = (try request.after(), try request.wait(), try request.limit())
-            return .later { respond in
+            return .held { respond in
                 service.taskChanges(after: after, limit: limit, wait: wait, owner: request.owner) { page in
                     respond(.json(page))
                 }

@@ -61,7 +61,7 @@ enum TaskRoutes {
             let id = try request.taskId()
             let (after, wait) = (try request.after(), try request.wait())
             _ = try service.task(id, owner: request.owner)
-            return .later { respond in
+            return .held { respond in
                 try service.progress(task: id, after: after, wait: wait, owner: request.owner) { snapshot in
                     respond(snapshots.response(for: snapshot))
                 }
@@ -113,7 +113,7 @@ private func command(
                 do {
                     switch then(try result.get()) {
                     case .now(let response): respond(response)
-                    case .later(let hold): try hold(respond)
+                    case .later(let start), .held(let start): try start(respond)
                     }
                 } catch {
                     respond(APIError.from(error).response)

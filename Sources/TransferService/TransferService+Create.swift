@@ -148,6 +148,7 @@ extension TransferService {
         if tasks.contains(where: { $0.state == .completed }) { store.flush() }
         created.run()
         started.run()
+        logCreated(tasks, session: sessionId)
         return tasks
     }
 

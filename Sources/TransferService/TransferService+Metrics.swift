@@ -7,7 +7,9 @@ extension TransferService {
     /// `GET /metrics`: every instrument of this daemon in Prometheus' text format, with the
     /// state figures read now.
     public func renderMetrics() -> [UInt8] {
-        metrics.render(metricsSnapshot())
+        var snapshot = metricsSnapshot()
+        snapshot.process = ProcessFigures.read()  // outside the service's lock: file reads
+        return metrics.render(snapshot)
     }
 
     /// Task counts (the held ones from the table's census), queue depth, byte totals and held
@@ -37,6 +39,7 @@ extension TransferService {
         default: "failed"
         }
         metrics.completed(kind: task.kind, task.schedulingClass, result: result)
+        if result == "failed", let code = task.error?.code { metrics.failures.increment(String(code)) }
         if task.error?.isNetworkPolicyRefusal == true {
             // A redirect hop was refused when the task had moved on from its first URL.
             let redirected = task.currentRequest.map { $0.url != task.originalRequest.url } ?? false

@@ -48,6 +48,10 @@ extension TransferService {
                 "error": failure?.error.map(\.jsonValue) ?? .null,
             ], &deliveries)
             hold(&s, task: id, until: now.addingTimeInterval(delay), for: .holdForRetry, &deliveries)
+            // The failure's URLError code, or the HTTP status that asked for the retry.
+            let reason = failure?.error.map { String($0.code) } ?? failure?.statusCode.map { "http_\($0)" } ?? "unknown"
+            metrics.retries.increment(reason)
+            logRetry(entry.task, delay: delay, reason: reason, &deliveries)
             return true
         case .wait(let delay):
             keepPartialDownload(&s, task: id, outcome)

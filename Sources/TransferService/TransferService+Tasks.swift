@@ -327,8 +327,9 @@ extension TransferService {
                 s.tasks[id]?.task.progress.bytesExpectedToReceive = resume.expectedLength
             }
         }
-        if let queuedAt = entry.queuedAt {
-            metrics.admitted(after: .now - queuedAt, entry.task.schedulingClass)
+        let waited = entry.queuedAt.map { ContinuousClock.now - $0 }
+        if let waited {
+            metrics.admitted(after: waited, entry.task.schedulingClass)
             s.tasks[id]?.queuedAt = nil
         }
         let now = Date()
@@ -369,6 +370,7 @@ extension TransferService {
         // Stored now: after a crash, a task stored as started is not sent again (its request may
         // not be repeatable) but ends with networkConnectionLost, as URLSession's would.
         changed(&s, task: id, persist: true, &deliveries)
+        if let started = s.tasks[id]?.task { logStarted(started, waited: waited, &deliveries) }
     }
 
     /// Where a download's bytes go: its partial file, then its destination or the default folder.
@@ -392,13 +394,16 @@ extension TransferService {
     /// Ends a task: records the outcome, stores the body, frees its slot, reports
     /// didCompleteWithError, and lets the next queued tasks in.
     func complete(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?, _ deliveries: inout Deliveries) {
+        var recorded = false
         for action in transition(&s, task: id, .finish) {  // none once it has completed
             if action == .recordCompletion {
                 recordCompletion(&s, task: id, error: error, body: body)
+                recorded = true
             } else {
                 perform(action, task: id, &s, &deliveries)
             }
         }
+        if recorded, let task = s.tasks[id]?.task { logCompleted(task, &deliveries) }
         // A slot freed: the cluster's queue may have a task for it, once the completion that
         // gives the lease up is committed (until then the claim still counts it against the caps,
         // and a claim before it would find no room and leave the slot to the next poll).

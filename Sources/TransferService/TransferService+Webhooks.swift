@@ -36,6 +36,7 @@ extension TransferService {
     /// (stored for recorded sessions, so a restart resumes after it); a failure is shown as
     /// `lastError` either way.
     func webhookAttempted(session id: String, through seq: Int, result: WebhookAttemptResult, givenUp: Bool) {
+        metrics.webhookDeliveries.increment(result == .delivered ? "delivered" : givenUp ? "given_up" : "failed")
         state.withLock { s in
             guard var session = s.sessions[id], var webhook = session.webhook else { return }
             switch result {

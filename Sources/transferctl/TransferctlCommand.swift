@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import BuildInfo
 internal import Glibc
 
 /// transferctl: the command-line client of transferd. It speaks only the daemon's public HTTP
@@ -13,6 +14,7 @@ struct Transferctl: ParsableCommand {
 
             \(ExitStatus.table)
             """,
+        version: BuildInfo.description,
         subcommands: [
             GetCommand.self, PostCommand.self, PutCommand.self, ListCommand.self, ShowCommand.self,
             SuspendCommand.self, ResumeCommand.self, CancelCommand.self, ResumeFromCommand.self,

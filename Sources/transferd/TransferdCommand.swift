@@ -1,4 +1,5 @@
 import ArgumentParser
+internal import BuildInfo
 import FoundationEssentials
 import Logging
 import ServiceLifecycle
@@ -14,7 +15,8 @@ struct TransferdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transferd",
         abstract: "URLSession as a service: sessions and transfer tasks over a REST/JSON API.",
-        discussion: "Every option can also be set with the environment variable named in its help; a flag wins over the variable.")
+        discussion: "Every option can also be set with the environment variable named in its help; a flag wins over the variable.",
+        version: BuildInfo.description)
 
     @Option(help: "Address to listen on, HOST:PORT or [V6]:PORT. Env TRANSFERD_LISTEN. Default 127.0.0.1:8080.")
     var listen: String?

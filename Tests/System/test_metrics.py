@@ -17,7 +17,7 @@ def scrape(daemon) -> dict[tuple[str, frozenset], float]:
     assert headers["Content-Type"].startswith("text/plain; version=0.0.4"), headers
     samples: dict[tuple[str, frozenset], float] = {}
     for family in text_string_to_metric_families(body.decode()):
-        assert family.name.startswith("transferd_"), family.name
+        assert family.name.startswith(("transferd_", "process_")), family.name
         assert family.type in ("counter", "gauge", "histogram"), (family.name, family.type)
         assert family.documentation, f"{family.name} has no HELP"
         for sample in family.samples:

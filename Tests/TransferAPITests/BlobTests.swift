@@ -188,7 +188,7 @@ import TransferService
                 switch handler.route(request) {
                 case .now(let response):
                     return response
-                case .later(let start):
+                case .later(let start), .held(let start):
                     return try await withCheckedThrowingContinuation { continuation in
                         do { try start { continuation.resume(returning: $0) } } catch { continuation.resume(throwing: error) }
                     }

@@ -22,4 +22,6 @@ struct MetricsSnapshot: Sendable, Equatable {
     var clusterLeases = 0
     /// Daemons live on the store, as the last heartbeat saw them (1 on SQLite).
     var clusterNodes = 1
+    /// The process's CPU, memory, descriptors and threads (`process_*`).
+    var process = ProcessFigures()
 }

@@ -1,3 +1,4 @@
+internal import BuildInfo
 internal import Prometheus
 internal import TransferModel
 
@@ -18,6 +19,15 @@ struct ScrapeState: Sendable {
     /// The byte totals already added to the counters (counters only go up, so each scrape adds
     /// what the service counted since the previous one).
     private var counted: [SchedulingClass: ClassRates.Totals] = [:]
+    /// `process_*`: the names Prometheus' client libraries give these, unprefixed.
+    private let cpuSeconds: Counter
+    private var countedCPUSeconds = 0.0
+    private let residentBytes: Gauge
+    private let virtualBytes: Gauge
+    private let openDescriptors: Gauge
+    private let maxDescriptors: Gauge
+    private let threads: Gauge
+    private let startTime: Gauge
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -44,6 +54,21 @@ struct ScrapeState: Sendable {
         clusterLeases = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "cluster_leases", unitName: "",
                 helpText: "Tasks this node holds under a lease in its cluster (runs, or has taken for a command); 0 on SQLite."))
+        func processFigure(_ name: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "process", metricName: name, unitName: unit, helpText: help)
+        }
+        cpuSeconds = registry.makeCounter(descriptor: processFigure("cpu", unit: "seconds_total", "User and system CPU time the daemon has used, in seconds."))
+        residentBytes = registry.makeGauge(descriptor: processFigure("resident_memory", unit: "bytes", "Resident memory size of the daemon, in bytes."))
+        virtualBytes = registry.makeGauge(descriptor: processFigure("virtual_memory", unit: "bytes", "Virtual memory size of the daemon, in bytes."))
+        openDescriptors = registry.makeGauge(descriptor: processFigure("open_fds", "File descriptors the daemon has open."))
+        maxDescriptors = registry.makeGauge(descriptor: processFigure("max_fds", "The daemon's limit on open file descriptors (RLIMIT_NOFILE, soft)."))
+        threads = registry.makeGauge(descriptor: processFigure("threads", "Threads of the daemon's process."))
+        startTime = registry.makeGauge(descriptor: processFigure("start_time", unit: "seconds", "When the daemon started, in seconds since 1970."))
+        // Always 1; its labels say what is running (join on it to see a version in any graph).
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "transferd", metricName: "build_info", unitName: "",
+                helpText: "The daemon's version and the git commit it was built from; always 1."),
+            labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)]).set(Int64(1))
     }
 
     mutating func apply(_ snapshot: MetricsSnapshot) {
@@ -63,6 +88,17 @@ struct ScrapeState: Sendable {
         heldLongPolls.set(Int64(snapshot.heldLongPolls))
         clusterNodes.set(Int64(snapshot.clusterNodes))
         clusterLeases.set(Int64(snapshot.clusterLeases))
+        let process = snapshot.process
+        if let cpu = process.cpuSeconds, cpu > countedCPUSeconds {
+            cpuSeconds.increment(by: cpu - countedCPUSeconds)
+            countedCPUSeconds = cpu
+        }
+        if let value = process.residentBytes { residentBytes.set(Int64(value)) }
+        if let value = process.virtualBytes { virtualBytes.set(Int64(value)) }
+        if let value = process.openDescriptors { openDescriptors.set(Int64(value)) }
+        if let value = process.maxDescriptors { maxDescriptors.set(Int64(value)) }
+        if let value = process.threads { threads.set(Int64(value)) }
+        if let value = process.startTime { startTime.set(value) }
     }
 
     private mutating func gauge(for labels: MetricsSnapshot.TaskLabels) -> Gauge {

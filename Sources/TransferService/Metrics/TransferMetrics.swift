@@ -21,6 +21,12 @@ public final class TransferMetrics: StoreInstruments {
     let scrape: Mutex<ScrapeState>
     /// The completion counter of each label set seen (`completed`).
     private let completionCounters = Mutex<[CompletionLabels: Counter]>([:])
+    /// Tasks that failed, by their URLError code (`code`).
+    let failures: CounterFamily
+    /// Attempts tried again after a transient failure, by the failure's code or HTTP status.
+    let retries: CounterFamily
+    /// Webhook POSTs, by result: delivered, failed (tried again later) or given_up.
+    let webhookDeliveries: CounterFamily
     private struct CompletionLabels: Hashable {
         let kind: TaskKind
         let schedulingClass: SchedulingClass
@@ -45,6 +51,13 @@ public final class TransferMetrics: StoreInstruments {
         }
         admissionWait = admission
         scrape = Mutex(ScrapeState(registry: registry))
+        failures = CounterFamily(registry, name: "task_failures", label: "code",
+                                 help: "Tasks that completed with an error other than cancelled, by URLError code (-1001 timed out, -1004 cannot connect, ...).")
+        retries = CounterFamily(registry, name: "task_retries", label: "reason",
+                                help: "Attempts tried again after a transient failure (willRetry), by reason: the failure's URLError code, or http_STATUS for a status that asks for a retry (503, 429, ...).")
+        webhookDeliveries = CounterFamily(registry, name: "webhook_deliveries", label: "result",
+                                          help: "Webhook POSTs of session events, by result: delivered (2xx), failed (tried again later), given_up (its events skipped).",
+                                          madeAtZero: ["delivered", "failed", "given_up"])
         // Made at zero, so the family is scraped (and can be alerted on) before a first failure.
         for reason in Self.storeFailureReasons { storeCommitFailures(reason: reason) }
         for kind in NetworkPolicyRefusalKind.allCases { networkPolicyRefusals(kind) }

@@ -7,13 +7,6 @@ import Testing
 /// The daemon's log lines: one logfmt line per event, values quoted and escaped so an event can
 /// never break a line or forge a field.
 @Suite struct LogfmtTests {
-    /// A sink that keeps the lines it is given.
-    private final class Lines: Sendable {
-        private let storage = Mutex<[String]>([])
-        var sink: LogSink { LogSink { [self] bytes in storage.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) } } }
-        var all: [String] { storage.withLock { $0 } }
-    }
-
     @Test func plainValuesStayBareAndOthersAreQuotedAndEscaped() {
         var line = LogfmtLine()
         line.append("http.port", "8080")
@@ -36,7 +29,7 @@ import Testing
     }
 
     @Test func oneLinePerEventWithLevelLabelAndSortedMetadata() throws {
-        let lines = Lines()
+        let lines = CapturedLines()
         var logger = Logger(label: "transferd") { label in LogfmtLogHandler(label: label, level: .info, sink: lines.sink) }
         logger[metadataKey: "daemon"] = "a"
         logger.debug("not shown")

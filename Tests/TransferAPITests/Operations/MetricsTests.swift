@@ -6,6 +6,7 @@ import TransferModel
 import TransferStore
 import TransferEngine
 import TransferService
+import BuildInfo
 
 /// `GET /metrics`: Prometheus' text format, behind the token, and figures that move as tasks
 /// queue, run, complete and move bytes; labels are bounded (route patterns, never raw paths).
@@ -37,7 +38,38 @@ import TransferService
                 #expect(metrics.value("transferd_queue_depth", ["class": schedulingClass]) == 0)
                 #expect(metrics.value("transferd_received_bytes_total", ["class": schedulingClass]) == 0)
             }
-            #expect(metrics.samples.allSatisfy { $0.name.hasPrefix("transferd_") })
+            #expect(metrics.samples.allSatisfy { $0.name.hasPrefix("transferd_") || $0.name.hasPrefix("process_") })
+        }
+    }
+
+    @Test func buildProcessFailureAndWebhookFigures() async throws {
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        try await DaemonFixture.with(configure: Self.configure, token: Self.token) { daemon in
+            let before = try await scrape(daemon)
+            let build = try #require(before.samples.first { $0.name == "transferd_build_info" })
+            #expect(build.value == 1 && build.labels["version"] == BuildInfo.version && build.labels["commit"] == BuildInfo.commit)
+            #expect(before.types["process_cpu_seconds_total"] == "counter")
+            for gauge in ["process_resident_memory_bytes", "process_virtual_memory_bytes", "process_open_fds", "process_max_fds", "process_threads", "process_start_time_seconds"] {
+                #expect(before.types[gauge] == "gauge", "\(gauge)")
+                #expect(before.value(gauge) ?? 0 > 0, "\(gauge)")
+            }
+            #expect(before.value("process_resident_memory_bytes") ?? 0 > Double(4 << 20))
+            #expect(before.value("process_threads") ?? 0 >= 4, "the engine, the store writer and the HTTP threads at least")
+            let started = try #require(before.value("process_start_time_seconds"))
+            #expect(abs(started - Date().timeIntervalSince1970) < 3600)
+            for result in ["delivered", "failed", "given_up"] {
+                #expect(before.value("transferd_webhook_deliveries_total", ["result": result]) == 0, "made at zero")
+            }
+            #expect(before.value("transferd_task_failures_total", ["code": "-1004"]) == nil)
+
+            for _ in 0..<2 {
+                let id = try #require(try await daemon.dataTask(["url": refusing.url("/x")]).int("id"))
+                _ = try await daemon.waitForCompletion(id)
+            }
+            let after = try await scrape(daemon)
+            #expect(after.value("transferd_task_failures_total", ["code": "-1004"]) == 2)
+            #expect(after.value("process_cpu_seconds_total") ?? 0 >= before.value("process_cpu_seconds_total") ?? 0)
         }
     }
 

@@ -26,11 +26,11 @@ final class DaemonFixture: Sendable {
     let token: String?
     private let stopped = Mutex(false)
 
-    private init(directory: TempDirectory, configuration: DaemonConfiguration, token: String?) throws {
+    private init(directory: TempDirectory, configuration: DaemonConfiguration, token: String?, logger: Logger = DaemonFixture.logger) throws {
         self.directory = directory
         self.configuration = configuration
         self.token = token
-        daemon = try TransferDaemon(configuration: configuration, logger: Self.logger)
+        daemon = try TransferDaemon(configuration: configuration, logger: logger)
         try daemon.start()
         client = TestHTTPClient(port: daemon.port)
     }
@@ -69,6 +69,7 @@ final class DaemonFixture: Sendable {
         configure: (inout DaemonConfiguration) -> Void = { _ in },
         token: String? = nil,
         exclusive: Bool = false,
+        logger: Logger = DaemonFixture.logger,
         _ body: (DaemonFixture) async throws -> T
     ) async throws -> T {
         try await TestGate.shared.run(exclusive: exclusive) {
@@ -76,7 +77,7 @@ final class DaemonFixture: Sendable {
             defer { directory.remove() }
             var configuration = baseConfiguration(directory)
             configure(&configuration)
-            let fixture = try DaemonFixture(directory: directory, configuration: configuration, token: token)
+            let fixture = try DaemonFixture(directory: directory, configuration: configuration, token: token, logger: logger)
             defer { fixture.stop() }
             return try await body(fixture)
         }
