@@ -440,4 +440,25 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
             #expect(try response.object().string("description") == "ünïcode")
         }
     }
+
+    /// What `curl -d '{...}'` sends: JSON labelled application/x-www-form-urlencoded. An object
+    /// or array is read as JSON (its errors are JSON errors); a real form is still a 415.
+    @Test func jsonSentAsAFormIsReadAsJSON() async throws {
+        try await DaemonFixture.with { daemon in
+            let form = ["Content-Type": "application/x-www-form-urlencoded"]
+            let session = try await daemon.request("POST", "/v1/sessions", body: Data(#" {"description": "from curl -d"}"#.utf8), headers: form)
+            #expect(session.status == 201, "\(session)")
+            #expect(try session.object().string("description") == "from curl -d")
+            let task = try await daemon.request("POST", "/v1/sessions/shared/tasks",
+                                                body: Data(#"{"kind":"data","request":{"url":"http://127.0.0.1:9/"},"state":"suspended"}"#.utf8), headers: form)
+            #expect(task.status == 201, "\(task)")
+            let batch = try await daemon.request("POST", "/v1/sessions/shared/tasks:batch",
+                                                 body: Data(#"{"tasks":[{"kind":"data","request":{"url":"http://127.0.0.1:9/"},"state":"suspended"}]}"#.utf8), headers: form)
+            #expect(batch.status == 201, "\(batch)")
+            let broken = try await daemon.request("POST", "/v1/sessions", body: Data(#"{"description": "#.utf8), headers: form)
+            #expect(broken.status == 400 && broken.errorCode == "malformed_json", "\(broken)")
+            let realForm = try await daemon.request("POST", "/v1/sessions", body: Data("description=x".utf8), headers: form)
+            #expect(realForm.status == 415 && realForm.errorCode == "unsupported_media_type")
+        }
+    }
 }
