@@ -143,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "transferd",
             dependencies: [
-                "TransferAPI", "TransferModel", "TransferService", "ClusterStore", "BuildInfo",
+                "TransferAPI", "TransferModel", "TransferService", "ClusterStore", "BuildInfo", "JSONModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -124,11 +124,14 @@ struct TransferdCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-connection-timeout"), help: "Seconds an API connection may sit idle before it is closed (held long-polls are not idle). Env TRANSFERD_IDLE_CONNECTION_TIMEOUT. Default 60.")
     var idleConnectionTimeout: Int?
 
+    @Option(name: .customLong("config"), help: "A configuration file: one JSON object whose keys are these flags' long names (\"max-transfers\": 64, \"token\": [\"ops:SECRET:admin\"]). Flags win over the environment, the environment over the file. Env TRANSFERD_CONFIG. Every TRANSFERD_X variable may also be read from a file named by TRANSFERD_X_FILE.")
+    var config: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env TRANSFERD_LOG_LEVEL. Default info.")
     var logLevel: String?
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = try SettingSources.environment(ProcessInfo.processInfo.environment, configFile: config)
         let levelText = logLevel ?? environment["TRANSFERD_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("--log-level/TRANSFERD_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelText)")
@@ -145,7 +148,8 @@ struct TransferdCommand: AsyncParsableCommand {
         try await group.run()
     }
 
-    /// Flags first, then environment, then defaults.
+    /// Flags first, then the environment (with the configuration file's values under it,
+    /// `SettingSources`), then defaults.
     func resolve(_ environment: [String: String]) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
         if let url = databaseURL ?? environment["TRANSFERD_DATABASE_URL"], !url.isEmpty {
