@@ -226,5 +226,13 @@ enum ClusterSchema {
         SELECT s.id, COALESCE((s.record::jsonb -> 'webhook' ->> 'deliveredThrough')::bigint, 0)
         FROM sessions s JOIN webhook_secrets w ON w.session_id = s.id;
         """,
+        // 10: daemon-wide settings changed over the API, kept across restarts (the daemon-wide
+        //     rate limits): a name and its JSON. Every node reads them at its start.
+        """
+        CREATE TABLE settings (
+            name text PRIMARY KEY,
+            value text NOT NULL
+        );
+        """,
     ]
 }

@@ -130,4 +130,8 @@ extension PostgresStore {
         }
         return secrets
     }
+
+    package func setting(_ name: String) throws -> String? {
+        try read("SELECT value FROM settings WHERE name = $1", name).first?.string(0)
+    }
 }

@@ -112,6 +112,11 @@ package struct PostgresWrites: WriteTarget {
             try raise("feed_seq_reserved", to: through, tx)
         case .cookies(let changes):
             for change in changes { try apply(change, tx) }
+        case .saveSetting(let name, let json):
+            try tx.run("""
+                INSERT INTO settings (name, value) VALUES ($1, $2)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                """, name, json)
         }
     }
 

@@ -8,7 +8,7 @@ enum LimitsRoutes {
     static func register(_ router: inout Router, service: TransferService) {
         router.add("GET", "/v1/limits") { _ in .json(service.bandwidthLimits) }
         router.add("PATCH", "/v1/limits", access: .admin) { request in
-            .json(service.updateBandwidthLimits(try request.decode(BandwidthLimitsPatch.self)))
+            .json(try service.updateBandwidthLimits(try request.decode(BandwidthLimitsPatch.self)))
         }
     }
 }

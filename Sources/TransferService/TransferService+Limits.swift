@@ -1,4 +1,7 @@
+internal import FoundationEssentials
 internal import Synchronization
+internal import TransferStore
+internal import Logging
 public import TransferModel
 internal import TransferEngine
 
@@ -9,14 +12,32 @@ extension TransferService {
     }
 
     /// Changes the daemon-wide rate limits; running transfers follow from their next chunk.
-    /// Kept in memory only: a restart starts again from the configuration.
+    /// Stored before the answer (`KeptBandwidthLimits`): a restart keeps them, until the
+    /// configured limits change.
     @discardableResult
-    public func updateBandwidthLimits(_ patch: BandwidthLimitsPatch) -> BandwidthLimits {
-        state.withLock { s in
+    public func updateBandwidthLimits(_ patch: BandwidthLimitsPatch) throws -> BandwidthLimits {
+        let limits = state.withLock { s in
             s.bandwidthLimits = patch.applied(to: s.bandwidthLimits)
-            // Under the lock, so the engine sees changes in the order they were made.
+            // Under the lock, so the engine and the store see changes in the order they were made.
             engine.submit(.setLimits(s.bandwidthLimits))
+            let kept = KeptBandwidthLimits(limits: s.bandwidthLimits, configured: configuration.bandwidthLimits)
+            store.enqueue(.saveSetting(name: KeptBandwidthLimits.setting, json: kept.json))
             return s.bandwidthLimits
+        }
+        try commit(delivering: Deliveries())
+        return limits
+    }
+
+    /// The limits to start with: those changed over the API before a restart, unless the
+    /// configured ones (flags, environment, file) changed since, which then win.
+    static func startingBandwidthLimits(store: any TaskStore, configured: BandwidthLimits, logger: Logger) -> BandwidthLimits {
+        do {
+            guard let json = try store.setting(KeptBandwidthLimits.setting) else { return configured }
+            let kept = try JSONCoding.decoder.decode(KeptBandwidthLimits.self, from: Data(json.utf8))
+            return kept.configured == configured ? kept.limits : configured
+        } catch {
+            logger.warning("the kept rate limits could not be read; starting from the configured ones", metadata: ["error": "\(error)"])
+            return configured
         }
     }
 
@@ -27,4 +48,14 @@ extension TransferService {
         s.tasks[id]?.task.bandwidthLimit = limit.isUnlimited ? nil : limit
         if entry.inEngine { engine.submit(.setBandwidthLimit(taskId: id, s.tasks[id]?.task.bandwidthLimit)) }
     }
+}
+
+/// `PATCH /v1/limits`' result as stored, with the configured limits it was made over: a start
+/// whose configuration gives other limits takes those (the operator changed them since).
+struct KeptBandwidthLimits: Codable, Equatable {
+    static let setting = "bandwidth_limits"
+    var limits: BandwidthLimits
+    var configured: BandwidthLimits
+
+    var json: String { (try? JSONCoding.encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
 }

@@ -78,8 +78,9 @@ public final class TransferService: Sendable {
         // thread, is checked on its resolved address (`NetworkPolicy+Gate`).
         self.engine = try engine ?? CurlEngine(connectionGate: configuration.networkPolicy.connectionGate)
         state = Mutex(ServiceState(scheduler: Scheduler(maxConcurrent: configuration.maxConcurrentTransfers)))
-        state.withLock { $0.bandwidthLimits = configuration.bandwidthLimits }
-        self.engine.submit(.setLimits(configuration.bandwidthLimits))  // taken when the engine thread starts
+        let limits = Self.startingBandwidthLimits(store: store, configured: configuration.bandwidthLimits, logger: logger)
+        state.withLock { $0.bandwidthLimits = limits }
+        self.engine.submit(.setLimits(limits))  // taken when the engine thread starts
         blobs = try BlobStore(store: store, directory: configuration.dataDirectory + "/blobs", logger: logger)
         cookieStorage = try CookieStorage(store: store, logger: logger)
         webhooks = try WebhookDeliverer(connectionGate: configuration.networkPolicy.connectionGate)

@@ -174,5 +174,13 @@ enum Schema {
         ALTER TABLE events ADD COLUMN owner TEXT;
         UPDATE events SET owner = (SELECT NULLIF(tasks.owner, '') FROM tasks WHERE tasks.id = json_extract(events.record, '$.taskId'));
         """,
+        // Daemon-wide settings changed over the API, kept across restarts (`StoreOperation.saveSetting`):
+        // a name and its JSON.
+        """
+        CREATE TABLE settings (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
     ]
 }

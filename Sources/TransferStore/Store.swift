@@ -129,6 +129,8 @@ public final class Store: Sendable {
                 """, through)
         case .cookies(let changes):
             try apply(changes, tx)
+        case .saveSetting(let name, let json):
+            try tx.run("INSERT OR REPLACE INTO settings(name, value) VALUES(?, ?)", name, json)
         }
     }
 

@@ -24,7 +24,7 @@ extension StoreOperation {
             return drops(session: event.sessionId, task: event.taskId) ? nil : self
         case .pruneEvents(let id, _), .deleteEvents(let id, _), .saveWebhookSecret(let id, _):
             return id == session ? nil : self
-        case .cookies, .reserveFeedSeqs:
+        case .cookies, .reserveFeedSeqs, .saveSetting:
             return self
         }
     }
@@ -44,6 +44,7 @@ extension StoreOperation {
         case .saveWebhookSecret: "saveWebhookSecret"
         case .deleteTask: "deleteTask"
         case .reserveTaskId: "reserveTaskId"
+        case .saveSetting: "saveSetting"
         case .cookies: "cookies"
         }
     }

@@ -29,6 +29,8 @@ package enum StoreOperation: Sendable {
     case reserveFeedSeqs(through: Int)
     /// Changes to the persistent cookie jars (`Store+Cookies`).
     case cookies([CookieRowChange])
+    /// A daemon-wide setting changed over the API (`PATCH /v1/limits`), as JSON, by name.
+    case saveSetting(name: String, json: String)
 }
 
 extension StoreOperation {

@@ -89,6 +89,8 @@ package protocol TaskStore: AnyObject, Sendable {
     func loadCookies(now: Date) throws -> [String: [Cookie]]
     /// Every session's webhook secret, by session id.
     func loadWebhookSecrets() throws -> [String: String]
+    /// A daemon-wide setting's JSON (`StoreOperation.saveSetting`), nil when never saved.
+    func setting(_ name: String) throws -> String?
 
     // MARK: rows written at once (their API answer waits for them anyway)
 

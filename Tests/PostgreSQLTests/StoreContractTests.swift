@@ -73,6 +73,8 @@ import PostgreSQL
             .saveBody(taskId: 1, body: Data("body one".utf8)),
             .saveMetrics(taskId: 1, metrics: TaskMetrics(taskInterval: .init(start: MetricsDate(t0), duration: 1.5), redirectCount: 1, transactionMetrics: [])),
             .saveWebhookSecret(sessionId: "s1", secret: "whsec_1"),
+            .saveSetting(name: "limits", json: #"{"a":1}"#),
+            .saveSetting(name: "limits", json: #"{"a":2}"#),  // the later one stays
             .reserveTaskId(40),
             .reserveFeedSeqs(through: 30),
             .cookies([.save(owner: "alice", cookie("alive", expires: t0.addingTimeInterval(1_000_000_000))),
@@ -142,6 +144,7 @@ import PostgreSQL
         a["body 2"] = try store.body(taskId: 2).map { String(decoding: $0, as: UTF8.self) } ?? "nil"
         a["metrics 1"] = try store.metrics(taskId: 1).map { "\($0.redirectCount) \($0.taskInterval.duration)" } ?? "nil"
         a["cookies"] = try store.loadCookies(now: t0).map { "\($0.key): \($0.value.map { "\($0.name) \($0.isHTTPOnly) \($0.sameSitePolicy?.rawValue ?? "-")" })" }.sorted().joined(separator: "; ")
+        a["setting"] = "\(try store.setting("limits") ?? "nil") \(try store.setting("never") ?? "nil")"
         a["secrets"] = try store.loadWebhookSecrets().map { "\($0.key)=\($0.value)" }.sorted().joined(separator: ",")
         a["credentials"] = try store.loadCredentialRows().map { "\($0.ownerKey) \($0.space.realm ?? "-") \($0.user) \([UInt8]($0.sealedPassword))" }.joined(separator: "; ")
         a["url cache"] = try store.loadURLCacheRows().map { "\($0.key) \($0.file) \($0.size) \($0.response.statusCode) \($0.lastUsed)" }.joined(separator: "; ")
@@ -175,6 +178,7 @@ import PostgreSQL
         "metrics 1": "1 1.5",
         "cookies": "alice: [\"alive true lax\"]",
         "secrets": "s1=whsec_1",
+        "setting": #"{"a":2} nil"#,
         "credentials": "alice r u [2];  - any-realm [3]",
         "url cache": "GET b fb 20 203 7.0; GET a fa 10 200 9.0",  // least recently used first
         "blobs": "b1 alice 3 abc 1800000000.0",

@@ -44,6 +44,30 @@ struct LimitsAPITests {
         }
     }
 
+    /// A change over the API outlives a restart; a restart whose configured limits changed
+    /// since starts from the configuration instead.
+    @Test func changedLimitsAreKeptAcrossARestartUntilTheConfigurationChanges() async throws {
+        try await DaemonFixture.with(configure: { $0.service.bandwidthLimits.downloadBytesPerSecond = 5_000_000 }) { daemon in
+            let response = try await daemon.patch("/v1/limits", json: ["downloadBytesPerSecond": 123_456, "background": ["uploadBytesPerSecond": 7_000]])
+            #expect(response.status == 200, "\(response)")
+            daemon.stop()
+            let again = try daemon.restarted()
+            defer { again.stop() }
+            let kept = try await again.get("/v1/limits").object()
+            #expect(kept.int("downloadBytesPerSecond") == 123_456)
+            #expect(kept.object("background")?.int("uploadBytesPerSecond") == 7_000)
+            again.stop()
+
+            var reconfigured = daemon.configuration
+            reconfigured.service.bandwidthLimits.downloadBytesPerSecond = 9_000_000
+            let third = try daemon.restarted(reconfigured)
+            defer { third.stop() }
+            let configured = try await third.get("/v1/limits").object()
+            #expect(configured.int("downloadBytesPerSecond") == 9_000_000, "the operator's new configuration wins")
+            #expect(configured.object("background")?.isNull("uploadBytesPerSecond") == true)
+        }
+    }
+
     static let badLimits: [(String, String, String)] = [
         (#"{"downloadBytesPerSecond": 0}"#, "invalid_rate", "downloadBytesPerSecond"),
         (#"{"downloadBytesPerSecond": -5}"#, "invalid_rate", "downloadBytesPerSecond"),

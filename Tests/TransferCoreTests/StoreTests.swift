@@ -40,7 +40,7 @@ internal import JSONModel
         #expect(try database.run("PRAGMA journal_mode").first?.string(0) == "wal")
         #expect(try database.run("PRAGMA user_version").first?.int(0) == Schema.migrations.count)
         let tables = try database.run("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0.string(0) }
-        #expect(tables == ["blobs", "completed_tasks", "cookies", "counters", "credentials", "events", "sessions", "task_bodies", "task_metrics", "tasks", "url_cache", "webhook_secrets"])
+        #expect(tables == ["blobs", "completed_tasks", "cookies", "counters", "credentials", "events", "sessions", "settings", "task_bodies", "task_metrics", "tasks", "url_cache", "webhook_secrets"])
     }
 
     @Test func reopeningIsIdempotentAndKeepsData() throws {

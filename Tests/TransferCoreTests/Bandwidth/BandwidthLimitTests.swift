@@ -68,7 +68,7 @@ import Testing
         try await probe.waitUntilFlowing(task.id, .download)
         RateProbe.expectNear(try await probe.measure(task.id, .download, over: 2), 3 * Self.mebibyte, "global download 3 MiB/s over 2 s")
         let lower = Self.mebibyte
-        let limits = harness.service.updateBandwidthLimits(BandwidthLimitsPatch(global: BandwidthLimitPatch(downloadBytesPerSecond: .some(lower))))
+        let limits = try harness.service.updateBandwidthLimits(BandwidthLimitsPatch(global: BandwidthLimitPatch(downloadBytesPerSecond: .some(lower))))
         #expect(limits.downloadBytesPerSecond == lower)
         #expect(harness.service.bandwidthLimits == limits)
         try await Task.sleep(for: .milliseconds(300))
