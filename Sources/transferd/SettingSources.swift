@@ -43,10 +43,11 @@ enum SettingSources {
     }
 
     /// `TRANSFERD_X_FILE=/run/secrets/x` gives TRANSFERD_X the file's text (one trailing line
-    /// break dropped). TRANSFERD_TOKENS_FILE is not a twin: it is `--token-file`, a file of lines.
+    /// break dropped). TRANSFERD_TOKENS_FILE is not a twin of TRANSFERD_TOKENS: it is
+    /// `--token-file`, a file of token lines, read as such.
     static func readingFileTwins(_ process: [String: String]) throws -> [String: String] {
         var environment = process
-        for key in keys where key != "token-file" {
+        for key in keys where key != "token" && key != "token-file" {
             let name = variable(of: key)
             guard let path = process[name + "_FILE"] else { continue }
             guard process[name] == nil else { throw ValidationError("set \(name) or \(name)_FILE, not both") }
