@@ -113,7 +113,14 @@ extension TransferService {
             stored = try coordinator.taskChanges(after: after, limit: limit, owner: owner)
         } catch {
             logger.warning("the change feed cannot be read from the store", metadata: ["error": "\(error)"])
-            if work.waits.take(waiter) != nil { answer(unchanged) }
+            // Read again shortly, until the deadline: a held poll answered at once with nothing
+            // would have its client ask again at once, and a woken one would lose its wait.
+            let retry = min(Self.readRetry, max(0, (deadline - ContinuousClock.now).seconds))
+            DispatchQueue.global().asyncAfter(deadline: .now() + retry) { [weak self] in
+                guard work.waits.take(waiter) != nil else { return }
+                guard let self, ContinuousClock.now < deadline else { return answer(unchanged) }
+                clusterTaskChanges(after: after, limit: limit, deadline: deadline, owner: owner, answer: answer)
+            }
             return
         }
         let page = TaskChangePage(tasks: stored.tasks.map(ServedTask.stored), removed: stored.removed, next: stored.next, resync: stored.resync)
@@ -136,6 +143,8 @@ extension TransferService {
 
     /// How soon a change-feed poll reads again when changes wait behind an older transaction.
     static let behindRetry = 0.02
+    /// How soon a held change-feed poll reads again after the store failed to answer.
+    static let readRetry = 0.25
 }
 
 extension Duration {
