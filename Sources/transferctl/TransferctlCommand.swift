@@ -28,7 +28,7 @@ struct Transferctl: ParsableCommand {
     /// Parses and runs one command line; returns the exit status (tests call it too).
     static func run(_ arguments: [String]) -> ExitStatus {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(GlobalOptions.movedAfterSubcommand(arguments))
             try command.run()
             return .success
         } catch let failure as CLIFailure {

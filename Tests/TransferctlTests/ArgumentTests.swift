@@ -16,6 +16,21 @@ import Testing
         #expect(get.connection.client.token == "t")
     }
 
+    /// As with curl or git, the options every command takes may come before the command.
+    @Test func globalOptionsMayComeBeforeTheCommand() throws {
+        let arguments = ["--server", "http://d:1/", "--token=t", "--json", "ls", "--session", "s1"]
+        #expect(GlobalOptions.movedAfterSubcommand(arguments) == ["ls", "--server", "http://d:1/", "--token=t", "--json", "--session", "s1"])
+        let list = try #require(try Transferctl.parseAsRoot(GlobalOptions.movedAfterSubcommand(arguments)) as? ListCommand)
+        #expect(list.connection.client.server == "http://d:1" && list.connection.client.token == "t" && list.connection.json)
+        #expect(list.session == "s1")
+        let get = try #require(try Transferctl.parseAsRoot(GlobalOptions.movedAfterSubcommand(["--server", "http://e:2", "get", "http://h/x", "-o", "x"])) as? GetCommand)
+        #expect(get.connection.client.server == "http://e:2" && get.url == "http://h/x")
+        // Nothing to move, or only options: left for ArgumentParser to judge.
+        #expect(GlobalOptions.movedAfterSubcommand(["get", "http://h/", "--server", "s"]) == ["get", "http://h/", "--server", "s"])
+        #expect(GlobalOptions.movedAfterSubcommand(["--server", "s"]) == ["--server", "s"])
+        #expect(Transferctl.run(["--server", "http://127.0.0.1:1", "sessions"]) == .serverUnreachable)
+    }
+
     @Test(arguments: [
         ["get"],                                           // no URL
         ["get", "http://h/", "--limit-rate", "fast"],
