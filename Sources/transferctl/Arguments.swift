@@ -35,6 +35,11 @@ struct HeaderArgument: ExpressibleByArgument, Equatable {
     var name: String
     var value: String
 
+    init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
     init?(argument: String) {
         guard let colon = argument.firstIndex(of: ":") else { return nil }
         name = argument[..<colon].trimmingSpaces
@@ -46,5 +51,51 @@ struct HeaderArgument: ExpressibleByArgument, Equatable {
     static func object(_ headers: [HeaderArgument]) -> [String: String]? {
         guard !headers.isEmpty else { return nil }
         return Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+}
+
+/// `-u USER:PASSWORD`, as curl takes it: sent to the daemon as the URL's user information, which
+/// the daemon takes out of the URL and keeps sealed as the task's own login (never served).
+struct UserArgument: ExpressibleByArgument, Equatable {
+    var user: String
+    var password: String
+
+    init?(argument: String) {
+        guard let colon = argument.firstIndex(of: ":") else { return nil }
+        user = String(argument[..<colon])
+        password = String(argument[argument.index(after: colon)...])
+        guard !user.isEmpty else { return nil }
+    }
+
+    /// `url` with this login as its user information (any it had replaced); nil for a URL
+    /// without "scheme://".
+    func applied(to url: String) -> String? {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
+        let restStart = url.index(colon, offsetBy: 3)
+        let rest = url[restStart...]
+        let authorityEnd: String.Index = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority: Substring = rest[..<authorityEnd]
+        let host: Substring = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        let login: String = Self.encoded(user) + ":" + Self.encoded(password)
+        let scheme = String(url[..<restStart])
+        let tail = String(rest[authorityEnd...])
+        return scheme + login + "@" + String(host) + tail
+    }
+
+    /// Percent-encoded but for RFC 3986's unreserved characters: nothing in it can end the
+    /// user information early (`:`, `@`, `/`).
+    private static func encoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF")
+                encoded += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0xF)])
+            }
+        }
+        return encoded
     }
 }

@@ -25,14 +25,34 @@ struct GetCommand: ParsableCommand {
     @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A request header, \"Name: value\" (repeatable).", valueName: "HEADER"))
     var headers: [HeaderArgument] = []
 
-    func validate() throws { try download.validate(json: connection.json) }
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent header.", valueName: "NAME"))
+    var userAgent: String?
+
+    @Option(name: [.customShort("u"), .customLong("user")], help: ArgumentHelp("The server's user and password, answering its Basic or Digest challenge. The daemon keeps them sealed with the task, never served.", valueName: "USER:PASSWORD"))
+    var user: UserArgument?
+
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Save under the URL's file name (the default without -o; accepted as curl takes it).")
+    var remoteName = false
+
+    func validate() throws {
+        try download.validate(json: connection.json)
+        if remoteName && download.output != nil { throw ValidationError("-O and -o both name the file: choose one") }
+        if user != nil && user?.applied(to: url) == nil { throw ValidationError("-u needs a URL with scheme://") }
+    }
+
+    /// The request: the URL with -u's login in it, the headers with -A's User-Agent.
+    var request: RequestSpecBody {
+        var all = headers
+        if let userAgent { all.append(HeaderArgument(name: "User-Agent", value: userAgent)) }
+        return RequestSpecBody(url: user.flatMap { $0.applied(to: url) } ?? url, headers: HeaderArgument.object(all))
+    }
 
     func run() throws {
         let client = connection.client
         let session = try SessionChoice.resolve(download.session, client: client)
         let body = TaskCreateBody(
             kind: "download",
-            request: RequestSpecBody(url: url, headers: HeaderArgument.object(headers)),
+            request: request,
             priority: priority, description: "transferctl get",
             bandwidthLimit: limitRate.map { BandwidthLimitBody(downloadBytesPerSecond: $0.bytesPerSecond) })
         let created = try client.send("POST", APIClient.path("v1", "sessions", session, "tasks"), json: body)

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -274,3 +275,22 @@ def test_post_and_put_upload_through_the_daemon(daemon, tmp_path):
     failing = ctl(daemon, "post", f"{httpbin}/status/418", "--data", "x", "--fail")
     assert failing.returncode == 1 and b"HTTP 418" in failing.stderr
     assert ctl(daemon, "post", f"{httpbin}/status/418", "--data", "x").returncode == 0
+
+
+def test_curl_options_user_agent_login_remote_name_and_global_options_first(daemon, tmp_path):
+    httpbin = required_environment("TRANSFERD_TEST_HTTPBIN")
+    work = tmp_path / "curlish"
+    work.mkdir()
+    # -u answers the server's Basic challenge; a password with @, : and a space is encoded, not split.
+    secret = "p@ss:w rd"
+    got = ctl(daemon, "get", f"{httpbin}/basic-auth/alice/{quote(secret, safe='@:')}", "-u", f"alice:{secret}", "-o", str(work / "auth.json"))
+    assert got.returncode == 0, got.stderr
+    assert json.loads((work / "auth.json").read_text()) == {"authenticated": True, "user": "alice"}
+    assert secret.encode() not in got.stderr and secret.encode() not in got.stdout
+    # -A sets the User-Agent; -O saves under the URL's name (in the working folder).
+    agent = subprocess.run([str(executable("transferctl")), "--server", daemon.url, "--token", daemon.token, "get", f"{httpbin}/user-agent", "-A", "probe/1.0", "-O"],
+                           cwd=work, capture_output=True, timeout=60)
+    assert agent.returncode == 0, agent.stderr
+    assert json.loads((work / "user-agent").read_text()) == {"user-agent": "probe/1.0"}
+    version = subprocess.run([str(executable("transferctl")), "--version"], capture_output=True, text=True, timeout=30)
+    assert version.returncode == 0 and re.match(r"^\d+\.\d+\.\d+ \(commit ([0-9a-f]{7,}|unknown)\)$", version.stdout.strip()), version.stdout

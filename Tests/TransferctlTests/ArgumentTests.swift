@@ -16,6 +16,15 @@ import Testing
         #expect(get.connection.client.token == "t")
     }
 
+    @Test func curlsUserAgentLoginAndRemoteName() throws {
+        let get = try #require(try Transferctl.parseAsRoot(["get", "https://u:old@h:8443/a b?q#f", "-A", "probe/1.0", "-u", "alice:p@ss:w/rd", "-O"]) as? GetCommand)
+        #expect(get.remoteName)
+        #expect(get.request.url == "https://alice:p%40ss%3Aw%2Frd@h:8443/a b?q#f", "the old login replaced, the new one encoded")
+        #expect(get.request.headers == ["User-Agent": "probe/1.0"])
+        #expect(UserArgument(argument: "nopassword") == nil && UserArgument(argument: ":x") == nil)
+        #expect(throws: (any Error).self) { try Transferctl.parseAsRoot(["get", "http://h/x", "-O", "-o", "x"]) }
+    }
+
     /// As with curl or git, the options every command takes may come before the command.
     @Test func globalOptionsMayComeBeforeTheCommand() throws {
         let arguments = ["--server", "http://d:1/", "--token=t", "--json", "ls", "--session", "s1"]
