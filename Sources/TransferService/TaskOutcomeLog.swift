@@ -7,7 +7,7 @@ internal import TransferModel
 /// session, kind and host, bytes and durations as plain numbers (seconds). At info: a daemon run
 /// at --log-level notice or above builds none of them (the benchmarks run at warning). Lines
 /// made under the service's lock are written after it (`Deliveries`). Never the URL's path,
-/// query or credentials: the host only.
+/// query or credentials, nor an error's message (which may quote them): the host only.
 extension TransferService {
     /// Whether the task lines are written; checked before one is built.
     var logsTaskSteps: Bool { logger.logLevel <= .info }
@@ -64,8 +64,12 @@ extension TransferService {
         case let code?:
             message = "task failed"
             fields["error.code"] = "\(code)"
-            if let error = task.error { fields["error.name"] = "\(error.name)" }
-            if let error = task.error { fields["error.message"] = "\(error.message.prefix(300))" }
+            // The name and reason, not the message: a message may quote the URL (an unsupported
+            // scheme's does), and a URL's query may hold a secret. The API serves the message.
+            if let error = task.error {
+                fields["error.name"] = "\(error.name)"
+                if let reason = error.reason { fields["error.reason"] = "\(reason)" }
+            }
             if let status = task.response?.statusCode { fields["http.status"] = "\(status)" }
         }
         deliveries.add { [logger, fields] in logger.info("\(message)", metadata: fields) }

@@ -46,6 +46,9 @@ import TransferService
             ]])
             #expect(batch.status == 201)
             #expect(try await daemon.get("/healthz").status == 200)
+            // An unsupported scheme's error message quotes its URL, query and all.
+            let unsupported = try #require(try await daemon.dataTask(["url": "gopher://127.0.0.1/x?key=query-SECRET-9"]).int("id"))
+            #expect(try await daemon.waitForCompletion(unsupported).object("error")?.string("message")?.contains("query-SECRET-9") == true)
 
             func line(_ message: String, task: Int) -> [String: String]? {
                 captured.lines(message).first { $0["transfer.task.id"] == String(task) }
@@ -62,6 +65,7 @@ import TransferService
 
             let failure = try #require(line("task failed", task: failed))
             #expect(failure["error.code"] == "-1004" && failure["error.name"] == "cannotConnectToHost", "\(failure)")
+            #expect(failure["error.message"] == nil, "a message may quote the URL")
             #expect(failure["url.host"] == "127.0.0.1:\(refusing.port)")
             #expect(line("task completed", task: failed) == nil)
             #expect(line("task cancelled", task: stalled) != nil)
@@ -77,8 +81,9 @@ import TransferService
             let requests = captured.lines("request")
             #expect(!requests.isEmpty && requests.allSatisfy { $0["http.route"] != "/healthz" }, "probes log at debug")
             #expect(requests.allSatisfy { Double($0["http.duration"] ?? "") != nil })
-            // No line carries a URL's path: the host only.
-            #expect(!captured.all.contains { $0.contains("/none") || $0.contains("/busy") })
+            // No line carries a URL's path or query: the host only.
+            #expect(line("task failed", task: unsupported) != nil)
+            #expect(!captured.all.contains { $0.contains("/none") || $0.contains("/busy") || $0.contains("query-SECRET-9") })
         }
     }
 
