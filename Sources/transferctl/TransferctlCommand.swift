@@ -19,6 +19,7 @@ struct Transferctl: ParsableCommand {
             GetCommand.self, PostCommand.self, PutCommand.self, ListCommand.self, ShowCommand.self,
             SuspendCommand.self, ResumeCommand.self, CancelCommand.self, ResumeFromCommand.self,
             SessionsCommand.self, EventsCommand.self, PriorityCommand.self,
+            RemoveCommand.self, WaitCommand.self, LimitsCommand.self, StatsCommand.self,
         ])
 
     static func main() {

@@ -294,3 +294,26 @@ def test_curl_options_user_agent_login_remote_name_and_global_options_first(daem
     assert json.loads((work / "user-agent").read_text()) == {"user-agent": "probe/1.0"}
     version = subprocess.run([str(executable("transferctl")), "--version"], capture_output=True, text=True, timeout=30)
     assert version.returncode == 0 and re.match(r"^\d+\.\d+\.\d+ \(commit ([0-9a-f]{7,}|unknown)\)$", version.stdout.strip()), version.stdout
+
+
+def test_rm_wait_limits_and_stats(daemon, nginx_url, tmp_path):
+    ok = ctl_json(daemon, "get", f"{nginx_url}/files/hello.txt", "--detach", "--keep-task")
+    stall = ctl_json(daemon, "get", f"{nginx_url}/slow/16MiB.bin", "--detach")
+    waited = ctl(daemon, "wait", str(ok["id"]), "--timeout", "30")
+    assert waited.returncode == 0 and f"task {ok['id']}: " in waited.stdout.decode(), waited.stderr
+    assert ctl(daemon, "wait", str(stall["id"]), "--timeout", "0.5").returncode == 6, "still running: gave up waiting"
+    assert ctl(daemon, "cancel", str(stall["id"])).returncode == 0
+    assert ctl(daemon, "wait", str(ok["id"]), str(stall["id"])).returncode == 1, "a cancelled task is not a success"
+
+    removed = ctl(daemon, "rm", str(ok["id"]), str(stall["id"]))
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.decode().splitlines() == [f"task {ok['id']}: removed", f"task {stall['id']}: removed"]
+    assert ctl(daemon, "show", str(ok["id"])).returncode == 5
+    assert ctl(daemon, "rm", str(ok["id"])).returncode == 5
+
+    changed = ctl(daemon, "limits", "--download", "2M", "--upload", "unlimited")
+    assert changed.returncode == 0 and changed.stdout.decode().strip() == "download 2.0 MiB/s, upload unlimited", changed.stdout
+    assert ctl_json(daemon, "limits")["downloadBytesPerSecond"] == 2 * 1024 * 1024
+    assert ctl(daemon, "limits", "--download", "unlimited").returncode == 0
+    stats = ctl(daemon, "stats")
+    assert stats.returncode == 0 and re.match(r"^running \d+ of \d+, queued \d+, waiting \d+$", stats.stdout.decode().strip()), stats.stdout
