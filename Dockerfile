@@ -15,7 +15,7 @@ FROM ${SWIFT_IMAGE} AS build
 
 # The C libraries' headers and pkg-config, which the system-library targets use to find them,
 # and OpenSSL's (the CCurl shim reads a connection's negotiated TLS version from it). libpq's is
-# for the PostgreSQL layer (issue 19), which the shipped products do not link yet.
+# for the PostgreSQL store (`--database-url`), which transferd links.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config \

@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import Glibc
 
 /// The options of the subcommands that run a download to a local file (`get`, `resume-from`).
 struct DownloadOptions: ParsableArguments {
@@ -20,5 +21,15 @@ struct DownloadOptions: ParsableArguments {
     func validate(json: Bool) throws {
         if json && output == "-" { throw ValidationError("--json and -o - both want stdout: choose one") }
         if detach && output != nil { throw ValidationError("--detach creates the task only: -o has nothing to save") }
+    }
+
+    /// Refuses an -o whose folder is missing or not writable before any task is made: found
+    /// only once the download had finished, the daemon's work was wasted.
+    func checkOutputFolder() throws {
+        guard let output, output != "-" else { return }
+        let folder = output.lastIndex(of: "/").map { output[..<$0].isEmpty ? "/" : String(output[..<$0]) } ?? "."
+        guard access(folder, W_OK) == 0 else {
+            throw CLIFailure(.localFile, "cannot write \(output): \(folder) \(errno == ENOENT ? "does not exist" : "is not writable")")
+        }
     }
 }

@@ -48,6 +48,7 @@ struct GetCommand: ParsableCommand {
     }
 
     func run() throws {
+        try download.checkOutputFolder()
         let client = connection.client
         let session = try SessionChoice.resolve(download.session, client: client)
         let body = TaskCreateBody(

@@ -14,6 +14,7 @@ struct ResumeFromCommand: ParsableCommand {
     func validate() throws { try download.validate(json: connection.json) }
 
     func run() throws {
+        try download.checkOutputFolder()
         let resumeData = try TextFile.read(resumeDataFile).trimmingSpaces.filter { $0 != "\n" && $0 != "\r" }
         guard !resumeData.isEmpty else { throw CLIFailure(.localFile, "\(resumeDataFile) is empty") }
         let client = connection.client

@@ -317,3 +317,11 @@ def test_rm_wait_limits_and_stats(daemon, nginx_url, tmp_path):
     assert ctl(daemon, "limits", "--download", "unlimited").returncode == 0
     stats = ctl(daemon, "stats")
     assert stats.returncode == 0 and re.match(r"^running \d+ of \d+, queued \d+, waiting \d+$", stats.stdout.decode().strip()), stats.stdout
+
+
+def test_an_output_into_a_missing_folder_is_refused_before_any_task(daemon, nginx_url, tmp_path):
+    before = len(ctl_json(daemon, "ls")["items"])
+    refused = ctl(daemon, "get", f"{nginx_url}/files/1MiB.bin", "-o", str(tmp_path / "missing" / "x.bin"))
+    assert refused.returncode == 7, refused.stderr
+    assert b"does not exist" in refused.stderr
+    assert len(ctl_json(daemon, "ls")["items"]) == before, "no task was made"
