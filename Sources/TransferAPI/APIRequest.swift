@@ -39,18 +39,11 @@ public struct APIRequest: Sendable {
         guard let value = http.headers["Content-Type"] else { return false }
         var type = value.utf8.prefix { $0 != UInt8(ascii: ";") }.drop { $0 == UInt8(ascii: " ") }
         while type.last == UInt8(ascii: " ") { type = type.dropLast() }
-        if Self.equalsIgnoringCase(type, "application/json") { return true }
-        guard Self.equalsIgnoringCase(type, "application/x-www-form-urlencoded") else { return false }
+        let mediaType = Substring(type)
+        if mediaType.equalsIgnoringASCIICase("application/json") { return true }
+        guard mediaType.equalsIgnoringASCIICase("application/x-www-form-urlencoded") else { return false }
         let first = http.body.first { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") }
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
-    }
-
-    /// ASCII bytes against a lowercase name, case aside.
-    private static func equalsIgnoringCase(_ bytes: Substring.UTF8View.SubSequence, _ lowercase: StaticString) -> Bool {
-        let name = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return bytes.count == name.count && zip(bytes, name).allSatisfy { byte, expected in
-            byte == expected || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == expected)
-        }
     }
 
     /// Whether a comma is followed by `}` or `]` outside strings: JSON forbids it, but

@@ -16,13 +16,14 @@ extension TransferService {
     /// configured limits change.
     @discardableResult
     public func updateBandwidthLimits(_ patch: BandwidthLimitsPatch) throws -> BandwidthLimits {
-        let limits = state.withLock { s in
-            s.bandwidthLimits = patch.applied(to: s.bandwidthLimits)
+        let limits = try state.withLock { s throws in
+            let limits = patch.applied(to: s.bandwidthLimits)
+            let kept = try KeptBandwidthLimits(limits: limits, configured: configuration.bandwidthLimits).json()
+            s.bandwidthLimits = limits
             // Under the lock, so the engine and the store see changes in the order they were made.
-            engine.submit(.setLimits(s.bandwidthLimits))
-            let kept = KeptBandwidthLimits(limits: s.bandwidthLimits, configured: configuration.bandwidthLimits)
-            store.enqueue(.saveSetting(name: KeptBandwidthLimits.setting, json: kept.json))
-            return s.bandwidthLimits
+            engine.submit(.setLimits(limits))
+            store.enqueue(.saveSetting(name: KeptBandwidthLimits.setting, json: kept))
+            return limits
         }
         try commit(delivering: Deliveries())
         return limits
@@ -57,5 +58,5 @@ struct KeptBandwidthLimits: Codable, Equatable {
     var limits: BandwidthLimits
     var configured: BandwidthLimits
 
-    var json: String { (try? JSONCoding.encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
+    func json() throws -> String { String(decoding: try JSONCoding.encoder.encode(self), as: UTF8.self) }
 }

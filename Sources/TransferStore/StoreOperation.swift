@@ -29,7 +29,8 @@ package enum StoreOperation: Sendable {
     case reserveFeedSeqs(through: Int)
     /// Changes to the persistent cookie jars (`Store+Cookies`).
     case cookies([CookieRowChange])
-    /// A daemon-wide setting changed over the API (`PATCH /v1/limits`), as JSON, by name.
+    /// A daemon-wide setting changed over the API (`PATCH /v1/limits`), as JSON, by name. Not a
+    /// tenant's: only admin routes write one, and every token may read what they set.
     case saveSetting(name: String, json: String)
 }
 

@@ -76,26 +76,10 @@ struct UserArgument: ExpressibleByArgument, Equatable {
         let authorityEnd: String.Index = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         let authority: Substring = rest[..<authorityEnd]
         let host: Substring = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-        let login: String = Self.encoded(user) + ":" + Self.encoded(password)
+        // Unreserved characters only: nothing in it can end the user information early.
+        let login: String = APIClient.percentEncoded(user) + ":" + APIClient.percentEncoded(password)
         let scheme = String(url[..<restStart])
         let tail = String(rest[authorityEnd...])
         return scheme + login + "@" + String(host) + tail
-    }
-
-    /// Percent-encoded but for RFC 3986's unreserved characters: nothing in it can end the
-    /// user information early (`:`, `@`, `/`).
-    private static func encoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF")
-                encoded += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0xF)])
-            }
-        }
-        return encoded
     }
 }

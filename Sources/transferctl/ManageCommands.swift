@@ -45,36 +45,18 @@ struct WaitCommand: ParsableCommand {
 
     func run() throws {
         let client = connection.client
-        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        // Followed as `get` follows its task, without drawing anything.
+        var follower = TaskFollower(client: client, display: ProgressDisplay(label: "", direction: .download, silent: true), waitSeconds: 20)
+        follower.deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         var failed = false
         for id in taskIDs {
-            var after: Int64 = 0
-            while true {
-                if Interrupt.isRequested { throw CLIFailure(.interrupted, "interrupted") }
-                var wait = 20.0
-                if let deadline {
-                    let left = deadline - ContinuousClock.now
-                    guard left > .zero else { throw CLIFailure(.refused, "task \(id) has not completed within --timeout") }
-                    wait = min(wait, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
-                }
-                let path = APIClient.path("v1", "tasks", String(id), "progress")
-                    + APIClient.query([("after", String(after)), ("wait", String(format3(wait)))])
-                let snapshot = try client.send("GET", path, seconds: Int(wait) + 30).decode(ProgressSnapshot.self)
-                if snapshot.state == "completed" { break }
-                after = snapshot.version
-            }
+            _ = try follower.follow(id)
             let response = try client.send("GET", APIClient.path("v1", "tasks", String(id)))
             let task = try response.decode(TaskInfo.self)
             if task.error != nil { failed = true }
             TaskOutput.print(response, json: connection.json) { "task \($0.id): \(TaskText.state($0))" }
         }
         if failed { throw CLIFailure(.transferFailed, "not every task succeeded") }
-    }
-
-    /// Seconds with at most three decimals, as the API's `wait` takes them.
-    private func format3(_ seconds: Double) -> String {
-        let millis = Int64((seconds * 1000).rounded())
-        return "\(millis / 1000).\(String(millis % 1000).leftPadded(to: 3))"
     }
 }
 
@@ -164,9 +146,4 @@ struct StatsInfo: Decodable {
     var running: Int
     var queued: Int
     var waiting: Int
-}
-
-extension String {
-    /// Zeros in front up to `width` characters.
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
