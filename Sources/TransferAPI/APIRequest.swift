@@ -92,17 +92,37 @@ public struct APIRequest: Sendable {
         return value
     }
 
-    /// `types`: the event types an events read wants, comma-separated (default: all).
+    /// `types`: the event types an events read wants, comma-separated (default: all); `task`: the
+    /// one task whose events it wants (default: every task's and the session's own).
     func eventFilter() throws -> EventFilter {
-        guard let text = http.query["types"] else { return EventFilter() }
-        var types = Set<EventType>()
-        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let type = EventType(rawValue: String(name)) else {
-                throw APIError(400, "invalid_query", "types must be event types separated by commas, such as didCompleteWithError; '\(name)' is not one", field: "types")
+        var types: Set<EventType>?
+        if let text = http.query["types"] {
+            var named = Set<EventType>()
+            for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let type = EventType(rawValue: String(name)) else {
+                    throw APIError(400, "invalid_query", "types must be event types separated by commas, such as didCompleteWithError; '\(name)' is not one", field: "types")
+                }
+                named.insert(type)
             }
-            types.insert(type)
+            types = named
         }
-        return EventFilter(types: types)
+        var taskId: Int?
+        if let text = http.query["task"] {
+            guard let value = Int(text), value > 0 else {
+                throw APIError(400, "invalid_query", "task must be a task id (a positive integer)", field: "task")
+            }
+            taskId = value
+        }
+        return EventFilter(types: types, taskId: taskId)
+    }
+
+    /// A `true`/`false` query parameter (absent: false).
+    func flag(_ name: String) throws -> Bool {
+        switch http.query[name] {
+        case nil, "false": return false
+        case "true": return true
+        default: throw APIError(400, "invalid_query", "\(name) must be true or false", field: name)
+        }
     }
 
     /// `wait` in seconds (>= 0, default 0; the service caps it).

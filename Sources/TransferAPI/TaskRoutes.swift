@@ -17,7 +17,8 @@ enum TaskRoutes {
             return try command(service, .update(body), task: id, owner: request.owner)
         }
         router.add("DELETE", "/v1/tasks/{tid}") { request in
-            try service.deleteTask(try request.taskId(), owner: request.owner)
+            let id = try request.taskId()
+            try service.deleteTask(id, owner: request.owner, deletingFile: try request.flag("deleteFile"))
             return .now(HTTPResponse(status: 204))
         }
         router.add("POST", "/v1/tasks/{tid}/resume") { request in

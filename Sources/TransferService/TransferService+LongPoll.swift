@@ -92,7 +92,7 @@ extension TransferService {
         for event in read {
             // By the owner the event carries: its task may have left memory, or been deleted.
             let visible = event.taskId == nil || event.owner == nil || event.owner == owner
-            if !visible || !filter.reads(event.type) {
+            if !visible || !filter.reads(event) {
                 next = event.seq
                 continue
             }

@@ -9,15 +9,18 @@ internal import TransferStore
 /// Completed tasks do not stay forever: `DELETE /v1/tasks/{tid}` removes one at once, and the
 /// retention time removes it later. Either way the record, the response body and the files the
 /// task left in the data folder (its downloaded file, a partial file kept for resume data) go;
-/// a file moved to a client's `destination` is the client's and stays.
+/// a file moved to a client's `destination` is the client's and stays, unless the DELETE asks
+/// for it too (`?deleteFile=true`).
 extension TransferService {
     /// DELETE /v1/tasks/{tid}: only a completed task (cancel a running one first), so no
-    /// transfer is ever left without its task.
-    public func deleteTask(_ id: Int, owner: String?) throws {
-        try onHeldOrStored(id, owner: owner, held: { try deleteHeld(id, owner: owner) }, stored: { try deleteStored(id, owner: owner) })
+    /// transfer is ever left without its task. `deletingFile` removes its destination's file too.
+    public func deleteTask(_ id: Int, owner: String?, deletingFile: Bool = false) throws {
+        let removed = try onHeldOrStored(id, owner: owner, held: { try deleteHeld(id, owner: owner) }, stored: { try deleteStored(id, owner: owner) })
+        removeFiles(of: removed)
+        if deletingFile { removeDestinationFile(of: removed) }
     }
 
-    private func deleteHeld(_ id: Int, owner: String?) throws {
+    private func deleteHeld(_ id: Int, owner: String?) throws -> TransferTask {
         let (removed, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let entry = try visibleTask(s, id, owner)
@@ -29,14 +32,15 @@ extension TransferService {
             return (entry.task, deliveries)
         }
         // Gone from the store before it is gone from the disk: when the delete is not committed
-        // the files stay, and the start-up sweep removes them once it is.
+        // the files stay (the caller removes them after this returns), and the start-up sweep
+        // removes them once it is.
         try commit(delivering: deliveries)
-        removeFiles(of: removed)
+        return removed
     }
 
     /// DELETE of a completed task kept only in the store. The read, the check and the queued
     /// delete happen under the lock, so of two deletes of one task the second finds nothing.
-    private func deleteStored(_ id: Int, owner: String?) throws {
+    private func deleteStored(_ id: Int, owner: String?) throws -> TransferTask {
         let (removed, deliveries) = try state.withLock { s throws -> (TransferTask, Deliveries) in
             let task = try storedTaskToChange(s, id, owner: owner)
             var deliveries = Deliveries()
@@ -46,7 +50,7 @@ extension TransferService {
         }
         defer { forgetDeleting([id]) }
         try commit(delivering: deliveries)
-        removeFiles(of: removed)
+        return removed
     }
 
     /// Once the deletes are committed the rows are gone, and nothing needs the marks any more.
@@ -189,6 +193,16 @@ extension TransferService {
         for waiter in s.waiters.takeProgress(task: id, below: .max) {
             deliveries.add { waiter.callback(snapshot) }
         }
+    }
+
+    /// A deleted download's file at its destination, asked for with the delete. Partitioned as
+    /// destinations are (`TenantDownloads`): only a path inside the task's own tenant's downloads
+    /// root is removed, whatever `location` says; the link itself if it became one.
+    private func removeDestinationFile(of task: TransferTask) {
+        guard task.destination != nil, let location = task.location else { return }
+        let root = TenantDownloads.root(configuration.downloadsRoot, owner: task.owner)
+        guard FileSystem.isInside(FileSystem.parent(of: location), root: root) else { return }
+        unlink(location)
     }
 
     /// The files a removed task left in the data folder.

@@ -225,7 +225,7 @@ public final class TransferService: Sendable {
         record(s, session: session, .appendEvent(event))
         if hasWebhook { webhooks.nudge(session: session) }
         if let oldestKept { record(s, session: session, .pruneEvents(sessionId: session, oldestKept: oldestKept)) }
-        for waiter in s.waiters.takeEvents(session: session, below: event.seq, type: type) {
+        for waiter in s.waiters.takeEvents(session: session, for: event) {
             let page = visibleEvents(s, waiting: waiter, in: session)
             deliveries.add { waiter.callback(page) }
         }

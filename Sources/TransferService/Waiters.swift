@@ -50,11 +50,11 @@ struct Waiters: Sendable {
         Self.take(from: &progress, key: task, below: version, ids: &keys)
     }
 
-    /// Removes and returns the session's waiters whose cursor is below `seq` and that read
-    /// events of `type` (all of them when `type` is nil).
-    mutating func takeEvents(session: String, below seq: Int, type: EventType? = nil) -> [EventsWaiter] {
-        Self.take(from: &events, key: session, below: seq, ids: &keys) { waiter in
-            type.map { waiter.filter.reads($0) } ?? true
+    /// Removes and returns the session's waiters whose cursor is below `event`'s seq and that
+    /// read it.
+    mutating func takeEvents(session: String, for event: TaskEvent) -> [EventsWaiter] {
+        Self.take(from: &events, key: session, below: event.seq, ids: &keys) { waiter in
+            waiter.filter.reads(event)
         }
     }
 

@@ -41,6 +41,46 @@ import TransferService
         }
     }
 
+    @Test func deleteFileRemovesTheDestinationsFileAndAWrongValueChangesNothing() async throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let id = try #require(try await daemon.downloadTask(["url": origin.url("/a.bin")], destination: "gone/mine.bin").int("id"))
+            #expect(try await daemon.waitForCompletion(id).isNull("error"))
+            let path = daemon.downloadsRoot + "/gone/mine.bin"
+            #expect(FileManager.default.fileExists(atPath: path))
+
+            let refused = try await daemon.request("DELETE", "/v1/tasks/\(id)?deleteFile=yes")
+            #expect(refused.status == 400 && refused.errorCode == "invalid_query", "\(refused)")
+            #expect(try await daemon.get("/v1/tasks/\(id)").status == 200)
+            #expect(FileManager.default.fileExists(atPath: path))
+
+            #expect(try await daemon.request("DELETE", "/v1/tasks/\(id)?deleteFile=true").status == 204)
+            #expect(try await daemon.get("/v1/tasks/\(id)").status == 404)
+            #expect(!FileManager.default.fileExists(atPath: path))
+            // Its folder, which may hold other files of the client's, stays.
+            #expect(FileManager.default.fileExists(atPath: daemon.downloadsRoot + "/gone"))
+        }
+    }
+
+    @Test func aSessionsEventsReadForOneTaskHoldOnlyThatTasksEvents() async throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let first = try #require(try await daemon.downloadTask(["url": origin.url("/a.bin")]).int("id"))
+            let second = try #require(try await daemon.downloadTask(["url": origin.url("/b.bin")]).int("id"))
+            for id in [first, second] { #expect(try await daemon.waitForCompletion(id).isNull("error")) }
+            let page = try await daemon.get("/v1/sessions/shared/events?after=0&task=\(second)").object()
+            let events = try #require(page["events"] as? [[String: Any]])
+            #expect(!events.isEmpty)
+            #expect(events.allSatisfy { ($0["taskId"] as? Int) == second }, "\(events)")
+            #expect(events.contains { ($0["type"] as? String) == "didCompleteWithError" })
+            let both = try await daemon.get("/v1/sessions/shared/events?after=0&task=\(second)&types=didCompleteWithError").object()
+            #expect((both["events"] as? [[String: Any]])?.count == 1, "\(both)")
+            #expect(try await daemon.get("/v1/sessions/shared/events?task=0").errorCode == "invalid_query")
+        }
+    }
+
     @Test func aRunningTaskIsNotDeletedAndADeletedIdIsNotGivenAgainAfterARestart() async throws {
         try await DaemonFixture.with { daemon in
             let suspended = try #require(try await daemon.dataTask(["url": "http://127.0.0.1:9/"], extra: ["state": "suspended"]).int("id"))

@@ -1,4 +1,5 @@
 import Testing
+import FoundationEssentials
 @testable import TransferModel
 @testable import TransferStore
 @testable import TransferEngine
@@ -32,14 +33,23 @@ import Testing
         let a = waiters.add(session: "s", after: 10, limit: 5, callback: noEvents)
         let b = waiters.add(session: "s", after: 20, limit: 7, callback: noEvents)
         _ = waiters.add(session: "t", after: 0, limit: 1, callback: noEvents)
-        #expect(waiters.takeEvents(session: "s", below: 10).isEmpty)
-        let taken = waiters.takeEvents(session: "s", below: 11)
+        #expect(waiters.takeEvents(session: "s", for: event(10)).isEmpty)
+        let taken = waiters.takeEvents(session: "s", for: event(11))
         #expect(taken.map(\.id) == [a])
         #expect(taken.first?.limit == 5)
         #expect(taken.first?.after == 10)
-        #expect(waiters.takeEvents(session: "s", below: 21).map(\.id) == [b])
+        #expect(waiters.takeEvents(session: "s", for: event(21)).map(\.id) == [b])
         #expect(waiters.events["s"] == nil)
         #expect(waiters.count == 1)
+    }
+
+    @Test func aWaiterForOneTaskIsWokenOnlyByThatTasksEvents() {
+        var waiters = Waiters()
+        let mine = waiters.add(session: "s", after: 0, limit: 5, filter: EventFilter(taskId: 7), callback: noEvents)
+        let all = waiters.add(session: "s", after: 0, limit: 5, callback: noEvents)
+        #expect(waiters.takeEvents(session: "s", for: event(1, task: 8)).map(\.id) == [all])
+        #expect(waiters.takeEvents(session: "s", for: event(2, task: nil)).isEmpty)
+        #expect(waiters.takeEvents(session: "s", for: event(3, task: 7)).map(\.id) == [mine])
     }
 
     @Test func takeByIDAnswersOnce() {
@@ -72,7 +82,7 @@ import Testing
         #expect(waiters.takeProgress(task: 1, below: 1).count == 1)
         #expect(waiters.take(id: id) == nil)
         let other = waiters.add(session: "s", after: 0, limit: 1, callback: noEvents)
-        #expect(waiters.takeEvents(session: "s", below: 1).count == 1)
+        #expect(waiters.takeEvents(session: "s", for: event(1)).count == 1)
         #expect(waiters.take(id: other) == nil)
         #expect(waiters.take(id: 12345) == nil)
     }
@@ -100,5 +110,10 @@ import Testing
         #expect(waiters.takeAll().progress.isEmpty)
         // Ids are never reused after takeAll.
         #expect(waiters.add(task: 1, after: 0, callback: noProgress) > c)
+    }
+
+    /// An event of seq `seq` (its type and fields do not matter to the waiters).
+    private func event(_ seq: Int, task: Int? = 1) -> TaskEvent {
+        TaskEvent(seq: seq, sessionId: "s", taskId: task, type: .didCompleteWithError, time: Date(timeIntervalSince1970: 0), fields: [:])
     }
 }
