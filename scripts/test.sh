@@ -2,10 +2,11 @@
 # The test command: bash scripts/test.sh [--system] [swift test or pytest arguments...]
 #
 # On a new Debian bookworm machine with the Swift toolchain (at /opt/swift) and root, it
-#   1. installs the missing Debian packages (build dependencies, nginx, curl, tcpdump for the DSCP
-#      test, publicsuffix for the cookie jars, the proxies, chromium and chromedriver for the
-#      dashboard test, tmux for the terminal test, debootstrap for the container check, the
-#      PostgreSQL server, and Python if needed),
+#   1. installs the missing Debian packages (build dependencies, nginx, curl, jq for the docs'
+#      curl examples that test_doc_examples runs, tcpdump for the DSCP test, publicsuffix for the
+#      cookie jars, the proxies, chromium and chromedriver for the dashboard test, tmux for the
+#      terminal test, debootstrap for the container check, the PostgreSQL server, and Python if
+#      needed),
 #   2. creates .build-peers/venv with the pinned Python packages of scripts/requirements/*.txt
 #      (httpbin, gunicorn, trustme, pytest and what the system tests drive),
 #   3. starts the peers on 127.0.0.1 on free ports (httpbin under gunicorn, nginx serving files,
@@ -51,7 +52,7 @@ source scripts/lib/peers-postgres.sh
 
 log "repository: $PWD"
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl tcpdump publicsuffix tinyproxy microsocks \
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq tcpdump publicsuffix tinyproxy microsocks \
     chromium chromium-driver tmux debootstrap socat "${POSTGRES_PACKAGES[@]}"
 ensure_python
 ensure_peer_venv
