@@ -50,6 +50,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -138,7 +139,7 @@ DEFERRED: dict[tuple[str, str], str] = {
         "change in progress, which is to fix it",
 }
 
-COMMAND_START = r"(?:^|[;&|(`!{]|\$\(|\b(?:then|do|else|until|while|if|time|exec)\s)"
+COMMAND_START = r"(?:^|[;&|(!{]|\$\(|\b(?:then|do|else|until|while|if|time|exec)\s)"
 CURL_COMMAND = re.compile(COMMAND_START + r"\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*curl(?=\s|$)")
 
 
@@ -274,7 +275,6 @@ class Peers:
     @property
     def site_port(self) -> int:
         if self._site_port is None:
-            import socket
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", 0))
                 self._site_port = probe.getsockname()[1]
@@ -339,10 +339,9 @@ def off_loopback(script: str) -> list[str]:
     return found
 
 
-def prepare(file: str, blocks: list[Block], peers: Peers, token: str) -> tuple[str, list[Block]]:
+def prepare(file: str, blocks: list[Block], peers: Peers, token: str) -> str:
     """The bash script of a document's run blocks, rewritten; fails on anything off loopback."""
     parts = ["set -euo pipefail", f"T={token}"]
-    text_so_far = ""
     for block in blocks:
         lines = []
         for line in block.commands().splitlines():
@@ -359,18 +358,16 @@ def prepare(file: str, blocks: list[Block], peers: Peers, token: str) -> tuple[s
             if rewrite.file in (None, file):
                 replacement = re.sub(r"\{(\w+)\}", lambda match: str(getattr(peers, match.group(1))), rewrite.replacement)
                 text = re.sub(rewrite.pattern, lambda _: replacement, text)
-        text_so_far += text
         parts += [f"export DOC_BLOCK={block.name}",
                   'printf "start %s %s\\n" "$DOC_BLOCK" "$EPOCHREALTIME" >>"$DOC_PROGRESS"',
                   text.rstrip("\n"),
                   'printf "end %s %s\\n" "$DOC_BLOCK" "$EPOCHREALTIME" >>"$DOC_PROGRESS"']
+    outside = off_loopback("\n".join(parts))
+    assert not outside, f"{file}: the examples would reach beyond 127.0.0.0/8: {outside}; add a rewrite to a test peer"
     for (provided_file, name), (kind, _) in PROVIDED.items():
         if provided_file == file:
             parts.insert(2, f"{name}={provide(kind, peers)}")
-    script = "\n".join(parts) + "\n"
-    outside = off_loopback(script)
-    assert not outside, f"{file}: the examples would reach beyond 127.0.0.0/8: {outside}; add a rewrite to a test peer"
-    return script, blocks
+    return "\n".join(parts) + "\n"
 
 
 @dataclass
@@ -437,14 +434,15 @@ def run_script(script: str, blocks: list[Block], work: Path, daemon, token: str)
                out.read_text(errors="replace"), seconds)
 
 
-def report(file: str, script: str, run: Run, artifacts: Path) -> str:
+def report(file: str, script: str, blocks: list[Block], run: Run, artifacts: Path) -> str:
     """Writes the document's artifact; returns a summary for a failure message."""
     folder = artifacts / "doc-examples"
     folder.mkdir(parents=True, exist_ok=True)
     calls = "\n".join(json.dumps(call) for call in run.calls)
     timing = "\n".join(f"{name}: {seconds:.2f} s" for name, seconds in run.durations.items())
-    (folder / (file.replace("/", "_") + ".log")).write_text(
-        f"# {file}: exit {run.status}, {run.seconds:.2f} s\n## blocks\n{timing}\n## script\n{script}\n"
+    (folder / (re.sub(r"[/:]", "_", file) + ".log")).write_text(
+        f"# {file}: {len(blocks)} blocks, {len(run.calls)} curl calls, exit {run.status}, {run.seconds:.2f} s\n"
+        f"## blocks\n{timing}\n## script\n{script}\n"
         f"## output\n{run.output}\n## curl calls\n{calls}\n")
     return f"output (last 3000 characters):\n{run.output[-3000:]}\ncurl calls:\n{calls[-3000:]}"
 
@@ -477,9 +475,9 @@ def run_blocks(file: str, blocks: list[Block], start_daemon, tmp_path: Path, art
     work = tmp_path / "work"
     work.mkdir()
     peers = Peers(daemon, work)
-    script, _ = prepare(file, blocks, peers, token)
+    script = prepare(file, blocks, peers, token)
     run = run_script(script, blocks, work, daemon, token)
-    summary = report(name, script, run, artifacts)
+    summary = report(name, script, blocks, run, artifacts)
     status = daemon.stop()
     assert status == 0, f"transferd exited with {status}; log:\n{daemon.log_text()[-3000:]}"
     return run, summary
@@ -495,10 +493,15 @@ def test_doc_examples(file, start_daemon, tmp_path, artifacts):
           f"({', '.join(f'{name} {seconds:.1f} s' for name, seconds in run.durations.items())})")
 
 
-@pytest.mark.parametrize("key", sorted(DEFERRED), ids=lambda key: f"{key[0]}:{key[1][:40]}")
+def deferred_id(key: tuple[str, str]) -> str:
+    return next((block.name for block in EXAMPLES.get(key[0], []) if block.fingerprint == key[1]), f"{key[0]}:stale")
+
+
+@pytest.mark.parametrize("key", sorted(DEFERRED), ids=deferred_id)
 def test_deferred_doc_examples_still_fail(key, start_daemon, tmp_path, artifacts):
     file, fingerprint = key
-    block = next(block for block in EXAMPLES[file] if block.fingerprint == fingerprint)
+    block = next((block for block in EXAMPLES[file] if block.fingerprint == fingerprint), None)
+    assert block, f"stale DEFERRED entry: no example block of {file} starts with {fingerprint!r}"
     run, summary = run_blocks(file, [block], start_daemon, tmp_path, artifacts, f"deferred-{block.name}")
     try:
         check(file, run, summary)
