@@ -357,7 +357,7 @@ def prepare(file: str, blocks: list[Block], peers: Peers, token: str) -> str:
         for rewrite in REWRITES:
             if rewrite.file in (None, file):
                 replacement = re.sub(r"\{(\w+)\}", lambda match: str(getattr(peers, match.group(1))), rewrite.replacement)
-                text = re.sub(rewrite.pattern, lambda _: replacement, text)
+                text = re.sub(rewrite.pattern, lambda _, value=replacement: value, text)
         parts += [f"export DOC_BLOCK={block.name}",
                   'printf "start %s %s\\n" "$DOC_BLOCK" "$EPOCHREALTIME" >>"$DOC_PROGRESS"',
                   text.rstrip("\n"),
