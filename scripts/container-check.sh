@@ -25,8 +25,12 @@
 # Needs root (debootstrap, chroot, unshare). Peers used when set: TRANSFERD_TEST_NGINX(_ROOT),
 # TRANSFERD_TEST_TLS_VALID, TRANSFERD_TEST_TLS_UNTRUSTED, TRANSFERD_TEST_TLS_CA (scripts/test.sh).
 # Environment: TRANSFERD_CONTAINER_MIRROR, TRANSFERD_CONTAINER_SECURITY_MIRROR override the mirrors.
-# With --build-only it stops after step 2: scripts/test.sh runs that at low priority while the
-# Swift tests wait on the network, so the check itself later finds the build done.
+# With --build-only it stops after step 2 and prints the folder of the built products on standard
+# output (its only line there): scripts/test.sh runs that at low priority while the Swift tests
+# wait on the network, so the check itself later finds the build done, and scripts/package-deb.sh
+# takes the binaries of the .deb from that folder, so both ship the same build.
+# The binaries say which commit they were built from (--version, transferd_build_info): HEAD of
+# this checkout, or TRANSFERD_BUILD_COMMIT when set (the Dockerfile's build argument).
 set -euo pipefail
 
 BUILD_ONLY=0
@@ -36,40 +40,19 @@ SCRIPT_NAME="container-check.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/common.sh
 source scripts/lib/common.sh
+# shellcheck source=scripts/lib/debian-root.sh
+source scripts/lib/debian-root.sh
 
 WORK="$PWD/.build-container"
 SCRATCH="$WORK/swift"
 CONTEXT="$WORK/context"
 ROOT="$WORK/root"
 # Bump when the way the base is made changes, so cached bases made the old way are not used.
+# (The minimal root it starts from has its own format: MINBASE_FORMAT in scripts/lib/debian-root.sh.)
 BASE_FORMAT=1
 # Docker's PATH for a container of a Debian image.
 CONTAINER_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 STOP_BOUND=20
-
-STEP_NAMES=()
-STEP_SECONDS=()
-STEP_NAME=""
-STEP_START=0
-
-begin_step() {
-    STEP_NAME="$1"
-    STEP_START="${EPOCHREALTIME/./}"
-    log "step: $STEP_NAME"
-}
-
-end_step() {
-    local elapsed
-    elapsed="$(awk -v start="$STEP_START" -v end="${EPOCHREALTIME/./}" 'BEGIN { printf "%.2f", (end - start) / 1e6 }')"
-    STEP_NAMES+=("$STEP_NAME")
-    STEP_SECONDS+=("$elapsed")
-    log "step done: $STEP_NAME (${elapsed} s)"
-}
-
-fail() {
-    printf '==> %s: CHECK FAILED: %s\n' "$SCRIPT_NAME" "$*" >&2
-    exit 1
-}
 
 # ---- processes this script starts, ended by PID on every exit path ----
 DAEMON_NS_PID=""   # the unshare process in front of the daemon
@@ -101,22 +84,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# ---- running commands inside a root ----
-
-# Sets ROOT_COMMAND to run COMMAND inside root DIR as USERSPEC (UID:GID), with supplementary
-# GROUPS, in WORKDIR, with exactly the environment ENV... (as a container gets it): PID 1 of a
-# new PID namespace, /proc of that namespace mounted in a private mount namespace.
-# Usage: root_command DIR UID:GID GROUPS WORKDIR ENV... -- COMMAND...
-root_command() {
-    local dir="$1" userspec="$2" groups="$3" workdir="$4"
-    shift 4
-    local environment=()
-    while [ "$1" != "--" ]; do environment+=("$1"); shift; done
-    shift
-    ROOT_COMMAND=(unshare --mount --propagation private --pid --fork --kill-child --mount-proc="$dir/proc"
-        chroot --userspec="$userspec" --groups="$groups" "$dir"
-        /usr/bin/env -i -C "$workdir" "${environment[@]}" "$@")
-}
+# ---- running commands inside a root (root_command: scripts/lib/debian-root.sh) ----
 
 # Runs a command in root DIR as root with Docker's RUN environment plus the stage's ENV so far.
 run_as_root_in() {
@@ -147,33 +115,6 @@ resolve_user() {
         { n = split($4, members, ","); for (i = 1; i <= n; i++) if (members[i] == u && $3 != g) list = list "," $3 }
         END { print list }' "$dir/etc/group")"
     printf '%s %s %s %s\n' "$uid" "$gid" "$groups" "$home"
-}
-
-# ---- the Debian mirrors of this machine ----
-
-# The first URI of this machine's apt sources that serves SUITE (deb822 .sources files and the
-# one-line sources.list format).
-apt_source_for() {
-    local suite="$1" file
-    for file in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$file" ] || continue
-        awk -v suite="$suite" '
-            BEGIN { RS = ""; FS = "\n" }
-            {
-                uri = ""; found = 0; deb = 0
-                for (i = 1; i <= NF; i++) {
-                    if ($i ~ /^URIs:/) { split(substr($i, 6), words, " "); for (w in words) if (uri == "") uri = words[w] }
-                    if ($i ~ /^Types:/ && $i ~ /(^|[ :])deb( |$)/) deb = 1
-                    if ($i ~ /^Suites:/) { n = split(substr($i, 8), s, " "); for (j = 1; j <= n; j++) if (s[j] == suite) found = 1 }
-                    if ($i ~ /^Enabled: *no/) deb = 0
-                }
-                if (deb && found && uri != "") { print uri; exit }
-            }' "$file"
-    done
-    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$file" ] || continue
-        sed -E 's/\[[^]]*\]//' "$file" | awk -v suite="$suite" '$1 == "deb" && $3 == suite { print $2; exit }'
-    done
 }
 
 # ---- the plan ----
@@ -209,6 +150,13 @@ done
 end_step
 
 begin_step "build ${BUILD_PRODUCTS[*]} (swift build ${BUILD_FLAGS[*]}) from the build context"
+# The context has no .git (Package.swift would find this checkout's above it, but reads it only
+# when the manifest is evaluated again): the commit is passed in, as the image's build argument.
+if [ -z "${TRANSFERD_BUILD_COMMIT:-}" ]; then
+    TRANSFERD_BUILD_COMMIT="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+fi
+export TRANSFERD_BUILD_COMMIT
+log "build commit: $TRANSFERD_BUILD_COMMIT"
 # Only what .dockerignore lets into the context, as COPY . . sees it.
 python3 scripts/lib/docker_context.py . "$CONTEXT" >&2
 for product in "${BUILD_PRODUCTS[@]}"; do
@@ -222,7 +170,8 @@ for product in "${BUILD_PRODUCTS[@]}"; do
 done
 end_step
 if [ "$BUILD_ONLY" = 1 ]; then
-    log "--build-only: the products are built"
+    log "--build-only: the products are built in $BIN_DIR"
+    printf '%s\n' "$BIN_DIR"
     exit 0
 fi
 
@@ -279,10 +228,8 @@ copy_products() {
     done
 }
 
-# ---- the base: debootstrap + the RUN steps before the first COPY, cached ----
-MIRROR="${TRANSFERD_CONTAINER_MIRROR:-$(apt_source_for "${RUNTIME_SUITE[0]}" | head -n 1)}"
-SECURITY_MIRROR="${TRANSFERD_CONTAINER_SECURITY_MIRROR:-$(apt_source_for "${RUNTIME_SUITE[0]}-security" | head -n 1)}"
-[ -n "$MIRROR" ] || die "no apt source of this machine serves ${RUNTIME_SUITE[0]}: set TRANSFERD_CONTAINER_MIRROR"
+# ---- the base: the minimal root + the RUN steps before the first COPY, cached ----
+choose_mirrors "${RUNTIME_SUITE[0]}"
 cache_key_text="format $BASE_FORMAT; suite ${RUNTIME_SUITE[0]}; mirror $MIRROR; security $SECURITY_MIRROR"
 for ((i = 0; i < CACHED_STEPS; i++)); do
     kind_var="RUNTIME_STEP_${i}_KIND"
@@ -299,29 +246,13 @@ if [ -f "$BASE/.container-check-complete" ]; then
     log "cached base: $BASE (packages ${RUNTIME_PACKAGES[*]}, mirror $MIRROR)"
     replay_steps "$BASE" 0 "$CACHED_STEPS" 0
 else
+    # debootstrap --variant=minbase, with the apt sources, service policy and path excludes of
+    # Debian's container images (cached too: scripts/package-check.sh installs the .deb in it).
+    ensure_minbase "$WORK" "${RUNTIME_SUITE[0]}"
     partial="$BASE.partial"
-    rm -rf "$partial"
-    begin_step "debootstrap --variant=minbase ${RUNTIME_SUITE[0]} from $MIRROR"
-    debootstrap --variant=minbase "${RUNTIME_SUITE[0]}" "$partial" "$MIRROR" >&2 \
-        || fail "debootstrap failed (log: $partial/debootstrap/debootstrap.log)"
-    end_step
+    copy_minbase "$partial"
 
     begin_step "the runtime stage's RUN steps (as in debian:${RUNTIME_SUITE[0]}-slim)"
-    # The apt sources, service policy and path excludes of Debian's container images.
-    rm -f "$partial/etc/apt/sources.list"
-    {
-        printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-            "$MIRROR" "${RUNTIME_SUITE[0]}" "${RUNTIME_SUITE[0]}"
-        if [ -n "$SECURITY_MIRROR" ]; then
-            printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-                "$SECURITY_MIRROR" "${RUNTIME_SUITE[0]}"
-        fi
-    } >"$partial/etc/apt/sources.list.d/debian.sources"
-    # No package's install script may start a service (it would run on this machine's network).
-    printf '#!/bin/sh\nexit 101\n' >"$partial/usr/sbin/policy-rc.d"
-    chmod 0755 "$partial/usr/sbin/policy-rc.d"
-    printf 'path-exclude /usr/share/doc/*\npath-include /usr/share/doc/*/copyright\npath-exclude /usr/share/man/*\npath-exclude /usr/share/info/*\npath-exclude /usr/share/locale/*\n' \
-        >"$partial/etc/dpkg/dpkg.cfg.d/docker"
     packages_before="$(dpkg-query --admindir="$partial/var/lib/dpkg" -W -f='${Package}\n' | sort)"
     replay_steps "$partial" 0 "$CACHED_STEPS" 1
     for package in "${RUNTIME_PACKAGES[@]}"; do
@@ -574,8 +505,5 @@ if [ -n "$SERVER_PID" ]; then
     SERVER_PID=""
 fi
 
-log "timings:"
-for i in "${!STEP_NAMES[@]}"; do
-    printf '==> %s:   %7s s  %s\n' "$SCRIPT_NAME" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}" >&2
-done
+print_step_timings
 log "container check passed"
