@@ -210,6 +210,12 @@ def runs(block: Block) -> bool:
     return (block.file, block.fingerprint) not in SKIPPED_BLOCKS and (block.file, block.fingerprint) not in DEFERRED
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fresh_artifact_folder():
+    """test-artifacts/doc-examples/ holds this run's documents only."""
+    shutil.rmtree(Path(os.environ.get("TRANSFERD_TEST_ARTIFACTS", "test-artifacts")) / "doc-examples", ignore_errors=True)
+
+
 def run_documents() -> list[str]:
     return [file for file, blocks in EXAMPLES.items() if any(runs(block) for block in blocks)]
 
