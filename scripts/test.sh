@@ -5,7 +5,8 @@
 #   1. installs the missing Debian packages (build dependencies, nginx, curl, jq for the docs'
 #      curl examples that test_doc_examples runs, tcpdump for the DSCP test, publicsuffix for the
 #      cookie jars, the proxies, chromium and chromedriver for the dashboard test, tmux for the
-#      terminal test, debootstrap for the container check, the PostgreSQL server, and Python if
+#      terminal test, debootstrap for the container and package checks, python3-seccomp and
+#      systemd (systemd-analyze) for the package check, the PostgreSQL server, and Python if
 #      needed),
 #   2. creates .build-peers/venv with the pinned Python packages of scripts/requirements/*.txt
 #      (httpbin, gunicorn, trustme, pytest and what the system tests drive),
@@ -18,7 +19,7 @@
 #      ones), then those one at a time,
 #   5. runs the system tests (Tests/System, pytest): the built executables from outside, as
 #      users meet them (dashboard in a browser, transferctl in a terminal, /metrics, the
-#      OpenAPI contract, the container's runtime stage),
+#      OpenAPI contract, the container's runtime stage, the .deb installed and run),
 #   6. stops the peers it started, by PID, however it exits.
 # With no arguments it runs both 4 and 5; with arguments, only swift test (4) gets them; with
 # --system first, only the system tests run, and the remaining arguments go to pytest.
@@ -53,7 +54,7 @@ source scripts/lib/peers-postgres.sh
 log "repository: $PWD"
 ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq tcpdump publicsuffix tinyproxy microsocks \
-    chromium chromium-driver tmux debootstrap socat "${POSTGRES_PACKAGES[@]}"
+    chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
 ensure_python
 ensure_peer_venv
 
@@ -110,7 +111,8 @@ log "swift build --build-tests ${scratch[*]}"
 swift build --build-tests "${scratch[@]}"
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
-# The container check (a system test) needs a release build of its own. It runs beside the
+# The container check (a system test) needs a release build of its own (the package check makes
+# its .deb from the same build, scripts/package-deb.sh). It runs beside the
 # serial pass of the Swift tests, which mostly wait on sockets and timers, at the lowest CPU
 # priority (nice 19: a test that wants the CPU gets it); the check then finds it done (its lock
 # orders the two). Beside the parallel pass it would slow every test for nothing.
