@@ -137,6 +137,11 @@ let package = Package(
                 .embedInCode("Resources/dashboard/api.js"),
                 .embedInCode("Resources/dashboard/format.js"),
                 .embedInCode("Resources/dashboard/view.js"),
+                .embedInCode("Resources/dashboard/states.js"),
+                .embedInCode("Resources/dashboard/tasklist.js"),
+                .embedInCode("Resources/dashboard/overview.js"),
+                .embedInCode("Resources/dashboard/detail.js"),
+                .embedInCode("Resources/dashboard/add.js"),
             ],
             swiftSettings: strict
         ),

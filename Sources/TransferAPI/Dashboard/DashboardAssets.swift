@@ -10,5 +10,10 @@ enum DashboardAssets {
         "api.js": DashboardAsset(PackageResources.api_js, contentType: "text/javascript; charset=utf-8"),
         "format.js": DashboardAsset(PackageResources.format_js, contentType: "text/javascript; charset=utf-8"),
         "view.js": DashboardAsset(PackageResources.view_js, contentType: "text/javascript; charset=utf-8"),
+        "states.js": DashboardAsset(PackageResources.states_js, contentType: "text/javascript; charset=utf-8"),
+        "tasklist.js": DashboardAsset(PackageResources.tasklist_js, contentType: "text/javascript; charset=utf-8"),
+        "overview.js": DashboardAsset(PackageResources.overview_js, contentType: "text/javascript; charset=utf-8"),
+        "detail.js": DashboardAsset(PackageResources.detail_js, contentType: "text/javascript; charset=utf-8"),
+        "add.js": DashboardAsset(PackageResources.add_js, contentType: "text/javascript; charset=utf-8"),
     ]
 }

@@ -1,191 +1,169 @@
-// Draws sessions and their tasks: one section with a table per session, one <tbody> per task (a
-// row of facts and a row of actions), kept and updated in place (so a focused button or a half-typed priority survives an update).
-// Text from the API is only ever set as text, never parsed as HTML.
+// Draws one page of the task table: a row per task, kept and updated in place (a focused
+// button survives an update), with only the actions that apply to the task's state. Text from
+// the API is only ever set as text, never parsed as HTML.
 import * as format from './format.js';
+import { TABS } from './states.js';
+import { amounts, fraction } from './tasklist.js';
 
-const COLUMNS = ['Task', 'State', 'Progress', 'Bytes', 'Speed', 'Remaining', 'Priority', 'Service'];
-
-function element(tag, attributes = {}, ...children) {
+export function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
     if (name === 'text') node.textContent = value;
-    else node.setAttribute(name, value);
+    else node.setAttribute(name, value === true ? '' : value);
   }
-  for (const child of children) node.append(child);
+  for (const child of children) if (child != null) node.append(child);
   return node;
 }
 
-// One wrapper per cell, so a card (narrow screens) is a grid of label and value.
-function cell(label, ...children) {
-  return element('td', { 'data-label': label }, element('div', { class: 'value' }, ...children));
-}
-
-function sessionSection(session) {
-  const id = session.id;
-  const heading = element('h3', { id: `session-${id}-heading` },
-    element('span', { class: 'session-name', text: id === 'shared' ? 'Shared session' : `Session ${id}` }),
-    element('span', { class: 'session-meta' }));
-  const table = element('table', { class: 'tasks', 'aria-labelledby': heading.id },
-    element('thead', {}, element('tr', {}, ...COLUMNS.map((name) => element('th', { scope: 'col', text: name })))));
-  const none = element('p', { class: 'no-tasks', text: 'No tasks.' });
-  return element('section', { class: 'session', 'data-session-id': id, 'aria-labelledby': heading.id }, heading, none, table);
-}
-
-function actionButton(action, label, taskId) {
-  return element('button', { type: 'button', 'data-action': action, 'aria-label': `${label}: task ${taskId}`, text: label });
-}
-
-function taskRow(task) {
-  const id = task.id;
-  const progress = element('progress', { max: '1', 'aria-label': `Progress of task ${id}` });
-  const priorityInput = element('input', {
-    id: `priority-${id}`, class: 'priority-input', type: 'number', min: '0', max: '1', step: '0.05', required: '',
-  });
-  const priorityForm = element('form', { class: 'priority-form', 'data-task-id': String(id) },
-    element('label', { for: priorityInput.id, class: 'visually-hidden', text: `Priority of task ${id}` }),
-    priorityInput,
-    element('button', { type: 'submit', 'aria-label': `Set priority: task ${id}`, text: 'Set' }));
-  const resumeData = element('a', { class: 'resume-data', hidden: '', download: `task-${id}.resumedata`, text: 'Resume data' });
-  const facts = element('tr', { class: 'facts' },
-    element('th', { scope: 'row', 'data-label': 'Task' }, element('div', { class: 'value' },
-      element('span', { class: 'task-id', text: `#${id}` }), ' ',
-      element('span', { class: 'kind' }),
-      element('div', { class: 'url' }))),
-    cell('State', element('span', { class: 'state' }), ' ', element('span', { class: 'phase' }), element('div', { class: 'error' })),
-    cell('Progress', progress, ' ', element('span', { class: 'percent' })),
-    cell('Bytes', element('span', { class: 'bytes' })),
-    cell('Speed', element('span', { class: 'speed' })),
-    cell('Remaining', element('span', { class: 'remaining' })),
-    cell('Priority', priorityForm),
-    cell('Service', element('span', { class: 'service' })));
-  const actions = element('tr', { class: 'controls' },
-    element('td', { colspan: String(COLUMNS.length), 'data-label': 'Actions' }, element('div', { class: 'value actions' },
-      actionButton('suspend', 'Suspend', id),
-      actionButton('resume', 'Resume', id),
-      actionButton('cancel', 'Cancel', id),
-      actionButton('cancel-resume-data', 'Cancel, keep resume data', id),
-      resumeData)));
-  return element('tbody', { class: 'task', 'data-task-id': String(id) }, facts, actions);
-}
-
-function setText(row, selector, text) {
-  const node = row.querySelector(selector);
+export function setText(node, text) {
   if (node.textContent !== text) node.textContent = text;
 }
 
-function updateRow(row, task) {
-  const p = task.progress;
-  const download = task.kind === 'download';
-  const received = task.kind === 'upload' ? p.bytesSent : p.bytesReceived;
-  const expected = task.kind === 'upload' ? p.bytesExpectedToSend : p.bytesExpectedToReceive;
-  const fraction = task.kind === 'upload'
-    ? (expected ? Math.min(1, p.bytesSent / expected) : null)
-    : p.fractionCompleted;
+/** Whether the dashboard can post the task again: a request it can rebuild (no body to resend). */
+export function canRetry(task) {
+  return (task.kind === 'download' || task.kind === 'data') && task.originalRequest.bodyLength == null;
+}
+
+/** The actions a task's row offers: [action, label], by its shown state. */
+function actionsFor(shown) {
+  const { task, state } = shown;
+  const resumeData = task.error && task.error.resumeData;
+  switch (state.key) {
+    case 'active':
+    case 'queued':
+    case 'waiting':
+      return [['suspend', 'Pause'], ['cancel', 'Cancel']];
+    case 'paused':
+      return [['resume', 'Resume'], ['cancel', 'Cancel']];
+    case 'done':
+      return [task.kind === 'download' && task.location ? ['open', 'Open file'] : null,
+        task.kind === 'data' ? ['open', 'Open body'] : null, ['delete', 'Delete']].filter(Boolean);
+    case 'failed':
+    case 'cancelled':
+      if (task.state === 'canceling') return [];
+      return [resumeData ? ['resume-data', 'Resume'] : null, canRetry(task) ? ['retry', 'Retry'] : null,
+        task.location ? ['open', 'Open file'] : null, ['delete', 'Delete']].filter(Boolean);
+    default:
+      return [];
+  }
+}
+
+/** The link that opens a task's file or body (the controller adds the token where one is needed). */
+export function fileLink(task, label, extra = {}) {
+  const path = task.kind === 'data' ? `/v1/tasks/${task.id}/body` : `/v1/tasks/${task.id}/file`;
+  return element('a', { href: path, class: 'open-file', 'data-task-id': String(task.id), 'data-action': 'open', target: '_blank', rel: 'noopener', text: label, ...extra });
+}
+
+function actionControls(shown) {
+  const id = shown.task.id;
+  const controls = actionsFor(shown).map(([action, label]) => {
+    if (action === 'open') return fileLink(shown.task, label, { 'aria-label': `${label}: ${shown.name}` });
+    return element('button', { type: 'button', class: `small${action === 'delete' || action === 'cancel' ? ' danger' : ''}`, 'data-action': action, 'aria-label': `${label}: ${shown.name} (task ${id})`, text: label });
+  });
+  controls.push(element('button', { type: 'button', class: 'small quiet', 'data-action': 'details', 'aria-label': `Details: ${shown.name} (task ${id})`, text: 'Details' }));
+  return controls;
+}
+
+function newRow(id) {
+  const progress = element('progress', { max: '1', 'aria-label': `Progress of task ${id}` });
+  const check = element('input', { type: 'checkbox', class: 'select', 'aria-label': `Select task ${id}` });
+  return element('tr', { class: 'task', 'data-task-id': String(id) },
+    element('td', { class: 'pick', 'data-label': 'Select' }, check),
+    element('th', { scope: 'row', class: 'name-cell', 'data-label': 'Name' },
+      element('button', { type: 'button', class: 'name link', 'data-action': 'details' }),
+      element('div', { class: 'url' })),
+    element('td', { class: 'session', 'data-label': 'Session' }),
+    element('td', { class: 'state-cell', 'data-label': 'State' },
+      element('span', { class: 'badge' }), element('div', { class: 'reason' })),
+    element('td', { class: 'progress-cell', 'data-label': 'Progress' }, progress, ' ', element('span', { class: 'percent' })),
+    element('td', { class: 'bytes', 'data-label': 'Size' }),
+    element('td', { class: 'speed', 'data-label': 'Speed' }),
+    element('td', { class: 'remaining', 'data-label': 'Left' }),
+    element('td', { class: 'actions', 'data-label': 'Actions' }));
+}
+
+function updateRow(row, shown, selected) {
+  const { task, state } = shown;
   row.dataset.state = task.state;
-  setText(row, '.kind', task.kind);
-  const request = `${task.originalRequest.method} ${task.originalRequest.url}`;
-  setText(row, '.url', request);
-  row.querySelector('.url').title = request;  // shortened with an ellipsis on wide screens
-  setText(row, '.state', task.state);
-  setText(row, '.phase', task.phase);
-  setText(row, '.error', task.error ? `${task.error.name}: ${task.error.message}` : '');
+  row.dataset.display = state.key;
+  row.querySelector('.select').checked = selected;
+  const name = row.querySelector('.name');
+  setText(name, shown.name);
+  name.setAttribute('aria-label', `Details: ${shown.name} (task ${task.id})`);
+  const url = row.querySelector('.url');
+  const request = `${task.originalRequest.method} ${shown.url}`;
+  setText(url, request);
+  url.title = request;
+  setText(row.querySelector('.session'), shown.sessionLabel);
+  row.querySelector('.session').title = task.sessionId;
+  const badge = row.querySelector('.badge');
+  setText(badge, state.label);
+  badge.dataset.key = state.key;
+  const reason = row.querySelector('.reason');
+  setText(reason, state.reason);
+  badge.title = state.detail;
+  reason.title = state.detail;
 
   const bar = row.querySelector('progress');
-  const done = task.state === 'completed' && !task.error;
-  const value = done ? 1 : fraction;
-  if (value == null) {
-    bar.removeAttribute('value');  // indeterminate: the size is not known
-  } else if (bar.value !== value) {
-    bar.value = value;
-  }
-  setText(row, '.percent', format.percent(value));
-  setText(row, '.bytes', format.byteProgress(received, expected));
-  const moving = task.state === 'running';
-  setText(row, '.speed', moving ? format.rate(p.bytesPerSecond) : '–');
-  setText(row, '.remaining', moving ? format.duration(p.secondsRemaining) : '–');
-  setText(row, '.service', task.networkServiceType);
+  // Indeterminate (animated) only while moving with no known size; a finished or stopped
+  // task's bar stands still where it got to.
+  let value = fraction(task, state);
+  if (value == null && !['active', 'queued', 'waiting'].includes(state.key)) value = 0;
+  if (value == null) bar.removeAttribute('value');
+  else if (bar.value !== value) bar.value = value;
+  setText(row.querySelector('.percent'), format.percent(value));
+  const { done, total } = amounts(task);
+  setText(row.querySelector('.bytes'), format.byteProgress(done, total));
+  const moving = state.key === 'active';
+  setText(row.querySelector('.speed'), moving ? format.rate(task.progress.bytesPerSecond) : '–');
+  setText(row.querySelector('.remaining'), moving ? format.duration(task.progress.secondsRemaining) : '–');
 
-  const input = row.querySelector('.priority-input');
-  // Not while someone edits it: an edit not yet sent (`edited`, set by the controller) is kept
-  // even when focus has moved on to its Set button.
-  if (document.activeElement !== input && !input.dataset.edited && input.value !== String(task.priority)) {
-    input.value = String(task.priority);
+  // Replaced only when the set of actions changes, so a focused button stays focused.
+  const actions = row.querySelector('.actions');
+  const signature = `${state.key}|${task.state}|${Boolean(task.error && task.error.resumeData)}|${Boolean(task.location)}`;
+  if (actions.dataset.signature !== signature) {
+    actions.replaceChildren(...actionControls(shown));
+    actions.dataset.signature = signature;
   }
-
-  const live = task.state === 'running' || task.state === 'suspended';
-  row.querySelector('[data-action="suspend"]').disabled = task.state !== 'running';
-  row.querySelector('[data-action="resume"]').disabled = task.state !== 'suspended';
-  row.querySelector('[data-action="cancel"]').disabled = !live;
-  const keep = row.querySelector('[data-action="cancel-resume-data"]');
-  keep.hidden = !download;
-  keep.disabled = !live;
-  row.querySelector('.priority-form button').disabled = task.state === 'completed';
-  input.disabled = task.state === 'completed';
-
-  const link = row.querySelector('.resume-data');
-  const resumeData = task.error && task.error.resumeData;
-  if (resumeData && link.dataset.value !== resumeData) {
-    // Offered as a file (the base64 text the API gives, to send back as `resumeData`).
-    if (link.href) URL.revokeObjectURL(link.href);
-    link.href = URL.createObjectURL(new Blob([resumeData], { type: 'text/plain' }));
-    link.dataset.value = resumeData;
-    link.title = 'Resume data (base64), to create a download that continues from here';
-  }
-  link.hidden = !resumeData;
 }
 
-/** Brings the page in line with `sessions` (in list order) and `tasks` (a Map by id). */
-export function render(container, sessions, tasks) {
-  const bySession = new Map();
-  for (const task of tasks.values()) {
-    if (!bySession.has(task.sessionId)) bySession.set(task.sessionId, []);
-    bySession.get(task.sessionId).push(task);
+/** Brings the table body in line with `rows` (one page, in order). */
+export function renderRows(body, rows, selection) {
+  const existing = new Map([...body.children].map((row) => [row.dataset.taskId, row]));
+  const wanted = new Set(rows.map((shown) => String(shown.task.id)));
+  for (const [id, row] of existing) if (!wanted.has(id)) row.remove();
+  let before = body.firstChild;
+  for (const shown of rows) {
+    let row = existing.get(String(shown.task.id));
+    if (!row) row = newRow(shown.task.id);
+    if (row !== before) body.insertBefore(row, before);
+    before = row.nextSibling;
+    updateRow(row, shown, selection.has(shown.task.id));
   }
-  const known = new Map(sessions.map((session) => [session.id, session]));
-  // A task of a session the list has not caught up with yet still shows.
-  for (const id of bySession.keys()) if (!known.has(id)) known.set(id, { id, kind: '', state: '' });
+}
 
-  const wanted = new Set(known.keys());
-  for (const section of [...container.children]) {
-    if (!wanted.has(section.dataset.sessionId)) section.remove();
-  }
-  let previous = null;
-  for (const session of known.values()) {
-    let section = container.querySelector(`section[data-session-id="${CSS.escape(session.id)}"]`);
-    if (!section) section = sessionSection(session);
-    const placeAfter = previous ? previous.nextSibling : container.firstChild;
-    if (section !== placeAfter) container.insertBefore(section, placeAfter);
-    previous = section;
-    const meta = [session.kind, session.state, session.description].filter(Boolean).join(' · ');
-    setText(section, '.session-meta', meta ? ` (${meta})` : '');
-
-    const list = (bySession.get(session.id) || []).sort((a, b) => b.id - a.id);
-    const table = section.querySelector('table');
-    const ids = new Set(list.map((task) => String(task.id)));
-    for (const row of table.querySelectorAll('tbody.task')) if (!ids.has(row.dataset.taskId)) row.remove();
-    let before = table.tHead.nextSibling;
-    for (const task of list) {
-      let row = table.querySelector(`tbody.task[data-task-id="${task.id}"]`);
-      if (!row) row = taskRow(task);
-      if (row !== before) table.insertBefore(row, before);
-      before = row.nextSibling;
-      updateRow(row, task);
+/** The status tabs with their counts; the current one pressed. */
+export function renderTabs(container, counts, current) {
+  if (!container.children.length) {
+    for (const [key, label] of TABS) {
+      container.append(element('button', { type: 'button', class: 'tab', 'data-tab': key, 'aria-pressed': 'false' },
+        element('span', { class: 'tab-label', text: label }), ' ', element('span', { class: 'count' })));
     }
-    section.querySelector('table').hidden = list.length === 0;
-    section.querySelector('.no-tasks').hidden = list.length > 0;
+  }
+  for (const button of container.children) {
+    const key = button.dataset.tab;
+    setText(button.querySelector('.count'), String(counts[key] ?? 0));
+    button.setAttribute('aria-pressed', String(key === current));
   }
 }
 
-/** The session choices of the new-task form: shared, the active sessions, and a new one. */
-export function renderSessionChoices(select, sessions) {
+/** A <select>'s options replaced by `choices` ([value, label]), keeping the chosen value if it is still there. */
+export function renderChoices(select, choices) {
   const chosen = select.value;
-  const active = sessions.filter((session) => session.state === 'active' && session.id !== 'shared');
-  const options = [element('option', { value: 'shared', text: 'shared' })];
-  for (const session of active) {
-    const label = [session.id, session.kind, session.description].filter(Boolean).join(' · ');
-    options.push(element('option', { value: session.id, text: label }));
-  }
-  options.push(element('option', { value: 'new', text: 'a new default session' }));
-  select.replaceChildren(...options);
-  if ([...select.options].some((option) => option.value === chosen)) select.value = chosen;
+  const signature = JSON.stringify(choices);
+  if (select.dataset.signature === signature) return;
+  select.dataset.signature = signature;
+  select.replaceChildren(...choices.map(([value, label]) => element('option', { value, text: label })));
+  if (choices.some(([value]) => value === chosen)) select.value = chosen;
 }
