@@ -88,7 +88,7 @@ def die(message: str) -> None:
 
 
 def mount(*arguments: str) -> None:
-    result = subprocess.run(["mount", *arguments], capture_output=True, text=True)
+    result = subprocess.run(["mount", *arguments], check=False, capture_output=True, text=True)
     if result.returncode != 0:
         die(f"mount {' '.join(arguments)}: {result.stderr.strip()}")
 
