@@ -191,7 +191,8 @@ def test_dashboard_is_a_download_manager(daemon, browser, nginx_url, nginx_root,
         assert words in cells.find_element(By.CSS_SELECTOR, ".reason").text
         code = api_task(daemon, task_id)["error"]["code"]
         assert f"({code})" in cells.find_element(By.CSS_SELECTOR, ".reason").get_attribute("title")
-        assert cells.find_element(By.TAG_NAME, "progress").get_attribute("value") is not None, "a failed task's bar is animated"
+        assert not driver.execute_script("return arguments[0].matches(':indeterminate')", cells.find_element(By.TAG_NAME, "progress")), \
+            "a failed task's bar is indeterminate (animated), not still"
         offered = [element.get_attribute("data-action") for element in cells.find_elements(By.CSS_SELECTOR, ".actions [data-action]")]
         assert offered == ["retry", "delete", "details"], offered
     assert driver.execute_script(

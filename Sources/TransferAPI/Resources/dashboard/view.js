@@ -111,7 +111,8 @@ function updateRow(row, shown, selected) {
   let value = fraction(task, state);
   if (value == null && !['active', 'queued', 'waiting'].includes(state.key)) value = 0;
   if (value == null) bar.removeAttribute('value');
-  else if (bar.value !== value) bar.value = value;
+  // (An indeterminate bar's value reads 0: a 0 must still be set to make it determinate.)
+  else if (!bar.hasAttribute('value') || bar.value !== value) bar.value = value;
   setText(row.querySelector('.percent'), format.percent(value));
   const { done, total } = amounts(task);
   setText(row.querySelector('.bytes'), format.byteProgress(done, total));
