@@ -29,6 +29,8 @@ struct TaskInfo: Decodable, Equatable {
     var progress: ProgressFigures
     var error: TaskFailure?
     var location: String?
+    /// A completed task's digests by algorithm (`sha-256` always).
+    var digest: [String: String]?
     var version: Int64
 }
 

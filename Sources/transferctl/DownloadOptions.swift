@@ -26,6 +26,11 @@ struct DownloadOptions: ParsableArguments {
     /// Refuses an -o whose folder is missing or not writable before any task is made: found
     /// only once the download had finished, the daemon's work was wasted.
     func checkOutputFolder() throws {
+        try Self.checkFolder(of: output)
+    }
+
+    /// The check for one output (`-o`, or an `-i` line's dir=/out=; `dir/` is the folder itself).
+    static func checkFolder(of output: String?) throws {
         guard let output, output != "-" else { return }
         let folder = output.lastIndex(of: "/").map { output[..<$0].isEmpty ? "/" : String(output[..<$0]) } ?? "."
         guard access(folder, W_OK) == 0 else {

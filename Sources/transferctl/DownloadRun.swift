@@ -1,51 +1,162 @@
-/// The life of a download as `get` and `resume-from` run it: follow the task with a progress
-/// display, then stream its file (`GET /v1/tasks/{tid}/file`) to the output, then delete the
-/// task. Ctrl-C cancels the task, producing resume data that is saved next to the output.
+internal import Glibc
+
+/// The life of downloads as `get` and `resume-from` run them: each task followed with a progress
+/// display, tried again after a transient failure (`--retry`, from its resume data when the
+/// daemon kept some), bounded in time (`--max-time`), then its file moved into place when the
+/// daemon's copy is on this host and file system, else streamed (`GET /v1/tasks/{tid}/file`),
+/// then the task deleted. Ctrl-C cancels the running task, producing resume data that is saved
+/// next to the output, and cancels the ones not yet followed.
 struct DownloadRun {
     let client: APIClient
     let options: DownloadOptions
     let json: Bool
+    /// Transient failures tried again this many times (`--retry`).
+    var retries = 0
+    /// Seconds each download may take, its retries included (`--max-time`).
+    var maxTime: Double?
 
-    /// Runs `task` (just created) to its end, or returns at once with `--detach`.
-    func run(_ created: APIResponse) throws {
+    /// One download, created (`resume-from`, or `get` with one URL); `again` makes its task
+    /// anew for a retry that has no resume data.
+    func run(_ created: APIResponse, output: String?, again: (() throws -> TaskInfo)? = nil) throws {
         let task = try created.decode(TaskInfo.self)
         if options.detach {
             if json { JSONOutput.print(created.body) } else { StandardStreams.out("\(task.id)\n") }
             return
         }
         Interrupt.install()
-        let label = options.output.flatMap { $0 == "-" ? nil : Self.plainName($0) } ?? Self.fileName(fromURL: task.originalRequest.url)
-        let display = ProgressDisplay(label: label, direction: .download, silent: options.silent)
-        let snapshot: ProgressSnapshot
-        do {
-            snapshot = try TaskFollower(client: client, display: display).follow(task.id)
-        } catch let failure as CLIFailure where failure.status == .interrupted {
-            display.interrupt()
-            throw cancel(task.id, resumeDataPath: resumeDataPath(task.id, label: label))
+        try finish(task, output: output, position: nil, again: again)
+    }
+
+    /// Several downloads, created in order (`get` with several URLs or `-i`): all run in the
+    /// daemon at once, within its caps; they are followed and saved one after the other. A failed
+    /// one does not stop the others; the exit status says some failed.
+    func run(_ created: APIResponse, tasks: [TaskInfo], outputs: [String?], again: [() throws -> TaskInfo]) throws {
+        if options.detach {
+            if json { JSONOutput.print(created.body) } else { StandardStreams.out(tasks.map { "\($0.id)\n" }.joined()) }
+            return
         }
-        let finished = try client.send("GET", APIClient.path("v1", "tasks", String(task.id)))
-        let info = try finished.decode(TaskInfo.self)
-        if let error = snapshot.error ?? info.error {
-            if json { JSONOutput.print(finished.body) }
-            throw CLIFailure(.transferFailed, "task \(task.id) failed: \(error.name) (\(error.code)): \(error.message)")
+        Interrupt.install()
+        var failed = 0
+        for (index, task) in tasks.enumerated() {
+            do {
+                try finish(task, output: outputs[index], position: (index + 1, tasks.count), again: again[index])
+            } catch let failure as CLIFailure where [.transferFailed, .timedOut, .localFile].contains(failure.status) {
+                StandardStreams.err("transferctl: \(failure.message)\n")
+                failed += 1
+            } catch {
+                // Interrupted, or the daemon is gone or refuses: the ones not reached yet go too.
+                for rest in tasks[(index + 1)...] {
+                    _ = try? client.send("POST", APIClient.path("v1", "tasks", String(rest.id), "cancel"), json: TaskCancelBody(produceResumeData: false))
+                }
+                throw error
+            }
         }
-        let target = options.output ?? Self.fileName(suggested: info.response?.suggestedFilename, url: info.originalRequest.url)
-        let file = try OutputFile(path: target)
-        do {
-            try client.send("GET", APIClient.path("v1", "tasks", String(task.id), "file"), sink: file, seconds: nil)
-            try file.commit()
-        } catch {
-            file.discard()
-            throw error
+        if failed > 0 { throw CLIFailure(.transferFailed, "\(failed) of \(tasks.count) downloads failed") }
+    }
+
+    /// Follows `task` to its end (tries again while allowed), then saves its file.
+    private func finish(_ task: TaskInfo, output: String?, position: (Int, Int)?, again: (() throws -> TaskInfo)?) throws {
+        var current = task
+        var attempt = 0
+        let deadline = maxTime.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        let name = output.flatMap { $0 == "-" || $0.hasSuffix("/") ? nil : Self.plainName($0) } ?? Self.fileName(fromURL: task.originalRequest.url)
+        let label = position.map { "\(name) (\($0.0)/\($0.1))" } ?? name
+        while true {
+            let display = ProgressDisplay(label: label, direction: .download, silent: options.silent)
+            var follower = TaskFollower(client: client, display: display)
+            follower.deadline = deadline
+            follower.atDeadline = { id in CLIFailure(.timedOut, "task \(id): not done within --max-time \(ByteFormat.oneDecimal(maxTime ?? 0)) s") }
+            let snapshot: ProgressSnapshot
+            do {
+                snapshot = try follower.follow(current.id)
+            } catch let failure as CLIFailure where failure.status == .interrupted {
+                display.interrupt()
+                throw cancel(current.id, resumeDataPath: resumeDataPath(current.id, name: name, output: output), output: output)
+            } catch let failure as CLIFailure where failure.status == .timedOut {
+                display.interrupt()
+                _ = try? client.send("POST", APIClient.path("v1", "tasks", String(current.id), "cancel"), json: TaskCancelBody(produceResumeData: false))
+                throw CLIFailure(.timedOut, "\(failure.message); cancelled")
+            }
+            let finished = try client.send("GET", APIClient.path("v1", "tasks", String(current.id)))
+            let info = try finished.decode(TaskInfo.self)
+            guard let error = snapshot.error ?? info.error else {
+                try save(info, answer: finished, output: output)
+                return
+            }
+            let status = info.response?.statusCode
+            guard attempt < retries, Self.isTransient(error, status: status), error.resumeData != nil || again != nil else {
+                if json { JSONOutput.print(finished.body) }
+                let http = status.map { $0 >= 400 ? ", HTTP \($0)" : "" } ?? ""
+                throw CLIFailure(.transferFailed, "task \(current.id) failed: \(error.name) (\(error.code)\(http)): \(error.message)")
+            }
+            attempt += 1
+            let delay = min(60, 1 << (attempt - 1))
+            if !options.silent {
+                StandardStreams.err("task \(current.id) failed (\(error.name): \(error.message)); trying again in \(delay) s (\(attempt) of \(retries))\n")
+            }
+            try pause(seconds: delay, deadline: deadline, task: current.id)
+            let next: TaskInfo
+            if let resumeData = error.resumeData {
+                next = try client.send("POST", APIClient.path("v1", "sessions", current.sessionId, "tasks"),
+                                       json: TaskCreateBody(kind: "download", description: "transferctl get", resumeData: resumeData)).decode(TaskInfo.self)
+            } else if let again {
+                next = try again()
+            } else {
+                throw CLIFailure(.transferFailed, "task \(current.id) cannot be tried again")
+            }
+            if !options.keepTask { _ = try? client.send("DELETE", APIClient.path("v1", "tasks", String(current.id))) }
+            current = next
         }
-        if json { JSONOutput.print(finished.body) }
-        else if !file.isStandardOutput && !options.silent { StandardStreams.err("saved \(target) (\(ByteFormat.bytes(file.bytesWritten)))\n") }
-        if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(task.id))) }
+    }
+
+    /// curl's transient failures (`--retry`): a timeout, a refused or dropped connection, no
+    /// network, or HTTP 408, 429, 500, 502, 503 or 504.
+    static func isTransient(_ error: TaskFailure, status: Int?) -> Bool {
+        if let status, [408, 429, 500, 502, 503, 504].contains(status) { return true }
+        return [-1001, -1004, -1005, -1009].contains(error.code)
+    }
+
+    /// Waits before a retry, still answering Ctrl-C and `--max-time`.
+    private func pause(seconds: Int, deadline: ContinuousClock.Instant?, task: Int64) throws {
+        let end = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < end {
+            if Interrupt.isRequested { throw CLIFailure(.interrupted, "interrupted while waiting to try task \(task) again") }
+            if let deadline, ContinuousClock.now >= deadline {
+                throw CLIFailure(.timedOut, "task \(task): not done within --max-time \(ByteFormat.oneDecimal(maxTime ?? 0)) s")
+            }
+            usleep(100_000)
+        }
+    }
+
+    /// The finished file to its place: moved when the daemon's copy is here, else fetched.
+    private func save(_ info: TaskInfo, answer: APIResponse, output: String?) throws {
+        let target = Self.target(output, suggested: info.response?.suggestedFilename, url: info.originalRequest.url)
+        var moved = false
+        var size = info.progress.bytesReceived
+        if !options.keepTask, target != "-", let location = info.location,
+           LocalMove.into(target, from: location, size: info.progress.bytesReceived, sha256: info.digest?["sha-256"]) {
+            moved = true
+        } else {
+            let file = try OutputFile(path: target)
+            do {
+                try client.send("GET", APIClient.path("v1", "tasks", String(info.id), "file"), sink: file, seconds: nil)
+                try file.commit()
+            } catch {
+                file.discard()
+                throw error
+            }
+            size = file.bytesWritten
+        }
+        if json { JSONOutput.print(answer.body) }
+        else if target != "-" && !options.silent {
+            StandardStreams.err("saved \(target) (\(ByteFormat.bytes(size))\(moved ? "; moved from the daemon's folder, not copied" : ""))\n")
+        }
+        if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(info.id))) }
     }
 
     /// Cancels the interrupted task with resume data and saves that data, if the daemon gave
-    /// any; the failure to end with says how to continue.
-    private func cancel(_ taskID: Int64, resumeDataPath: String) -> CLIFailure {
+    /// any; the failure to end with says how to continue, into the same file.
+    private func cancel(_ taskID: Int64, resumeDataPath: String, output: String?) -> CLIFailure {
         Interrupt.acknowledge()
         do {
             let cancelled = try client.send("POST", APIClient.path("v1", "tasks", String(taskID), "cancel"),
@@ -54,7 +165,8 @@ struct DownloadRun {
                 return CLIFailure(.interrupted, "interrupted: task \(taskID) cancelled")
             }
             try TextFile.write(resumeData, to: resumeDataPath)
-            return CLIFailure(.interrupted, "interrupted: task \(taskID) cancelled; continue it with: transferctl resume-from \(resumeDataPath)")
+            let into = output.map { $0 == "-" ? " -o -" : " -o \(Self.shellQuoted($0))" } ?? ""
+            return CLIFailure(.interrupted, "interrupted: task \(taskID) cancelled; continue it with: transferctl resume-from \(Self.shellQuoted(resumeDataPath))\(into)")
         } catch let failure as CLIFailure {
             return CLIFailure(.interrupted, "interrupted; cancelling task \(taskID) failed: \(failure.message)")
         } catch {
@@ -62,9 +174,25 @@ struct DownloadRun {
         }
     }
 
-    private func resumeDataPath(_ taskID: Int64, label: String) -> String {
-        if let output = options.output, output != "-" { return output + ".resume" }
-        return options.output == nil ? label + ".resume" : "transferctl-\(taskID).resume"
+    private func resumeDataPath(_ taskID: Int64, name: String, output: String?) -> String {
+        if let output, output != "-", !output.hasSuffix("/") { return output + ".resume" }
+        if let output, output.hasSuffix("/") { return output + name + ".resume" }
+        return output == nil ? name + ".resume" : "transferctl-\(taskID).resume"
+    }
+
+    /// A word as a shell reads it back: as it is when it is plain, else in single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
+            ($0.value >= 0x30 && $0.value <= 0x39) || ($0.value >= 0x41 && $0.value <= 0x5A) || ($0.value >= 0x61 && $0.value <= 0x7A) || "-_./+,:@%=".unicodeScalars.contains($0)
+        }
+        return plain ? word : "'" + word.replacing("'", with: "'\\''") + "'"
+    }
+
+    /// Where a download goes: `output` as given; a folder (`dir/`, from `-i`'s `dir=`) gets the
+    /// suggested name; nil is the suggested name in the current folder.
+    static func target(_ output: String?, suggested: String?, url: String) -> String {
+        guard let output else { return fileName(suggested: suggested, url: url) }
+        return output.hasSuffix("/") ? output + fileName(suggested: suggested, url: url) : output
     }
 
     /// The default output name: the daemon's suggested filename (Content-Disposition, else the

@@ -18,6 +18,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case localFile = 7
     /// The daemon answered something transferctl cannot read.
     case badAnswer = 8
+    /// `--max-time` passed (curl's 28): the task was cancelled.
+    case timedOut = 28
     /// Ctrl-C (SIGINT): the running task was cancelled.
     case interrupted = 130
 
@@ -33,6 +35,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
           6    the daemon refused the request (e.g. task already completed)
           7    a local file could not be read or written
           8    the daemon's answer could not be read
+          28   --max-time passed (the task was cancelled)
           130  interrupted (Ctrl-C cancels the running task)
         """
 }

@@ -1,22 +1,28 @@
 internal import ArgumentParser
+internal import JSONModel
 
-/// `transferctl get URL [-o FILE]`: a download task run by the daemon, followed with a progress
-/// bar, its file then saved locally.
+/// `transferctl get URL... [-i FILE] [-o FILE]`: download tasks run by the daemon, each followed
+/// with a progress bar, their files then moved or saved locally.
 struct GetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Download a URL through the daemon, showing its progress, and save the file.",
+        abstract: "Download URLs through the daemon, showing their progress, and save the files.",
         discussion: """
-            The daemon downloads (a download task in --session, else transferctl's own session); transferctl follows the task's progress (a bar on a terminal, a line a second otherwise, on stderr), then fetches the finished file and deletes the task (--keep-task keeps it).
+            The daemon downloads (download tasks in --session, else transferctl's own session); transferctl follows each task's progress (a bar on a terminal, a line a second otherwise, on stderr), then takes the finished file: moved into place when the daemon's copy is on this host and file system (checked against the task's SHA-256), else fetched; then it deletes the task (--keep-task keeps it, and then copies).
 
-            Ctrl-C cancels the task and saves its resume data as FILE.resume, for `transferctl resume-from FILE.resume`.
+            Several URLs, or -i FILE (aria2's input file: one URL a line, tab-separated mirrors, indented out=, dir=, header=, checksum=, split=, user-agent=, referer=, max-download-limit=), are created at once and run side by side within the daemon's caps; they are saved one after the other, and a failed one does not stop the rest.
+
+            Ctrl-C cancels the running task and saves its resume data as FILE.resume, for `transferctl resume-from FILE.resume -o FILE`.
             """)
 
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "The URL to download (http or https).") var url: String
+    @Argument(help: "The URLs to download (http, https, ftp, ...).") var urls: [String] = []
     @OptionGroup var download: DownloadOptions
 
-    @Option(name: .customLong("limit-rate"), help: ArgumentHelp("The task's download rate limit, in bytes per second (K, M, G: powers of 1024).", valueName: "RATE"))
+    @Option(name: [.customShort("i"), .customLong("input-file")], help: ArgumentHelp("A list of URLs, one a line, in aria2's format (- for stdin).", valueName: "FILE"))
+    var inputFile: String?
+
+    @Option(name: .customLong("limit-rate"), help: ArgumentHelp("Each task's download rate limit, in bytes per second (K, M, G: powers of 1024).", valueName: "RATE"))
     var limitRate: RateArgument?
 
     @Option(help: ArgumentHelp("0.0 to 1.0, or low, default, high.", valueName: "PRIORITY"))
@@ -34,29 +40,107 @@ struct GetCommand: ParsableCommand {
     @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Save under the URL's file name (the default without -o; accepted as curl takes it).")
     var remoteName = false
 
+    @Option(name: [.customShort("x"), .customLong("segments")], help: ArgumentHelp("Connections for each file at once, 1 to 16 (aria2's -x): byte ranges fetched side by side.", valueName: "N"))
+    var segments: Int?
+
+    @Option(help: ArgumentHelp("The digest the file must have, ALGORITHM=HEX (md5, sha-1, sha-256, sha-384, sha-512); a mismatch fails the download.", valueName: "ALGO=HEX"))
+    var checksum: String?
+
+    @Option(help: ArgumentHelp("Try a download again this many times after a transient failure (a timeout, a refused or dropped connection, HTTP 408, 429, 500, 502, 503, 504), from where it stopped when the daemon kept resume data; waits 1, 2, 4 ... 60 s between.", valueName: "N"))
+    var retry = 0
+
+    @Option(name: .customLong("max-time"), help: ArgumentHelp("Seconds each download may take, retries included; then it is cancelled (exit 28).", valueName: "SECONDS"))
+    var maxTime: Double?
+
+    @Option(help: ArgumentHelp("A proxy for these downloads, [http|https|socks5|socks5h://][USER:PASSWORD@]HOST[:PORT] (port 1080 by default, as curl). The daemon connects through it; the run gets a session of its own.", valueName: "URL"))
+    var proxy: ProxyArgument?
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate (dangerous: anyone on the path can read and change the file). The run gets a session of its own.")
+    var insecure = false
+
     func validate() throws {
         try download.validate(json: connection.json)
+        if urls.isEmpty && inputFile == nil { throw ValidationError("give a URL, or -i FILE") }
         if remoteName && download.output != nil { throw ValidationError("-O and -o both name the file: choose one") }
-        if user != nil && user?.applied(to: url) == nil { throw ValidationError("-u needs a URL with scheme://") }
+        for url in urls where user != nil && user?.applied(to: url) == nil { throw ValidationError("-u needs URLs with scheme://") }
+        if let segments, !(1...16).contains(segments) { throw ValidationError("-x takes 1 to 16 connections") }
+        if retry < 0 { throw ValidationError("--retry takes 0 or more") }
+        if let maxTime, !(maxTime > 0) { throw ValidationError("--max-time takes a number of seconds above 0") }
+        if (proxy != nil || insecure) && download.session != nil {
+            throw ValidationError("--proxy and -k make a session of their own for the run: leave --session out")
+        }
+        if inputFile != nil || urls.count > 1 {
+            if download.output != nil { throw ValidationError("-o names one file: with several URLs each takes its remote name (or out= in -i)") }
+            if checksum != nil { throw ValidationError("--checksum is one file's: with several URLs, give checksum= per URL in -i") }
+        }
     }
 
-    /// The request: the URL with -u's login in it, the headers with -A's User-Agent.
-    var request: RequestSpecBody {
+    /// The downloads: the URLs given, then those of -i.
+    func items() throws -> [DownloadItem] {
+        var items = urls.enumerated().map { DownloadItem(url: $0.element, output: download.output, origin: "URL \($0.offset + 1)") }
+        if let inputFile {
+            let text = inputFile == "-" ? try TextFile.readStandardInput() : try TextFile.read(inputFile)
+            items += try URLList.parse(text, name: inputFile == "-" ? "stdin" : inputFile)
+        }
+        guard !items.isEmpty else { throw CLIFailure(.usage, "\(inputFile ?? "the input") lists no URL") }
+        guard items.count <= 10_000 else { throw CLIFailure(.usage, "at most 10,000 URLs a run (the daemon's batch)") }
+        return items
+    }
+
+    /// The task for `item`: the command's options, then the item's own.
+    func spec(_ item: DownloadItem) -> TaskCreateBody {
         var all = headers
         if let userAgent { all.append(HeaderArgument(name: "User-Agent", value: userAgent)) }
-        return RequestSpecBody(url: user.flatMap { $0.applied(to: url) } ?? url, headers: HeaderArgument.object(all))
+        all += item.headers
+        let url = user.flatMap { $0.applied(to: item.url) } ?? item.url
+        let rate = item.rate ?? limitRate?.bytesPerSecond
+        return TaskCreateBody(
+            kind: "download",
+            request: RequestSpecBody(url: url, headers: HeaderArgument.object(all)),
+            priority: priority, description: "transferctl get",
+            bandwidthLimit: rate.map { BandwidthLimitBody(downloadBytesPerSecond: $0) },
+            checksum: item.checksum ?? checksum,
+            segments: item.segments ?? segments,
+            mirrors: item.mirrors.isEmpty ? nil : item.mirrors)
+    }
+
+    /// What the run's own session needs, nil when transferctl's usual session serves.
+    var sessionConfiguration: [String: JSONValue]? {
+        var configuration: [String: JSONValue] = [:]
+        if let proxy { configuration["connectionProxyDictionary"] = proxy.dictionary }
+        if insecure { configuration["tlsVerifiesServerCertificate"] = .bool(false) }
+        return configuration.isEmpty ? nil : configuration
     }
 
     func run() throws {
-        try download.checkOutputFolder()
+        let items = try items()
+        for item in items { try DownloadOptions.checkFolder(of: item.output) }
         let client = connection.client
-        let session = try SessionChoice.resolve(download.session, client: client)
-        let body = TaskCreateBody(
-            kind: "download",
-            request: request,
-            priority: priority, description: "transferctl get",
-            bandwidthLimit: limitRate.map { BandwidthLimitBody(downloadBytesPerSecond: $0.bytesPerSecond) })
-        let created = try client.send("POST", APIClient.path("v1", "sessions", session, "tasks"), json: body)
-        try DownloadRun(client: client, options: download, json: connection.json).run(created)
+        if insecure {
+            StandardStreams.err("transferctl: WARNING: -k: the server's TLS certificate is not verified; anyone on the path can read and change what is downloaded\n")
+        }
+        let ownSession = try sessionConfiguration.map { try SessionChoice.ofItsOwn($0, client: client) }
+        // A run's own session ends with it, unless its tasks are to outlive the run.
+        defer { if let ownSession, !download.detach, !download.keepTask { SessionChoice.end(ownSession, client: client) } }
+        let session = try ownSession ?? SessionChoice.resolve(download.session, client: client)
+        let specs = items.map(spec)
+        let tasksPath = APIClient.path("v1", "sessions", session, "tasks")
+        var run = DownloadRun(client: client, options: download, json: connection.json)
+        run.retries = retry
+        run.maxTime = maxTime
+        if specs.count == 1 && inputFile == nil {
+            let created = try client.send("POST", tasksPath, json: specs[0])
+            try run.run(created, output: items[0].output) { try client.send("POST", tasksPath, json: specs[0]).decode(TaskInfo.self) }
+            return
+        }
+        let created = try client.send("POST", tasksPath + ":batch", json: TaskBatchBody(tasks: specs))
+        let tasks = try created.decode(TaskBatchAnswer.self).tasks
+        let again = specs.map { spec in { try client.send("POST", tasksPath, json: spec).decode(TaskInfo.self) } }
+        try run.run(created, tasks: tasks, outputs: items.map(\.output), again: again)
     }
+}
+
+/// The answer of `POST /v1/sessions/{sid}/tasks:batch`.
+struct TaskBatchAnswer: Decodable {
+    var tasks: [TaskInfo]
 }

@@ -88,8 +88,23 @@ final class InputFile {
     func seek(to offset: Int) -> Bool { lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) }
 }
 
-/// Small text files: resume data saved by `cancel --resume-data` and read by `resume-from`.
+/// Small text files: resume data saved by `cancel --resume-data` and read by `resume-from`, and
+/// `get -i`'s list of URLs.
 enum TextFile {
+    /// Everything on stdin (`get -i -`), at most 64 MiB.
+    static func readStandardInput() throws -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+            if count < 0 { throw CLIFailure(.localFile, "cannot read stdin: \(LocalFileError.text())") }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            if bytes.count > 64 << 20 { throw CLIFailure(.localFile, "stdin holds more than 64 MiB of URLs") }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     static func read(_ path: String) throws -> String {
         let file = try InputFile(path: path)
         guard let bytes = file.readAll() else { throw CLIFailure(.localFile, "cannot read \(path): \(LocalFileError.text())") }

@@ -37,15 +37,16 @@ final class ProgressDisplay {
         let done = direction == .download ? figures.bytesReceived : figures.bytesSent
         let total = direction == .download ? figures.bytesExpectedToReceive : figures.bytesExpectedToSend
         let finished = snapshot.state == "completed"
+        let failed = finished && snapshot.error != nil
         var speed = figures.bytesPerSecond
         // A completed task's current speed is 0: the last line shows the average instead.
-        if finished, let started {
+        if finished, !failed, let started {
             let elapsed = ContinuousClock.now - started
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             if seconds >= 0.5 { speed = Double(done) / seconds }
         }
         return ProgressLine(label: label, done: done, total: total, bytesPerSecond: speed,
-                            secondsRemaining: figures.secondsRemaining, finished: finished)
+                            secondsRemaining: figures.secondsRemaining, finished: finished, failed: failed)
     }
 
     /// Shows `snapshot` (plain lines: only if a second passed since the last one).

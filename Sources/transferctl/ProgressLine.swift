@@ -11,10 +11,12 @@ struct ProgressLine: Equatable {
     var secondsRemaining: Double?
     /// The transfer is over: the ETA gives way to "done".
     var finished = false
+    /// It ended with an error: "failed", and the bar stays where it stopped.
+    var failed = false
 
     /// 0...100, nil when the total is unknown.
     var percent: Int? {
-        guard let total, total > 0 else { return finished ? 100 : nil }
+        guard let total, total > 0 else { return finished && !failed ? 100 : nil }
         return Int(min(max(done, 0), total) * 100 / total)
     }
 
@@ -35,7 +37,7 @@ struct ProgressLine: Equatable {
         return "\(ByteFormat.bytes(done)) / \(ByteFormat.bytes(total))"
     }
 
-    private var etaText: String { finished ? "done" : "ETA \(ByteFormat.clock(eta))" }
+    private var etaText: String { failed ? "FAILED" : finished ? "done" : "ETA \(ByteFormat.clock(eta))" }
 
     /// The line for a terminal `width` columns wide, at most `width - 1` characters (writing the
     /// last column makes some terminals wrap). The bar takes what the figures leave; the label

@@ -1,3 +1,5 @@
+internal import JSONModel
+
 /// The JSON transferctl sends (openapi.yaml: TaskCreate, TaskUpdate, TaskCancel, SessionCreate).
 /// Optional fields that are nil are left out of the JSON (the API rejects unknown fields, not
 /// missing ones).
@@ -8,6 +10,17 @@ struct TaskCreateBody: Encodable {
     var description: String?
     var resumeData: String?
     var bandwidthLimit: BandwidthLimitBody?
+    /// Downloads: the digest the file must have (`sha-256=HEX`).
+    var checksum: String?
+    /// Downloads: connections at once (1...16).
+    var segments: Int?
+    /// Downloads: other URLs of the same resource.
+    var mirrors: [String]?
+}
+
+/// `POST /v1/sessions/{sid}/tasks:batch`.
+struct TaskBatchBody: Encodable {
+    var tasks: [TaskCreateBody]
 }
 
 /// A task's `request` (RequestSpec): URL, method, headers, body.
@@ -53,4 +66,6 @@ struct TaskCancelBody: Encodable {
 /// `POST /v1/sessions` for transferctl's own default session.
 struct SessionCreateBody: Encodable {
     var description: String
+    /// A session of one run's own (`--proxy`, `-k`): the configuration it needs.
+    var configuration: [String: JSONValue]?
 }

@@ -21,6 +21,6 @@ struct ResumeFromCommand: ParsableCommand {
         let session = try SessionChoice.resolve(download.session, client: client)
         let body = TaskCreateBody(kind: "download", description: "transferctl resume-from", resumeData: resumeData)
         let created = try client.send("POST", APIClient.path("v1", "sessions", session, "tasks"), json: body)
-        try DownloadRun(client: client, options: download, json: connection.json).run(created)
+        try DownloadRun(client: client, options: download, json: connection.json).run(created, output: download.output)
     }
 }

@@ -131,7 +131,8 @@ def test_get_without_a_terminal_prints_plain_lines(daemon, nginx_url, nginx_root
     lines = stderr.splitlines()
     progress = [PLAIN.match(line) for line in lines]
     assert all(progress[:-1]), f"not all lines are progress lines:\n{stderr}"
-    assert lines[-1] == f"saved {output} (16.0 MiB)"
+    # The daemon runs on this host: its file is moved into place, not copied over HTTP.
+    assert lines[-1] == f"saved {output} (16.0 MiB; moved from the daemon's folder, not copied)"
     percents = [int(match.group(1)) for match in progress[:-1] if match.group(1)]
     assert len(percents) >= 3 and percents[-1] == 100 and percents == sorted(percents), stderr
     # At most about one line a second, plus the first and the last.
@@ -247,7 +248,8 @@ def test_ctrl_c_cancels_with_resume_data_that_resume_from_continues(daemon, ngin
             process.wait(10)
     assert process.returncode == 130, rest
     resume_file = tmp_path / "slow.bin.resume"
-    assert f"transferctl resume-from {resume_file}".encode() in rest
+    # The hint keeps the -o name: following it continues into the same file.
+    assert f"transferctl resume-from {resume_file} -o {output}".encode() in rest
     assert not output.exists() and not (tmp_path / "slow.bin.part").exists()
     finished = ctl(daemon, "resume-from", str(resume_file), "-o", str(output), timeout=60)
     assert finished.returncode == 0, finished.stderr
@@ -325,3 +327,97 @@ def test_an_output_into_a_missing_folder_is_refused_before_any_task(daemon, ngin
     assert refused.returncode == 7, refused.stderr
     assert b"does not exist" in refused.stderr
     assert len(ctl_json(daemon, "ls")["items"]) == before, "no task was made"
+
+
+def test_several_urls_and_an_input_file_fail_only_what_fails(daemon, nginx_url, nginx_root, tmp_path):
+    """Several URLs run at once and are saved in turn; a failed one is drawn as failed (never
+    "done"), the rest are saved, and the exit status says one failed. An aria2-style -i list sets
+    names, folders, headers, connections and a checksum per URL."""
+    result = ctl(daemon, "get", f"{nginx_url}/files/1MiB.bin", f"{nginx_url}/files/16MiB.bin",
+                 f"{nginx_url}/files/no-such-file.bin", cwd=tmp_path, timeout=120)
+    stderr = result.stderr.decode()
+    assert result.returncode == 1, stderr
+    assert sha256(tmp_path / "1MiB.bin") == sha256(nginx_root / "1MiB.bin")
+    assert sha256(tmp_path / "16MiB.bin") == sha256(nginx_root / "16MiB.bin")
+    assert not (tmp_path / "no-such-file.bin").exists()
+    failed_lines = [line for line in stderr.splitlines() if line.startswith("no-such-file.bin (3/3)")]
+    assert failed_lines and failed_lines[-1].endswith("FAILED") and "done" not in "".join(failed_lines), stderr
+    assert "fileDoesNotExist (-1100, HTTP 404)" in stderr and stderr.rstrip().endswith("1 of 3 downloads failed"), stderr
+    # The saved ones were deleted; the failed one stays for `show`, with its error.
+    left = ctl_json(daemon, "ls")["items"]
+    assert [task["originalRequest"]["url"].rsplit("/", 1)[1] for task in left] == ["no-such-file.bin"]
+    assert left[0]["error"]["code"] == -1100
+
+    digest = hashlib.sha256((nginx_root / "1MiB.bin").read_bytes()).hexdigest()
+    (tmp_path / "into").mkdir()
+    listing = tmp_path / "list.txt"
+    listing.write_text(
+        "# two downloads, aria2's format\n"
+        f"{nginx_url}/files/1MiB.bin\t{nginx_url}/files/1MiB.bin?mirror=1\n"
+        "  out=first.bin\n"
+        f"  dir={tmp_path / 'into'}\n"
+        f"  checksum=sha-256={digest}\n"
+        "  header=X-Listed: yes\n"
+        "\n"
+        f"{nginx_url}/files/16MiB.bin\n"
+        "  split=4\n"
+        "  max-download-limit=64M\n")
+    listed = ctl(daemon, "get", "-i", str(listing), "--keep-task", "--json", cwd=tmp_path, timeout=120)
+    assert listed.returncode == 0, listed.stderr.decode()
+    assert sha256(tmp_path / "into" / "first.bin") == sha256(nginx_root / "1MiB.bin")
+    tasks = [json.loads(line) for line in listed.stdout.decode().splitlines()]
+    assert [task["checksum"] for task in tasks] == [f"sha-256={digest}", None]
+    assert tasks[0]["mirrors"] == [f"{nginx_url}/files/1MiB.bin?mirror=1"] and tasks[1]["segments"] == 4
+    assert tasks[0]["originalRequest"]["headers"]["X-Listed"] == "yes"
+    assert tasks[1]["bandwidthLimit"]["downloadBytesPerSecond"] == 64 * 1024 * 1024
+    # --keep-task: the daemon's copy stays, so the file was copied, not moved.
+    assert "moved" not in listed.stderr.decode()
+    assert daemon.request("GET", f"/v1/tasks/{tasks[0]['id']}/file")[0] == 200
+
+    listing.write_text(f"{nginx_url}/files/1MiB.bin\n  segments=2\n")
+    refused = ctl(daemon, "get", "-i", str(listing), cwd=tmp_path)
+    assert refused.returncode == 2 and f"{listing}:2: unknown option segments" in refused.stderr.decode()
+    several = ctl(daemon, "get", f"{nginx_url}/files/1MiB.bin", f"{nginx_url}/files/16MiB.bin", "-o", "x.bin", cwd=tmp_path)
+    assert several.returncode == 2 and "-o names one file" in several.stderr.decode()
+
+
+def test_retry_max_time_checksum_and_proxy(daemon, nginx_url, nginx_root, tmp_path):
+    # --retry: a refused connection is tried again, then reported.
+    started = time.monotonic()
+    retried = ctl(daemon, "get", "--retry", "2", "http://127.0.0.1:9/nothing.bin", cwd=tmp_path)
+    stderr = retried.stderr.decode()
+    assert retried.returncode == 1, stderr
+    assert "trying again in 1 s (1 of 2)" in stderr and "trying again in 2 s (2 of 2)" in stderr, stderr
+    assert time.monotonic() - started >= 3
+    assert "cannotConnectToHost (-1004)" in stderr.splitlines()[-1]
+
+    # --max-time: cancelled at the bound, exit 28, nothing saved.
+    timed = ctl(daemon, "get", "--max-time", "1", "--limit-rate", "256K", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path)
+    assert timed.returncode == 28, timed.stderr.decode()
+    assert "not done within --max-time 1.0 s; cancelled" in timed.stderr.decode()
+    assert not (tmp_path / "16MiB.bin").exists() and not (tmp_path / "16MiB.bin.part").exists()
+    cancelled = [task for task in ctl_json(daemon, "ls")["items"] if task["originalRequest"]["url"].endswith("/files/16MiB.bin")]
+    assert cancelled and cancelled[-1]["error"]["code"] == -999
+
+    # --checksum: a mismatch fails the download; the right digest saves it.
+    wrong = ctl(daemon, "get", "--checksum", "sha-256=" + "0" * 64, f"{nginx_url}/files/1MiB.bin", cwd=tmp_path)
+    assert wrong.returncode == 1 and "checksum mismatch" in wrong.stderr.decode(), wrong.stderr.decode()
+    assert not (tmp_path / "1MiB.bin").exists()
+    right = ctl(daemon, "get", "--checksum", "sha-256=" + hashlib.sha256((nginx_root / "1MiB.bin").read_bytes()).hexdigest(),
+                "-x", "2", f"{nginx_url}/files/1MiB.bin", cwd=tmp_path)
+    assert right.returncode == 0, right.stderr.decode()
+    assert sha256(tmp_path / "1MiB.bin") == sha256(nginx_root / "1MiB.bin")
+
+    # --proxy: the daemon goes through the HTTP proxy peer, in a session of the run's own that
+    # is invalidated at its end.
+    proxy = required_environment("TRANSFERD_TEST_HTTP_PROXY")
+    proxy_log = Path(required_environment("TRANSFERD_TEST_HTTP_PROXY_LOG"))
+    before = proxy_log.read_text(errors="replace") if proxy_log.exists() else ""
+    proxied = ctl(daemon, "get", "--proxy", f"http://{proxy}", f"{nginx_url}/files/1MiB.bin?via=proxy", "-o", "proxied.bin", cwd=tmp_path)
+    assert proxied.returncode == 0, proxied.stderr.decode()
+    assert sha256(tmp_path / "proxied.bin") == sha256(nginx_root / "1MiB.bin")
+    after = proxy_log.read_text(errors="replace")
+    assert "via=proxy" in after[len(before):], after[len(before):][-2000:]
+    own = [session for session in ctl_json(daemon, "sessions")["items"] if session["description"] == "transferctl (one run)"]
+    assert own and all(session["state"] == "invalidated" for session in own)
+    assert ctl(daemon, "get", "--proxy", "ftp://x", f"{nginx_url}/files/1MiB.bin").returncode == 2

@@ -7,7 +7,7 @@ import Testing
         let parsed = try Transferctl.parseAsRoot(["get", "http://h/a.bin", "-o", "out.bin", "--limit-rate", "1M",
                                                   "--priority", "high", "-H", "X-A: b c", "--server", "http://d:1/", "--token", "t"])
         let get = try #require(parsed as? GetCommand)
-        #expect(get.url == "http://h/a.bin")
+        #expect(get.urls == ["http://h/a.bin"])
         #expect(get.download.output == "out.bin")
         #expect(get.limitRate?.bytesPerSecond == 1_048_576)
         #expect(get.priority == .named("high"))
@@ -19,8 +19,9 @@ import Testing
     @Test func curlsUserAgentLoginAndRemoteName() throws {
         let get = try #require(try Transferctl.parseAsRoot(["get", "https://u:old@h:8443/a b?q#f", "-A", "probe/1.0", "-u", "alice:p@ss:w/rd", "-O"]) as? GetCommand)
         #expect(get.remoteName)
-        #expect(get.request.url == "https://alice:p%40ss%3Aw%2Frd@h:8443/a b?q#f", "the old login replaced, the new one encoded")
-        #expect(get.request.headers == ["User-Agent": "probe/1.0"])
+        let request = try #require(get.spec(DownloadItem(url: get.urls[0])).request)
+        #expect(request.url == "https://alice:p%40ss%3Aw%2Frd@h:8443/a b?q#f", "the old login replaced, the new one encoded")
+        #expect(request.headers == ["User-Agent": "probe/1.0"])
         #expect(UserArgument(argument: "nopassword") == nil && UserArgument(argument: ":x") == nil)
         #expect(throws: (any Error).self) { try Transferctl.parseAsRoot(["get", "http://h/x", "-O", "-o", "x"]) }
     }
@@ -33,7 +34,7 @@ import Testing
         #expect(list.connection.client.server == "http://d:1" && list.connection.client.token == "t" && list.connection.json)
         #expect(list.session == "s1")
         let get = try #require(try Transferctl.parseAsRoot(GlobalOptions.movedAfterSubcommand(["--server", "http://e:2", "get", "http://h/x", "-o", "x"])) as? GetCommand)
-        #expect(get.connection.client.server == "http://e:2" && get.url == "http://h/x")
+        #expect(get.connection.client.server == "http://e:2" && get.urls == ["http://h/x"])
         // Nothing to move, or only options: left for ArgumentParser to judge.
         #expect(GlobalOptions.movedAfterSubcommand(["get", "http://h/", "--server", "s"]) == ["get", "http://h/", "--server", "s"])
         #expect(GlobalOptions.movedAfterSubcommand(["--server", "s"]) == ["--server", "s"])
@@ -46,6 +47,12 @@ import Testing
         ["get", "http://h/", "--priority", "2"],
         ["get", "http://h/", "-o", "-", "--json"],         // both want stdout
         ["get", "http://h/", "-H", "no colon"],
+        ["get", "http://h/a", "http://h/b", "-o", "x"],     // -o names one file
+        ["get", "http://h/a", "http://h/b", "--checksum", "sha-256=00"],
+        ["get", "http://h/", "-x", "17"],
+        ["get", "http://h/", "--max-time", "0"],
+        ["get", "http://h/", "--proxy", "ftp://p"],
+        ["get", "http://h/", "--proxy", "http://p:3128", "--session", "s"],
         ["post", "http://h/"],                             // no body
         ["post", "http://h/", "--data", "x", "--file", "f"],
         ["show", "twelve"],
