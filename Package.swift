@@ -160,7 +160,9 @@ let package = Package(
         // Foundation networking), never the Transfer* domain targets or TransferAPI.
         .executableTarget(
             name: "transferctl",
-            dependencies: ["Curl", "JSONModel", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // Crypto: a daemon's file moved into place is checked against the task's SHA-256.
+            dependencies: ["Curl", "JSONModel", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
 
