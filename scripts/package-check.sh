@@ -29,7 +29,11 @@
 #      sha256 of each matches; the state is in /var/lib/transferd, owned by transferd, and
 #      nothing was written anywhere else,
 #   7. the unit's KillSignal ends it with exit 0 within its TimeoutStopSec,
-#   8. dpkg -r keeps /etc/transferd/config.json (status config-files), dpkg -P removes it.
+#   8. dpkg -r keeps /etc/transferd/config.json (status config-files), dpkg -P removes it,
+#   9. the maintainer scripts where systemd runs, with a systemctl that records its calls: a first
+#      installation enables the service (and does not start it while policy-rc.d forbids it), a
+#      reinstallation restarts it, a disabled service stays disabled and stopped across an
+#      upgrade, dpkg -r stops it, dpkg -P removes its enablement.
 # Each step prints its time. Processes it starts are ended by PID on every exit path; mounts are
 # made only in private mount namespaces. Needs root. Peers used when set: TRANSFERD_TEST_NGINX(_ROOT),
 # TRANSFERD_TEST_TLS_VALID, TRANSFERD_TEST_TLS_CA (scripts/test.sh).
@@ -113,7 +117,7 @@ fi
 
 # ---- 1. the .deb ----
 begin_step "build the .deb (scripts/package-deb.sh)"
-DEB="$(bash scripts/package-deb.sh 8>&- | tail -n 1)"
+DEB="$(bash scripts/package-deb.sh 8>&- | tail -n 1)" || fail "scripts/package-deb.sh failed (above)"
 [ -f "$DEB" ] || fail "scripts/package-deb.sh made no .deb ('$DEB')"
 log "package: $DEB ($(du -h "$DEB" | cut -f1))"
 end_step
@@ -431,6 +435,57 @@ if dpkg-query --admindir="$ROOT/var/lib/dpkg" -W transferd >/dev/null 2>&1; then
 fi
 [ -d "$ROOT$STATE" ] || fail "dpkg -P removed $STATE (the downloads are the users' data: kept)"
 log "dpkg -P: $CONFIG and /etc/transferd gone; $STATE and the transferd user kept"
+end_step
+
+# ---- 9. the maintainer scripts where systemd runs ----
+# No systemd runs here: /run/systemd/system and a systemctl that records its calls (and keeps the
+# enablement link as systemctl does) stand in for it. dpkg runs the package's real scripts.
+begin_step "the maintainer scripts where systemd runs (a systemctl that records its calls)"
+[ ! -e "$ROOT/usr/bin/systemctl" ] || fail "the root has a systemctl: the stand-in would replace it"
+mkdir -p "$ROOT/run/systemd/system"
+cat >"$ROOT/usr/bin/systemctl" <<'SYSTEMCTL'
+#!/bin/sh
+echo "$*" >>/var/log/systemctl-calls
+link=/etc/systemd/system/multi-user.target.wants/transferd.service
+while [ "${1#--}" != "$1" ]; do shift; done
+case "$1" in
+    enable) mkdir -p "${link%/*}" && ln -sf /lib/systemd/system/transferd.service "$link" ;;
+    disable) rm -f "$link" ;;
+    is-enabled) [ -L "$link" ] ;;
+esac
+SYSTEMCTL
+chmod 0755 "$ROOT/usr/bin/systemctl"
+WANTS_LINK="$ROOT/etc/systemd/system/multi-user.target.wants/transferd.service"
+cp "$DEB" "$ROOT/tmp/"
+calls_of() { # calls_of ACTION...: runs it in the root, prints the systemctl calls it made, on one line
+    rm -f "$ROOT/var/log/systemctl-calls"
+    as_root_in_root "$@" >&2 || fail "$* failed in the root"
+    [ -f "$ROOT/var/log/systemctl-calls" ] && paste -sd';' "$ROOT/var/log/systemctl-calls" || true
+}
+calls="$(calls_of dpkg -i "$deb_in_root")"
+[[ "$calls" == *"enable transferd.service"* ]] && [ -L "$WANTS_LINK" ] || fail "a first installation did not enable the service: $calls"
+[[ "$calls" != *restart* ]] || fail "the postinst started the service though policy-rc.d forbids it: $calls"
+log "first installation, policy-rc.d forbidding starts: enabled, not started ($calls)"
+mv "$ROOT/usr/sbin/policy-rc.d" "$ROOT/usr/sbin/policy-rc.d.check"
+calls="$(calls_of dpkg -i "$deb_in_root")"
+[[ "$calls" == *"restart transferd.service"* ]] && [[ "$calls" != *"enable transferd.service"* ]] \
+    || fail "a reinstallation of the enabled service did not restart it (or enabled it again): $calls"
+log "reinstallation, starts allowed: restarted, not enabled again ($calls)"
+calls="$(calls_of systemctl disable transferd.service)"
+calls="$(calls_of dpkg -i "$deb_in_root")"
+[[ "$calls" != *restart* ]] && [[ "$calls" != *"enable transferd.service"* ]] && [ ! -e "$WANTS_LINK" ] \
+    || fail "an upgrade of a disabled service enabled or started it: $calls"
+log "after systemctl disable, an upgrade leaves it disabled and stopped ($calls)"
+calls="$(calls_of systemctl enable transferd.service)"
+calls="$(calls_of dpkg -r transferd)"
+[[ "$calls" == *"stop transferd.service"* ]] && [ -L "$WANTS_LINK" ] || fail "dpkg -r did not stop the service, or disabled it: $calls"
+log "dpkg -r: stopped, still enabled for a reinstallation ($calls)"
+calls="$(calls_of dpkg -P transferd)"
+[ ! -e "$WANTS_LINK" ] && [ ! -L "$WANTS_LINK" ] || fail "dpkg -P left $WANTS_LINK"
+log "dpkg -P: the enablement link removed ($calls)"
+mv "$ROOT/usr/sbin/policy-rc.d.check" "$ROOT/usr/sbin/policy-rc.d"
+rm -f "$ROOT/usr/bin/systemctl" "$ROOT$deb_in_root"
+rmdir "$ROOT/run/systemd/system"
 end_step
 
 if [ -n "$SERVER_PID" ]; then

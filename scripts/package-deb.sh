@@ -42,7 +42,8 @@ command -v python3 >/dev/null || die "python3 is needed to read the Dockerfile"
 
 # ---- 1. the release build ----
 log "release build: bash scripts/container-check.sh --build-only"
-BIN_DIR="$(bash scripts/container-check.sh --build-only | tail -n 1)"
+BIN_DIR="$(bash scripts/container-check.sh --build-only | tail -n 1)" \
+    || die "the release build failed (scripts/container-check.sh --build-only, above)"
 [ -d "$BIN_DIR" ] || die "scripts/container-check.sh --build-only printed no folder ('$BIN_DIR')"
 eval "$(python3 scripts/lib/dockerfile_plan.py Dockerfile)"
 for product in transferd transferctl; do

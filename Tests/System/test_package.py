@@ -2,8 +2,8 @@
 scripts/package-deb.sh (from the container check's release build), installs it in a copy of the
 container check's cached minimal bookworm root with dpkg and apt, checks the unit with
 systemd-analyze, starts the unit's ExecStart under the unit's sandbox (scripts/lib/unit_sandbox.py)
-and downloads with the package's transferctl, stops it with the unit's KillSignal, then removes
-and purges the package. The unit's hardening directives are also checked here, directly."""
+and downloads with the package's transferctl, stops it with the unit's KillSignal, removes and
+purges the package, and runs its maintainer scripts again with a stand-in systemctl. The unit's hardening directives are also checked here, directly."""
 from __future__ import annotations
 
 import configparser
@@ -47,6 +47,11 @@ EXPECTED_LINES = [
     "exit 0 after",
     "dpkg -r: binaries and unit gone, /etc/transferd/config.json kept",
     "dpkg -P: /etc/transferd/config.json and /etc/transferd gone",
+    "first installation, policy-rc.d forbidding starts: enabled, not started",
+    "reinstallation, starts allowed: restarted, not enabled again",
+    "after systemctl disable, an upgrade leaves it disabled and stopped",
+    "dpkg -r: stopped, still enabled for a reinstallation",
+    "dpkg -P: the enablement link removed",
     "package check passed",
 ]
 
