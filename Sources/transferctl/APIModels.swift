@@ -15,6 +15,25 @@ struct TaskInfo: Decodable, Equatable {
         var statusCode: Int
         var mimeType: String?
         var suggestedFilename: String?
+        var headers: [String: String]?
+
+        /// A header, its name in any case.
+        func header(_ name: String) -> String? {
+            let wanted = name.lowercased()
+            return headers?.first { $0.key.lowercased() == wanted }?.value
+        }
+
+        /// Content-Range's first byte and total: "bytes 100-199/200" is (100, 200), "bytes */200" (nil, 200).
+        var contentRange: (start: Int64?, total: Int64?)? {
+            guard let value = header("Content-Range"), value.hasPrefix("bytes ") else { return nil }
+            let spec = value.dropFirst(6)
+            guard let slash = spec.lastIndex(of: "/") else { return nil }
+            let total = Int64(spec[spec.index(after: slash)...])
+            let range = spec[..<slash]
+            if range == "*" { return (nil, total) }
+            guard let dash = range.firstIndex(of: "-"), let start = Int64(range[..<dash]) else { return nil }
+            return (start, total)
+        }
     }
 
     var id: Int64

@@ -14,23 +14,25 @@ struct DownloadRun {
     var retries = 0
     /// Seconds each download may take, its retries included (`--max-time`).
     var maxTime: Double?
+    /// Give each saved file the server's Last-Modified (`-R`).
+    var remoteTime = false
 
     /// One download, created (`resume-from`, or `get` with one URL); `again` makes its task
     /// anew for a retry that has no resume data.
-    func run(_ created: APIResponse, output: String?, again: (() throws -> TaskInfo)? = nil) throws {
+    func run(_ created: APIResponse, output: String?, continuing: Int64? = nil, again: (() throws -> TaskInfo)? = nil) throws {
         let task = try created.decode(TaskInfo.self)
         if options.detach {
             if json { JSONOutput.print(created.body) } else { StandardStreams.out("\(task.id)\n") }
             return
         }
         Interrupt.install()
-        try finish(task, output: output, position: nil, again: again)
+        try finish(task, output: output, position: nil, continuing: continuing, again: again)
     }
 
     /// Several downloads, created in order (`get` with several URLs or `-i`): all run in the
     /// daemon at once, within its caps; they are followed and saved one after the other. A failed
     /// one does not stop the others; the exit status says some failed.
-    func run(_ created: APIResponse, tasks: [TaskInfo], outputs: [String?], again: [() throws -> TaskInfo]) throws {
+    func run(_ created: APIResponse, tasks: [TaskInfo], outputs: [String?], continuing: [Int64?], again: [() throws -> TaskInfo]) throws {
         if options.detach {
             if json { JSONOutput.print(created.body) } else { StandardStreams.out(tasks.map { "\($0.id)\n" }.joined()) }
             return
@@ -39,7 +41,7 @@ struct DownloadRun {
         var failed = 0
         for (index, task) in tasks.enumerated() {
             do {
-                try finish(task, output: outputs[index], position: (index + 1, tasks.count), again: again[index])
+                try finish(task, output: outputs[index], position: (index + 1, tasks.count), continuing: continuing[index], again: again[index])
             } catch let failure as CLIFailure where [.transferFailed, .timedOut, .localFile].contains(failure.status) {
                 StandardStreams.err("transferctl: \(failure.message)\n")
                 failed += 1
@@ -54,8 +56,9 @@ struct DownloadRun {
         if failed > 0 { throw CLIFailure(.transferFailed, "\(failed) of \(tasks.count) downloads failed") }
     }
 
-    /// Follows `task` to its end (tries again while allowed), then saves its file.
-    private func finish(_ task: TaskInfo, output: String?, position: (Int, Int)?, again: (() throws -> TaskInfo)?) throws {
+    /// Follows `task` to its end (tries again while allowed), then saves its file. `continuing`:
+    /// the task asked for the rest of `output` from that offset (`-C -`).
+    private func finish(_ task: TaskInfo, output: String?, position: (Int, Int)?, continuing: Int64?, again: (() throws -> TaskInfo)?) throws {
         var current = task
         var attempt = 0
         let deadline = maxTime.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
@@ -80,10 +83,17 @@ struct DownloadRun {
             let finished = try client.send("GET", APIClient.path("v1", "tasks", String(current.id)))
             let info = try finished.decode(TaskInfo.self)
             guard let error = snapshot.error ?? info.error else {
-                try save(info, answer: finished, output: output)
+                try save(info, answer: finished, output: output, continuing: continuing)
                 return
             }
             let status = info.response?.statusCode
+            // 416 with the file's own size as the total: nothing is missing.
+            if let continuing, let output, status == 416, info.response?.contentRange?.total == continuing {
+                if json { JSONOutput.print(finished.body) }
+                else if !options.silent { StandardStreams.err("\(output) is complete already (\(ByteFormat.bytes(continuing)))\n") }
+                if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(current.id))) }
+                return
+            }
             guard attempt < retries, Self.isTransient(error, status: status), error.resumeData != nil || again != nil else {
                 if json { JSONOutput.print(finished.body) }
                 let http = status.map { $0 >= 400 ? ", HTTP \($0)" : "" } ?? ""
@@ -128,9 +138,17 @@ struct DownloadRun {
         }
     }
 
-    /// The finished file to its place: moved when the daemon's copy is here, else fetched.
-    private func save(_ info: TaskInfo, answer: APIResponse, output: String?) throws {
+    /// The finished file to its place: appended to the local file (`-C -` answered 206), moved
+    /// when the daemon's copy is here, else fetched.
+    private func save(_ info: TaskInfo, answer: APIResponse, output: String?, continuing: Int64?) throws {
         let target = Self.target(output, suggested: info.response?.suggestedFilename, url: info.originalRequest.url)
+        if let continuing, info.response?.statusCode == 206 {
+            try append(info, answer: answer, to: target, at: continuing)
+            return
+        }
+        if continuing != nil && !options.silent {
+            StandardStreams.err("the server sent all of \(target) (its copy is another version, or it cannot tell): replacing it\n")
+        }
         var moved = false
         var size = info.progress.bytesReceived
         if !options.keepTask, target != "-", let location = info.location,
@@ -147,10 +165,35 @@ struct DownloadRun {
             }
             size = file.bytesWritten
         }
+        if remoteTime, target != "-", let modified = info.response?.header("Last-Modified").flatMap(HTTPDateText.parse) {
+            LocalFileState.setModified(target, seconds: modified)
+        }
         if json { JSONOutput.print(answer.body) }
         else if target != "-" && !options.silent {
             StandardStreams.err("saved \(target) (\(ByteFormat.bytes(size))\(moved ? "; moved from the daemon's folder, not copied" : ""))\n")
         }
+        if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(info.id))) }
+    }
+
+    /// `-C -` answered 206: the daemon's file holds the rest, from `offset`; it is appended,
+    /// checked against Content-Range (it must start at the local size and end at the total).
+    private func append(_ info: TaskInfo, answer: APIResponse, to target: String, at offset: Int64) throws {
+        guard let range = info.response?.contentRange, range.start == offset else {
+            throw CLIFailure(.transferFailed, "task \(info.id): the server's range (\(info.response?.header("Content-Range") ?? "none")) does not start at \(target)'s size \(offset): nothing appended")
+        }
+        let file = try AppendingFile(path: target, offset: offset)
+        do {
+            try client.send("GET", APIClient.path("v1", "tasks", String(info.id), "file"), sink: file, seconds: nil)
+            try file.commit(total: range.total)
+        } catch {
+            file.discard()
+            throw error
+        }
+        if remoteTime, let modified = info.response?.header("Last-Modified").flatMap(HTTPDateText.parse) {
+            LocalFileState.setModified(target, seconds: modified)
+        }
+        if json { JSONOutput.print(answer.body) }
+        else if !options.silent { StandardStreams.err("saved \(target) (\(ByteFormat.bytes(file.bytesWritten)) appended to \(ByteFormat.bytes(offset)))\n") }
         if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(info.id))) }
     }
 

@@ -55,6 +55,12 @@ struct GetCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A proxy for these downloads, [http|https|socks5|socks5h://][USER:PASSWORD@]HOST[:PORT] (port 1080 by default, as curl). The daemon connects through it; the run gets a session of its own.", valueName: "URL"))
     var proxy: ProxyArgument?
 
+    @Option(name: [.customShort("C"), .customLong("continue-at")], help: ArgumentHelp("- : continue into the existing output file from its size (Range), only if the server's copy is the same version (If-Range with the file's time: a file saved with -R, curl -R or wget); else the whole file replaces it.", valueName: "-"))
+    var continueAt: String?
+
+    @Flag(name: [.customShort("R"), .customLong("remote-time")], help: "Give each saved file the server's Last-Modified time (curl's -R; -C - does it too); -C - then knows its version.")
+    var remoteTime = false
+
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate (dangerous: anyone on the path can read and change the file). The run gets a session of its own.")
     var insecure = false
 
@@ -66,6 +72,8 @@ struct GetCommand: ParsableCommand {
         if let segments, !(1...16).contains(segments) { throw ValidationError("-x takes 1 to 16 connections") }
         if retry < 0 { throw ValidationError("--retry takes 0 or more") }
         if let maxTime, !(maxTime > 0) { throw ValidationError("--max-time takes a number of seconds above 0") }
+        if let continueAt, continueAt != "-" { throw ValidationError("-C takes - (continue from the output file's size), not an offset") }
+        if continueAt != nil && download.output == "-" { throw ValidationError("-C - continues a file: not stdout") }
         if (proxy != nil || insecure) && download.session != nil {
             throw ValidationError("--proxy and -k make a session of their own for the run: leave --session out")
         }
@@ -112,8 +120,25 @@ struct GetCommand: ParsableCommand {
         return configuration.isEmpty ? nil : configuration
     }
 
+    /// `-C -`: for each item whose output file exists and is not empty, the name pinned (the
+    /// server's suggested name could differ) and the request asking for the rest of it, from
+    /// the file's size, if the server's copy is the version of the file's time.
+    func continuing(_ items: inout [DownloadItem]) -> [Int64?] {
+        guard continueAt != nil else { return items.map { _ in nil } }
+        return items.indices.map { index in
+            let name = DownloadRun.fileName(fromURL: items[index].url)
+            let target = items[index].output.map { $0.hasSuffix("/") ? $0 + name : $0 } ?? name
+            items[index].output = target
+            guard let local = LocalFileState.sizeAndTime(target), local.size > 0 else { return nil }
+            items[index].headers += [HeaderArgument(name: "Range", value: "bytes=\(local.size)-"),
+                                     HeaderArgument(name: "If-Range", value: HTTPDateText.format(local.modified))]
+            return local.size
+        }
+    }
+
     func run() throws {
-        let items = try items()
+        var items = try items()
+        let continuations = continuing(&items)
         for item in items { try DownloadOptions.checkFolder(of: item.output) }
         let client = connection.client
         if insecure {
@@ -128,15 +153,19 @@ struct GetCommand: ParsableCommand {
         var run = DownloadRun(client: client, options: download, json: connection.json)
         run.retries = retry
         run.maxTime = maxTime
+        // -C - tells versions by the file's time: a file it saved carries the server's.
+        run.remoteTime = remoteTime || continueAt != nil
         if specs.count == 1 && inputFile == nil {
             let created = try client.send("POST", tasksPath, json: specs[0])
-            try run.run(created, output: items[0].output) { try client.send("POST", tasksPath, json: specs[0]).decode(TaskInfo.self) }
+            try run.run(created, output: items[0].output, continuing: continuations[0]) {
+                try client.send("POST", tasksPath, json: specs[0]).decode(TaskInfo.self)
+            }
             return
         }
         let created = try client.send("POST", tasksPath + ":batch", json: TaskBatchBody(tasks: specs))
         let tasks = try created.decode(TaskBatchAnswer.self).tasks
         let again = specs.map { spec in { try client.send("POST", tasksPath, json: spec).decode(TaskInfo.self) } }
-        try run.run(created, tasks: tasks, outputs: items.map(\.output), again: again)
+        try run.run(created, tasks: tasks, outputs: items.map(\.output), continuing: continuations, again: again)
     }
 }
 

@@ -50,6 +50,65 @@ final class OutputFile: ResponseSink {
     }
 }
 
+/// `get -C -`: the rest of a file appended to what is there. The file must still end at
+/// `offset` when it is opened; on any failure it is cut back to `offset`, so a failed append
+/// leaves the file as it was. Owned by the subcommand that fetches (not Sendable).
+final class AppendingFile: ResponseSink {
+    let path: String
+    let offset: Int64
+    private let descriptor: Int32
+    private(set) var bytesWritten: Int64 = 0
+
+    init(path: String, offset: Int64) throws {
+        self.path = path
+        self.offset = offset
+        let opened = open(path, O_WRONLY | O_CLOEXEC)
+        guard opened >= 0 else { throw CLIFailure(.localFile, "cannot write \(path): \(LocalFileError.text())") }
+        guard lseek(opened, 0, SEEK_END) == off_t(offset) else {
+            close(opened)
+            throw CLIFailure(.localFile, "\(path) changed size while it downloaded: not appended")
+        }
+        descriptor = opened
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard StandardStreams.writeAll(bytes, to: descriptor) else { return false }
+        bytesWritten += Int64(bytes.count)
+        return true
+    }
+
+    /// Closes the file, checking it now holds `total` bytes when that is known.
+    func commit(total: Int64?) throws {
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard total == nil || Int64(size) == total else {
+            discard()
+            throw CLIFailure(.transferFailed, "\(path) would hold \(size) bytes, not the \(total ?? 0) the server announced: cut back to \(offset)")
+        }
+        guard close(descriptor) == 0 else { throw CLIFailure(.localFile, "cannot write \(path): \(LocalFileError.text())") }
+    }
+
+    /// Cuts the file back to what it was and closes it.
+    func discard() {
+        _ = ftruncate(descriptor, off_t(offset))
+        close(descriptor)
+    }
+}
+
+/// A local file's size and time, for `-C -`; nil when it is not a regular file.
+enum LocalFileState {
+    static func sizeAndTime(_ path: String) -> (size: Int64, modified: Int)? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (Int64(status.st_size), Int(status.st_mtim.tv_sec))
+    }
+
+    /// Gives `path` the time `seconds` (`-R`: the server's Last-Modified); best effort.
+    static func setModified(_ path: String, seconds: Int) {
+        var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
+    }
+}
+
 /// A local file read as a request body (`post --file`), seekable for a resend. Owned by the
 /// subcommand that uploads (not Sendable).
 final class InputFile {

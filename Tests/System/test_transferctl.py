@@ -421,3 +421,34 @@ def test_retry_max_time_checksum_and_proxy(daemon, nginx_url, nginx_root, tmp_pa
     own = [session for session in ctl_json(daemon, "sessions")["items"] if session["description"] == "transferctl (one run)"]
     assert own and all(session["state"] == "invalidated" for session in own)
     assert ctl(daemon, "get", "--proxy", "ftp://x", f"{nginx_url}/files/1MiB.bin").returncode == 2
+
+
+def test_continue_at_appends_only_to_the_same_version(daemon, nginx_url, nginx_root, tmp_path):
+    """-C - asks for the rest of the local file (Range from its size) with If-Range set to the
+    file's time: nginx answers 206 only when that is its Last-Modified, and the rest is appended;
+    a file of another version is replaced whole, never mixed; a complete one is left alone."""
+    source = nginx_root / "16MiB.bin"
+    output = tmp_path / "16MiB.bin"
+    saved = ctl(daemon, "get", "-R", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path, timeout=120)
+    assert saved.returncode == 0, saved.stderr.decode()
+    assert int(output.stat().st_mtime) == int(source.stat().st_mtime), "-R gives the server's Last-Modified"
+
+    data = source.read_bytes()
+    output.write_bytes(data[: 5 * 1024 * 1024])
+    os.utime(output, (source.stat().st_mtime, source.stat().st_mtime))
+    continued = ctl(daemon, "get", "-C", "-", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path, timeout=120)
+    assert continued.returncode == 0, continued.stderr.decode()
+    assert "(11.0 MiB appended to 5.0 MiB)" in continued.stderr.decode(), continued.stderr.decode()
+    assert sha256(output) == sha256(source)
+
+    again = ctl(daemon, "get", "-C", "-", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path)
+    assert again.returncode == 0 and "is complete already (16.0 MiB)" in again.stderr.decode(), again.stderr.decode()
+    assert sha256(output) == sha256(source)
+
+    # Another version (other bytes, another time): the whole file replaces it.
+    output.write_bytes(b"x" * (3 * 1024 * 1024))
+    replaced = ctl(daemon, "get", "-C", "-", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path, timeout=120)
+    assert replaced.returncode == 0, replaced.stderr.decode()
+    assert "replacing it" in replaced.stderr.decode()
+    assert sha256(output) == sha256(source)
+    assert ctl(daemon, "get", "-C", "100", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path).returncode == 2
