@@ -42,11 +42,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/common.sh
 # shellcheck source=scripts/lib/debian-root.sh
 source scripts/lib/debian-root.sh
+# shellcheck source=scripts/lib/root-daemon.sh
+source scripts/lib/root-daemon.sh
 
 WORK="$PWD/.build-container"
 SCRATCH="$WORK/swift"
 CONTEXT="$WORK/context"
 ROOT="$WORK/root"
+CHECK_FILES="$WORK/"   # its files: $WORK/transferd.log, $WORK/started-marker, ...
+CHECK_LOCK_FD=9        # its lock ($WORK/lock, below)
 # Bump when the way the base is made changes, so cached bases made the old way are not used.
 # (The minimal root it starts from has its own format: MINBASE_FORMAT in scripts/lib/debian-root.sh.)
 BASE_FORMAT=1
@@ -54,35 +58,9 @@ BASE_FORMAT=1
 CONTAINER_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 STOP_BOUND=20
 
-# ---- processes this script starts, ended by PID on every exit path ----
-DAEMON_NS_PID=""   # the unshare process in front of the daemon
-DAEMON_PID=""      # the daemon, PID 1 of its namespace (it outlives a killed unshare: its uid change clears --kill-child's death signal)
-SERVER_PID=""      # python3 http.server, when no nginx peer is given
-
-cleanup() {
-    local status=$?
-    # The daemon is PID 1 of its namespace: killing it ends the namespace. Killing only the
-    # unshare process in front of it would leave it running (seen after a failed check).
-    if [ -n "${DAEMON_PID:-}" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-        kill -KILL "$DAEMON_PID" 2>/dev/null || true
-    fi
-    if [ -n "$DAEMON_NS_PID" ] && kill -0 "$DAEMON_NS_PID" 2>/dev/null; then
-        kill -KILL "$DAEMON_NS_PID" 2>/dev/null || true
-        wait "$DAEMON_NS_PID" 2>/dev/null || true
-    fi
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if findmnt -rn -o TARGET | grep -q "^$WORK/"; then
-        printf '==> %s: error: mounts left under %s:\n%s\n' "$SCRIPT_NAME" "$WORK" "$(findmnt -rn -o TARGET | grep "^$WORK/")" >&2
-        status=1
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# The processes it starts (the daemon, an http.server) are ended by PID on every exit path, and
+# no mount may be left under $WORK (scripts/lib/root-daemon.sh).
+end_processes_on_exit "$WORK"
 
 # ---- running commands inside a root (root_command: scripts/lib/debian-root.sh) ----
 
@@ -128,11 +106,7 @@ done
 [ "$(id -u)" -eq 0 ] || die "run as root: debootstrap, chroot and unshare need it"
 mkdir -p "$WORK"
 # One check at a time per worktree: two would debootstrap into the same folder.
-exec 9>"$WORK/lock"
-if ! flock -n 9; then
-    log "another container-check.sh runs in this worktree: waiting for it (at most 30 minutes)"
-    flock -w 1800 9 || die "the other container-check.sh did not finish within 30 minutes"
-fi
+lock_container_work "$WORK"
 
 begin_step "read the Dockerfile"
 plan="$(python3 scripts/lib/dockerfile_plan.py Dockerfile)" || fail "the Dockerfile has a shape the check does not model (above)"
@@ -274,8 +248,7 @@ rm -rf "$ROOT"
 cp -a "$BASE" "$ROOT"
 rm -f "$ROOT/.container-check-complete"
 replay_steps "$ROOT" "$CACHED_STEPS" "$RUNTIME_STEP_COUNT" 1
-# What Docker injects into every container: /etc/hosts (debootstrap leaves none).
-printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$ROOT/etc/hosts"
+write_etc_hosts "$ROOT"
 user_line="$(resolve_user "$ROOT" "$STAGE_USER")"
 read -r RUN_UID RUN_GID RUN_GROUPS RUN_HOME <<<"$user_line"
 log "USER $STAGE_USER = uid $RUN_UID gid $RUN_GID groups $RUN_GROUPS home $RUN_HOME; WORKDIR $STAGE_WORKDIR; ENV ${STAGE_ENV[*]}"
@@ -292,11 +265,8 @@ begin_step "ldd of the binaries inside the root"
 for product in "${BUILD_PRODUCTS[@]}"; do
     binary="/usr/local/bin/$product"
     [ -x "$ROOT$binary" ] || continue
-    libraries="$(run_as_root_in "$ROOT" ldd "$binary")" || fail "ldd $binary failed inside the root"
-    if grep -q "not found" <<<"$libraries"; then
-        fail "$binary misses libraries in the root: $(grep "not found" <<<"$libraries" | tr -s ' \t\n' ' ')"
-    fi
-    log "ldd $binary: $(grep -c '=>' <<<"$libraries") libraries, none missing"
+    ldd_in_root "$binary" run_as_root_in "$ROOT"
+    log "ldd $binary: $(grep -c '=>' <<<"$LIBRARIES") libraries, none missing"
 done
 end_step
 
@@ -309,55 +279,20 @@ ENTRYPOINT=("${RUNTIME_ENTRYPOINT[@]}" "${RUNTIME_CMD[@]}")
 begin_step "the stage's ENV alone (no tokens on 0.0.0.0) makes the daemon refuse to start"
 container_environment
 root_command "$ROOT" "$RUN_UID:$RUN_GID" "$RUN_GROUPS" "$STAGE_WORKDIR" "${CONTAINER_ENV[@]}" -- "${ENTRYPOINT[@]}"
-refusal_status=0
-refusal="$(timeout 20 "${ROOT_COMMAND[@]}" 2>&1)" || refusal_status=$?
-if [ "$refusal_status" -eq 0 ] || [ "$refusal_status" -eq 124 ]; then
-    fail "the daemon did not refuse to start without tokens (exit $refusal_status): $refusal"
-fi
-grep -qi "token" <<<"$refusal" || fail "the refusal does not mention tokens: $refusal"
-log "refused, exit $refusal_status: $(tail -n 1 <<<"$refusal")"
+expect_refusal 20 token "${ROOT_COMMAND[@]}"
 end_step
 
 # ---- HTTP and HTTPS sources for the downloads ----
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-if [ -n "${TRANSFERD_TEST_NGINX:-}" ] && [ -n "${TRANSFERD_TEST_NGINX_ROOT:-}" ]; then
-    SOURCE_URL="$TRANSFERD_TEST_NGINX/files/1MiB.bin"
-    SOURCE_FILE="$TRANSFERD_TEST_NGINX_ROOT/1MiB.bin"
-    log "download source: the nginx peer, $SOURCE_URL"
-else
-    served="$WORK/served"
-    rm -rf "$served"
-    mkdir -p "$served"
-    head -c 1048576 /dev/urandom >"$served/1MiB.bin"
-    server_port="$(free_port)"
-    python3 -m http.server --bind 127.0.0.1 --directory "$served" "$server_port" >"$WORK/http-server.log" 2>&1 &
-    SERVER_PID=$!
-    SOURCE_URL="http://127.0.0.1:$server_port/1MiB.bin"
-    SOURCE_FILE="$served/1MiB.bin"
-    for _ in $(seq 1 50); do curl -fsS -o /dev/null "$SOURCE_URL" 2>/dev/null && break; sleep 0.1; done
-    log "download source: python3 http.server (pid $SERVER_PID), $SOURCE_URL"
-fi
-[ -f "$SOURCE_FILE" ] || fail "$SOURCE_FILE is missing"
-
-TLS=0
-if [ -n "${TRANSFERD_TEST_TLS_VALID:-}" ] && [ -n "${TRANSFERD_TEST_TLS_CA:-}" ] && [ -n "${TRANSFERD_TEST_NGINX_ROOT:-}" ]; then
-    TLS=1
+choose_download_source
+choose_tls
+if [ "$TLS" -eq 1 ]; then
     begin_step "add the test CA to the root as an operator's image would (update-ca-certificates)"
-    install -D -m 0644 "$TRANSFERD_TEST_TLS_CA" "$ROOT/usr/local/share/ca-certificates/transferd-test-ca.crt"
-    run_as_root_in "$ROOT" update-ca-certificates >&2 || fail "update-ca-certificates failed in the root"
+    add_test_ca run_as_root_in "$ROOT"
     end_step
-else
-    log "no TLS peers (TRANSFERD_TEST_TLS_VALID, _CA): the HTTPS download is not checked"
 fi
 
 # ---- the daemon, as the container runs it ----
-PORT="$(free_port)"
-TOKEN="container-check-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-API="http://127.0.0.1:$PORT"
-DAEMON_LOG="$WORK/transferd.log"
+choose_daemon_address
 container_environment "TRANSFERD_LISTEN=127.0.0.1:$PORT" "TRANSFERD_TOKENS=$TOKEN"
 RUN_ENV=("${CONTAINER_ENV[@]}")
 
@@ -381,26 +316,8 @@ healthcheck_in_root() {
 }
 
 begin_step "start ${ENTRYPOINT[*]} as $STAGE_USER, PID 1 of its namespace, on 127.0.0.1:$PORT"
-touch "$WORK/started-marker"
-sleep 1 # a file the daemon writes is then strictly newer than the marker, whatever the clock's grain
 root_command "$ROOT" "$RUN_UID:$RUN_GID" "$RUN_GROUPS" "$STAGE_WORKDIR" "${RUN_ENV[@]}" -- "${ENTRYPOINT[@]}"
-# 9>&-: the check's lock stays with the check, never with a daemon that could outlive it.
-"${ROOT_COMMAND[@]}" >"$DAEMON_LOG" 2>&1 9>&- &
-DAEMON_NS_PID=$!
-DAEMON_PID=""
-for _ in $(seq 1 100); do
-    DAEMON_PID="$(awk '{ print $1 }' "/proc/$DAEMON_NS_PID/task/$DAEMON_NS_PID/children" 2>/dev/null)" || true
-    [ -n "$DAEMON_PID" ] && break
-    sleep 0.1
-done
-[ -n "$DAEMON_PID" ] || fail "the daemon's process did not appear; log: $(cat "$DAEMON_LOG")"
-healthy=0
-for _ in $(seq 1 300); do
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$API/healthz" 2>/dev/null)" = 200 ]; then healthy=1; break; fi
-    kill -0 "$DAEMON_NS_PID" 2>/dev/null || fail "the daemon exited before answering; log: $(cat "$DAEMON_LOG")"
-    sleep 0.1
-done
-[ "$healthy" -eq 1 ] || fail "GET /healthz did not answer 200 within 30 s; log: $(tail -n 20 "$DAEMON_LOG")"
+start_daemon "${ROOT_COMMAND[@]}"
 executable="$(readlink "/proc/$DAEMON_PID/exe")"
 namespace_pid="$(awk '/^NSpid:/ { print $NF }' "/proc/$DAEMON_PID/status")"
 real_uid="$(awk '/^Uid:/ { print $2 }' "/proc/$DAEMON_PID/status")"
@@ -471,39 +388,15 @@ if [[ " ${BUILD_PRODUCTS[*]} " == *" transferctl "* ]]; then
 fi
 
 begin_step "state under /data, owned by $STAGE_USER; nothing written elsewhere"
-[ -f "$ROOT/data/transferd.sqlite3" ] || fail "no database in /data: $(ls -la "$ROOT/data")"
-foreign="$(find "$ROOT/data" ! -uid "$RUN_UID" | head -n 5)"
-[ -z "$foreign" ] || fail "files in /data not owned by $STAGE_USER: $foreign"
-elsewhere="$(find "$ROOT" -xdev -newer "$WORK/started-marker" ! -type d ! -path "$ROOT/data/*" | head -n 5)"
-[ -z "$elsewhere" ] || fail "the daemon wrote outside /data: $elsewhere"
-log "/data: $(find "$ROOT/data" | wc -l) entries, all owned by uid $RUN_UID ($(find "$ROOT/data" -mindepth 1 -maxdepth 1 -printf '%f '))"
+check_state /data "$RUN_UID" "$STAGE_USER"
 end_step
 
 begin_step "${RUNTIME_STOPSIGNAL[0]} to PID 1: a clean exit 0 within $STOP_BOUND s"
-stop_started="${EPOCHREALTIME/./}"
-kill -s "${RUNTIME_STOPSIGNAL[0]#SIG}" "$DAEMON_PID"
-stopped=0
-for _ in $(seq 1 $((STOP_BOUND * 10))); do
-    if ! kill -0 "$DAEMON_NS_PID" 2>/dev/null; then stopped=1; break; fi
-    sleep 0.1
-done
-[ "$stopped" -eq 1 ] || fail "the daemon ignored ${RUNTIME_STOPSIGNAL[0]} as PID 1 for $STOP_BOUND s (docker stop would SIGKILL it)"
-exit_status=0
-wait "$DAEMON_NS_PID" || exit_status=$?
-DAEMON_NS_PID=""
-[ "$exit_status" -eq 0 ] || fail "the daemon exited with $exit_status after ${RUNTIME_STOPSIGNAL[0]}; log: $(tail -n 20 "$DAEMON_LOG")"
-grep -q "transferd stopped" "$DAEMON_LOG" || fail "the log has no 'transferd stopped' line"
-if grep -qi "public suffix list not found" "$DAEMON_LOG"; then fail "the daemon found no public suffix list in the root"; fi
-log "exit 0 after $(awk -v s="$stop_started" -v e="${EPOCHREALTIME/./}" 'BEGIN { printf "%.2f", (e - s) / 1e6 }') s"
+stop_daemon "${RUNTIME_STOPSIGNAL[0]}" "$STOP_BOUND" "docker stop"
 if healthcheck_in_root; then fail "the HEALTHCHECK command passed with the daemon stopped: it cannot fail"; fi
 log "HEALTHCHECK fails once the daemon is stopped, as it must"
 end_step
 
-if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-fi
-
+stop_download_source
 print_step_timings
 log "container check passed"

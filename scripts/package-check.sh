@@ -45,9 +45,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/common.sh
 # shellcheck source=scripts/lib/debian-root.sh
 source scripts/lib/debian-root.sh
+# shellcheck source=scripts/lib/root-daemon.sh
+source scripts/lib/root-daemon.sh
 
 WORK="$PWD/.build-container"
 ROOT="$WORK/package-root"
+CHECK_FILES="$WORK/package-"   # its files: $WORK/package-transferd.log, $WORK/package-started-marker, ...
+CHECK_LOCK_FD=8                # its lock ($WORK/package-lock, below)
 APT_CACHE="$WORK/package-apt"
 VERIFY_ROOT="$WORK/package-verify"
 UNIT=/lib/systemd/system/transferd.service
@@ -57,33 +61,9 @@ SANDBOX_PYTHON=/usr/bin/python3   # Debian's, with python3-seccomp
 MAX_EXPOSURE=2.0
 PATH_IN_ROOT=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-# ---- processes this script starts, ended by PID on every exit path ----
-DAEMON_NS_PID=""   # the unshare process in front of the daemon
-DAEMON_PID=""      # the daemon, PID 1 of its namespace
-SERVER_PID=""      # python3 http.server, when no nginx peer is given
-
-cleanup() {
-    local status=$?
-    if [ -n "${DAEMON_PID:-}" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-        kill -KILL "$DAEMON_PID" 2>/dev/null || true
-    fi
-    if [ -n "$DAEMON_NS_PID" ] && kill -0 "$DAEMON_NS_PID" 2>/dev/null; then
-        kill -KILL "$DAEMON_NS_PID" 2>/dev/null || true
-        wait "$DAEMON_NS_PID" 2>/dev/null || true
-    fi
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if findmnt -rn -o TARGET | grep -q "^$ROOT/"; then
-        printf '==> %s: error: mounts left under %s:\n%s\n' "$SCRIPT_NAME" "$ROOT" "$(findmnt -rn -o TARGET | grep "^$ROOT/")" >&2
-        status=1
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# The processes it starts (the daemon, an http.server) are ended by PID on every exit path, and
+# no mount may be left under $ROOT (scripts/lib/root-daemon.sh).
+end_processes_on_exit "$ROOT"
 
 # Runs a command in the root as root, as apt and dpkg run on a Debian machine.
 as_root_in_root() {
@@ -96,10 +76,6 @@ unit_value() {
     awk -F= -v key="$1" '/^\[/ { section = $0 } section == "[Service]" && $1 == key { value = substr($0, length(key) + 2) } END { print value }' "$ROOT$UNIT"
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 ensure_apt_packages debootstrap curl python3-seccomp systemd
 for tool in unshare chroot findmnt flock sha256sum dpkg-deb systemd-analyze; do
     command -v "$tool" >/dev/null || die "$tool is missing"
@@ -110,10 +86,7 @@ mkdir -p "$WORK"
 # One package check at a time per worktree (its root); the container check's lock is taken below
 # only while the shared minimal root is made or copied.
 exec 8>"$WORK/package-lock"
-if ! flock -n 8; then
-    log "another package-check.sh runs in this worktree: waiting for it (at most 30 minutes)"
-    flock -w 1800 8 || die "the other package-check.sh did not finish within 30 minutes"
-fi
+wait_for_lock 8 package-check.sh
 
 # ---- 1. the .deb ----
 begin_step "build the .deb (scripts/package-deb.sh)"
@@ -167,17 +140,13 @@ end_step
 
 # ---- 3. install it in a copy of the cached minimal root ----
 choose_mirrors "${RUNTIME_SUITE[0]}"
-exec 9>"$WORK/lock"
-if ! flock -n 9; then
-    log "a container-check.sh runs in this worktree: waiting for it (at most 30 minutes)"
-    flock -w 1800 9 || die "the container-check.sh did not finish within 30 minutes"
-fi
+lock_container_work "$WORK"
 ensure_minbase "$WORK" "${RUNTIME_SUITE[0]}"
 begin_step "copy the minimal ${RUNTIME_SUITE[0]} root (made by debootstrap once, cached)"
 copy_minbase "$ROOT"
 flock -u 9
 exec 9>&-
-printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$ROOT/etc/hosts"
+write_etc_hosts "$ROOT"
 log "root: $ROOT ($(dpkg-query --admindir="$ROOT/var/lib/dpkg" -W | wc -l) packages, from $MINBASE)"
 end_step
 
@@ -231,12 +200,9 @@ if [ -e "$ROOT/etc/systemd/system/multi-user.target.wants/transferd.service" ]; 
 fi
 log "no systemd runs in the root: the postinst enabled and started nothing"
 for binary in /usr/bin/transferd /usr/bin/transferctl; do
-    libraries="$(as_root_in_root ldd "$binary")" || fail "ldd $binary failed in the root"
-    if grep -q "not found" <<<"$libraries"; then
-        fail "$binary misses libraries: $(grep "not found" <<<"$libraries" | tr -s ' \t\n' ' ')"
-    fi
-    if grep -q "libswift" <<<"$libraries"; then fail "$binary links a Swift runtime library dynamically"; fi
-    log "ldd $binary: $(grep -c '=>' <<<"$libraries") libraries, none missing, no Swift runtime library"
+    ldd_in_root "$binary" as_root_in_root
+    if grep -q "libswift" <<<"$LIBRARIES"; then fail "$binary links a Swift runtime library dynamically"; fi
+    log "ldd $binary: $(grep -c '=>' <<<"$LIBRARIES") libraries, none missing, no Swift runtime library"
 done
 installed_version="$(as_root_in_root /usr/bin/transferd --version)"
 [ "${installed_version%% *}" = "$VERSION" ] || fail "transferd --version says $installed_version, the package $VERSION"
@@ -265,38 +231,14 @@ rm -rf "$VERIFY_ROOT"
 end_step
 
 # ---- 6. the daemon, as systemd would start it ----
-if [ -n "${TRANSFERD_TEST_NGINX:-}" ] && [ -n "${TRANSFERD_TEST_NGINX_ROOT:-}" ]; then
-    SOURCE_URL="$TRANSFERD_TEST_NGINX/files/1MiB.bin"
-    SOURCE_FILE="$TRANSFERD_TEST_NGINX_ROOT/1MiB.bin"
-    log "download source: the nginx peer, $SOURCE_URL"
-else
-    served="$WORK/package-served"
-    rm -rf "$served"
-    mkdir -p "$served"
-    head -c 1048576 /dev/urandom >"$served/1MiB.bin"
-    server_port="$(free_port)"
-    python3 -m http.server --bind 127.0.0.1 --directory "$served" "$server_port" >"$WORK/package-http-server.log" 2>&1 8>&- &
-    SERVER_PID=$!
-    SOURCE_URL="http://127.0.0.1:$server_port/1MiB.bin"
-    SOURCE_FILE="$served/1MiB.bin"
-    for _ in $(seq 1 50); do curl -fsS -o /dev/null "$SOURCE_URL" 2>/dev/null && break; sleep 0.1; done
-    log "download source: python3 http.server (pid $SERVER_PID), $SOURCE_URL"
-fi
-[ -f "$SOURCE_FILE" ] || fail "$SOURCE_FILE is missing"
-TLS=0
-if [ -n "${TRANSFERD_TEST_TLS_VALID:-}" ] && [ -n "${TRANSFERD_TEST_TLS_CA:-}" ] && [ -n "${TRANSFERD_TEST_NGINX_ROOT:-}" ]; then
-    TLS=1
-    install -D -m 0644 "$TRANSFERD_TEST_TLS_CA" "$ROOT/usr/local/share/ca-certificates/transferd-test-ca.crt"
-    as_root_in_root update-ca-certificates >&2 || fail "update-ca-certificates failed in the root"
+choose_download_source
+choose_tls
+if [ "$TLS" -eq 1 ]; then
+    add_test_ca as_root_in_root
     log "test CA added to the root with update-ca-certificates"
-else
-    log "no TLS peers (TRANSFERD_TEST_TLS_VALID, _CA): the HTTPS download is not checked"
 fi
 
-PORT="$(free_port)"
-TOKEN="package-check-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-API="http://127.0.0.1:$PORT"
-DAEMON_LOG="$WORK/package-transferd.log"
+choose_daemon_address
 EXEC_START="$(unit_value ExecStart)"
 KILL_SIGNAL="$(unit_value KillSignal)"
 STOP_BOUND="$(unit_value TimeoutStopSec)"
@@ -316,38 +258,15 @@ printf '{\n  "listen": "127.0.0.1:%s",\n  "data-dir": "%s",\n  "token": ["packag
 [ "$(stat -c '%a %u:%g' "$ROOT$CONFIG")" = "640 0:$SERVICE_GID" ] || fail "editing $CONFIG changed its mode or owner"
 chmod 0644 "$ROOT$CONFIG"
 sandbox_command
-refusal_status=0
-refusal="$(timeout 30 "${SANDBOX_COMMAND[@]}" 2>&1 8>&-)" || refusal_status=$?
+expect_refusal 30 "every user may read it" "${SANDBOX_COMMAND[@]}"
 chmod 0640 "$ROOT$CONFIG"
-if [ "$refusal_status" -eq 0 ] || [ "$refusal_status" -eq 124 ]; then
-    fail "the daemon started with a world-readable token file (exit $refusal_status): $refusal"
-fi
-grep -q "every user may read it" <<<"$refusal" || fail "the refusal does not name the readable file: $refusal"
-log "refused, exit $refusal_status: $(grep 'every user may read' <<<"$refusal" | tail -n 1)"
 end_step
 
 begin_step "start ExecStart (${EXEC_START}) under the unit's sandbox on 127.0.0.1:$PORT"
-touch "$WORK/package-started-marker"
-sleep 1 # a file the daemon writes is then strictly newer than the marker
 # A system call the unit's filter denies kills the daemon here rather than failing with EPERM, so
 # none can go unnoticed on the paths this check takes.
 sandbox_command --kill-denied
-# 8>&-: the check's lock stays with the check, never with a daemon that could outlive it.
-"${SANDBOX_COMMAND[@]}" >"$DAEMON_LOG" 2>&1 8>&- &
-DAEMON_NS_PID=$!
-for _ in $(seq 1 100); do
-    DAEMON_PID="$(awk '{ print $1 }' "/proc/$DAEMON_NS_PID/task/$DAEMON_NS_PID/children" 2>/dev/null)" || true
-    [ -n "$DAEMON_PID" ] && break
-    sleep 0.1
-done
-[ -n "$DAEMON_PID" ] || fail "the daemon's process did not appear; log: $(cat "$DAEMON_LOG")"
-healthy=0
-for _ in $(seq 1 300); do
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$API/healthz" 2>/dev/null)" = 200 ]; then healthy=1; break; fi
-    kill -0 "$DAEMON_NS_PID" 2>/dev/null || fail "the daemon exited before answering; log: $(cat "$DAEMON_LOG")"
-    sleep 0.1
-done
-[ "$healthy" -eq 1 ] || fail "GET /healthz did not answer 200 within 30 s; log: $(tail -n 20 "$DAEMON_LOG")"
+start_daemon "${SANDBOX_COMMAND[@]}"
 grep "^unit_sandbox: applied" "$DAEMON_LOG" | sed "s/^/==> $SCRIPT_NAME: /" >&2
 executable="$(readlink "/proc/$DAEMON_PID/exe")"
 [ "$executable" = "$ROOT/usr/bin/transferd" ] || fail "the process is $executable, not the package's transferd"
@@ -391,31 +310,11 @@ rm -f "$ROOT"/tmp/package-check-*
 end_step
 
 begin_step "state under $STATE, owned by transferd; nothing written elsewhere"
-[ -f "$ROOT$STATE/transferd.sqlite3" ] || fail "no database in $STATE: $(ls -la "$ROOT$STATE")"
-foreign="$(find "$ROOT$STATE" ! -uid "$SERVICE_UID" | head -n 5)"
-[ -z "$foreign" ] || fail "files in $STATE not owned by transferd: $foreign"
-elsewhere="$(find "$ROOT" -xdev -newer "$WORK/package-started-marker" ! -type d ! -path "$ROOT$STATE/*" | head -n 5)"
-[ -z "$elsewhere" ] || fail "something wrote outside $STATE: $elsewhere"
-log "$STATE: $(find "$ROOT$STATE" | wc -l) entries, all owned by uid $SERVICE_UID ($(find "$ROOT$STATE" -mindepth 1 -maxdepth 1 -printf '%f ' | sort))"
+check_state "$STATE" "$SERVICE_UID" transferd
 end_step
 
 begin_step "KillSignal=$KILL_SIGNAL: a clean exit 0 within TimeoutStopSec=$STOP_BOUND s"
-stop_started="${EPOCHREALTIME/./}"
-kill -s "${KILL_SIGNAL#SIG}" "$DAEMON_PID"
-stopped=0
-for _ in $(seq 1 $((STOP_BOUND * 10))); do
-    if ! kill -0 "$DAEMON_NS_PID" 2>/dev/null; then stopped=1; break; fi
-    sleep 0.1
-done
-[ "$stopped" -eq 1 ] || fail "the daemon ignored $KILL_SIGNAL for $STOP_BOUND s (systemd would SIGKILL it)"
-exit_status=0
-wait "$DAEMON_NS_PID" || exit_status=$?
-DAEMON_NS_PID=""
-DAEMON_PID=""
-[ "$exit_status" -eq 0 ] || fail "the daemon exited with $exit_status after $KILL_SIGNAL; log: $(tail -n 20 "$DAEMON_LOG")"
-grep -q "transferd stopped" "$DAEMON_LOG" || fail "the log has no 'transferd stopped' line"
-if grep -qi "public suffix list not found" "$DAEMON_LOG"; then fail "the daemon found no public suffix list"; fi
-log "exit 0 after $(awk -v s="$stop_started" -v e="${EPOCHREALTIME/./}" 'BEGIN { printf "%.2f", (e - s) / 1e6 }') s"
+stop_daemon "$KILL_SIGNAL" "$STOP_BOUND" systemd
 end_step
 
 # ---- 8. removal and purge ----
@@ -488,11 +387,6 @@ rm -f "$ROOT/usr/bin/systemctl" "$ROOT$deb_in_root"
 rmdir "$ROOT/run/systemd/system"
 end_step
 
-if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-fi
-
+stop_download_source
 print_step_timings
 log "package check passed"

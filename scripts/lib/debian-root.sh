@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# Shared by scripts/container-check.sh and scripts/package-check.sh: the steps they time, this
-# machine's Debian mirrors, the cached minimal Debian root both start from, and running a command
-# inside such a root. Sourced, not run. Expects SCRIPT_NAME and scripts/lib/common.sh.
+# Shared by scripts/container-check.sh and scripts/package-check.sh: the steps they time, their
+# locks, this machine's Debian mirrors, the cached minimal Debian root both start from, and running
+# a command (and ldd) inside such a root. Sourced, not run. Expects SCRIPT_NAME and
+# scripts/lib/common.sh. (The daemon run in the root: scripts/lib/root-daemon.sh.)
 
 # ---- steps, timed and printed ----
 
@@ -37,6 +38,26 @@ fail() {
     exit 1
 }
 
+# ---- locks ----
+
+# Takes the container check's lock, WORK/lock on file descriptor 9: scripts/container-check.sh
+# holds it for its whole run (two would debootstrap into the same folder), scripts/package-check.sh
+# while it makes or copies the minimal root. Usage: lock_container_work WORK
+lock_container_work() {
+    exec 9>"$1/lock"
+    wait_for_lock 9 container-check.sh
+}
+
+# Takes the lock on file descriptor FD (opened by the caller: exec FD>FILE), waiting at most
+# 30 minutes for another run of SCRIPT in this worktree that holds it. Usage: wait_for_lock FD SCRIPT
+wait_for_lock() {
+    local fd="$1" holder="$2"
+    if ! flock -n "$fd"; then
+        log "another $holder runs in this worktree: waiting for it (at most 30 minutes)"
+        flock -w 1800 "$fd" || die "the other $holder did not finish within 30 minutes"
+    fi
+}
+
 # ---- running commands inside a root ----
 
 # Sets ROOT_COMMAND to run COMMAND inside root DIR as USERSPEC (UID:GID), with supplementary
@@ -52,6 +73,18 @@ root_command() {
     ROOT_COMMAND=(unshare --mount --propagation private --pid --fork --kill-child --mount-proc="$dir/proc"
         chroot --userspec="$userspec" --groups="$groups" "$dir"
         /usr/bin/env -i -C "$workdir" "${environment[@]}" "$@")
+}
+
+# Sets LIBRARIES to what ldd says of BINARY (a path in the root), run there as root by RUNNER...
+# (a command that runs its arguments in the root); fails when ldd fails or misses a library.
+# Usage: ldd_in_root BINARY RUNNER...
+ldd_in_root() {
+    local binary="$1"
+    shift
+    LIBRARIES="$("$@" ldd "$binary")" || fail "ldd $binary failed in the root"
+    if grep -q "not found" <<<"$LIBRARIES"; then
+        fail "$binary misses libraries in the root: $(grep "not found" <<<"$LIBRARIES" | tr -s ' \t\n' ' ')"
+    fi
 }
 
 # ---- the Debian mirrors of this machine ----
@@ -139,6 +172,12 @@ ensure_minbase() {
     find "$work" -maxdepth 1 -name 'minbase-*' ! -name "$(basename "$MINBASE")" ! -name "$(basename "$partial")" -exec rm -rf {} +
     mv "$partial" "$MINBASE"
     end_step
+}
+
+# What Docker injects into every container: /etc/hosts (debootstrap leaves none).
+# Usage: write_etc_hosts DIR
+write_etc_hosts() {
+    printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$1/etc/hosts"
 }
 
 # Copies the minimal root to DIR (replacing DIR), without the cache's marker.
