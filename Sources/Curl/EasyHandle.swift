@@ -132,6 +132,9 @@ public final class EasyHandle {
         case .caBundle(let pem): try setBlob(CURLOPT_CAINFO_BLOB, pem)
         case .caPath(let path): try setString(CURLOPT_CAPATH, path)
         case .pinnedPublicKeys(let pins): try setString(CURLOPT_PINNEDPUBLICKEY, pins)
+        case .verifyServerCertificate(let on):
+            try setLong(CURLOPT_SSL_VERIFYPEER, on ? 1 : 0)
+            try setLong(CURLOPT_SSL_VERIFYHOST, on ? 2 : 0)
         case .resumeFrom(let offset):
             try CurlCode.check(transferd_easy_setopt_off_t(raw, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset)))
         case .fileTime(let on): try setLong(CURLOPT_FILETIME, on ? 1 : 0)

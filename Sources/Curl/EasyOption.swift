@@ -107,6 +107,12 @@ public enum EasyOption {
     /// "sha256//BASE64;sha256//BASE64..." (CURLOPT_PINNEDPUBLICKEY): the handshake fails with
     /// CURLE_SSL_PINNEDPUBKEYNOTMATCH unless the server's public key hashes to one of them.
     case pinnedPublicKeys(String?)
+    /// Whether the server's certificate is verified: its chain against the trusted CAs
+    /// (CURLOPT_SSL_VERIFYPEER) and its name against the URL's host (CURLOPT_SSL_VERIFYHOST 2).
+    /// false sets both to 0, curl's `-k`: any certificate is accepted, though a pin
+    /// (`pinnedPublicKeys`) is still checked. The proxy's TLS (CURLOPT_PROXY_SSL_VERIFYPEER) is
+    /// not touched. - SeeAlso: https://curl.se/libcurl/c/CURLOPT_SSL_VERIFYPEER.html
+    case verifyServerCertificate(Bool)
 
     // FTP, FTPS and SFTP (`Sources/TransferEngine/Schemes/RemoteFileScheme.swift` says how they are used).
 

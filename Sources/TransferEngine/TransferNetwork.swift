@@ -13,6 +13,9 @@ package struct TransferNetwork: Sendable {
     var caBundle: String?
     /// "sha256//BASE64" pins; empty: no pinning.
     var pinnedPublicKeys: [String] = []
+    /// false: the server's certificate is not verified (the session's
+    /// `tlsVerifiesServerCertificate`); pins are still checked.
+    var verifiesServerCertificate = true
     var httpVersion: HTTPVersionPreference = .auto
     /// ftp:// upgrades to TLS with AUTH TLS or fails (the session's `ftpRequiresTLS`).
     var ftpRequiresTLS = false
@@ -24,6 +27,7 @@ package struct TransferNetwork: Sendable {
         tlsMaximum: TLSVersion = .TLSv13,
         caBundle: String? = nil,
         pinnedPublicKeys: [String] = [],
+        verifiesServerCertificate: Bool = true,
         httpVersion: HTTPVersionPreference = .auto,
         ftpRequiresTLS: Bool = false
     ) {
@@ -32,16 +36,22 @@ package struct TransferNetwork: Sendable {
         self.tlsMaximum = tlsMaximum
         self.caBundle = caBundle
         self.pinnedPublicKeys = pinnedPublicKeys
+        self.verifiesServerCertificate = verifiesServerCertificate
         self.httpVersion = httpVersion
         self.ftpRequiresTLS = ftpRequiresTLS
     }
 }
 
 extension TransferNetwork {
-    /// The session's TLS versions and trust (CA bundle, pinned keys) on `handle`: every
-    /// connection that may speak TLS, transfers and stream tasks alike.
+    /// The session's TLS versions and trust (CA bundle, pinned keys, whether the certificate is
+    /// verified at all) on `handle`: every connection that may speak TLS, transfers (https,
+    /// FTPS, each segment of a download) and stream tasks alike.
     func applyTLS(to handle: EasyHandle) throws {
         try handle.set(.tlsVersions(minimum: tlsMinimum.curl, maximum: tlsMaximum.curl))
+        // Set either way, so a handle never keeps another setting. Connections stay apart:
+        // each session has its own pool, and libcurl reuses a connection or a TLS session only
+        // for a handle whose verification settings match the ones it was made with.
+        try handle.set(.verifyServerCertificate(verifiesServerCertificate))
         if let caBundle {
             // The bundle replaces the system store: the blob replaces the CA file, and the CA
             // folder (which OpenSSL would still search) is cleared.
@@ -63,6 +73,7 @@ extension TransferJob {
             tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
             caBundle: configuration.tlsCABundle,
             pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
+            verifiesServerCertificate: configuration.tlsVerifiesServerCertificate,
             httpVersion: configuration.httpVersion,
             ftpRequiresTLS: configuration.ftpRequiresTLS)
         sessionSegments = configuration.maximumSegmentsPerDownload

@@ -26,6 +26,12 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     @NullEncoded public var tlsCABundle: String? = nil
     /// Not URLSession's: "sha256//BASE64" SubjectPublicKeyInfo pins; a server must match one.
     public var tlsPinnedPublicKeys: [String] = []
+    /// Not URLSession's: false turns off verification of the server's certificate for this
+    /// session's TLS connections (https, FTPS, stream tasks), as curl's `-k`: any chain, any
+    /// name, expired or self-signed is accepted (CURLOPT_SSL_VERIFYPEER and
+    /// CURLOPT_SSL_VERIFYHOST 0). Dangerous: a man in the middle is no longer noticed. Pins
+    /// (`tlsPinnedPublicKeys`) are still checked, and the network policy still applies.
+    public var tlsVerifiesServerCertificate = true
     /// Not URLSession's: ftp:// URLs must upgrade to TLS with AUTH TLS (explicit FTPS, RFC 4217),
     /// control and data connections, with the TLS settings above; a server that refuses fails
     /// the task (secureConnectionFailed). false: plain FTP. ftps:// is always TLS (implicit).
@@ -53,7 +59,8 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case requestCachePolicy, timeoutIntervalForRequest, timeoutIntervalForResource, networkServiceType
         case allowsCellularAccess, allowsExpensiveNetworkAccess, allowsConstrainedNetworkAccess
         case isDiscretionary, sessionSendsLaunchEvents, waitsForConnectivity, connectionProxyDictionary
-        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys, ftpRequiresTLS
+        case tlsMinimumSupportedProtocolVersion, tlsMaximumSupportedProtocolVersion, tlsCABundle, tlsPinnedPublicKeys, tlsVerifiesServerCertificate
+        case ftpRequiresTLS
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, httpVersion, maximumConcurrentTasks
         case urlCache, maximumSegmentsPerDownload
@@ -81,6 +88,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         tlsMaximumSupportedProtocolVersion = try value(.tlsMaximumSupportedProtocolVersion, defaults.tlsMaximumSupportedProtocolVersion)
         tlsCABundle = try c.decodeIfPresent(String.self, forKey: .tlsCABundle)
         tlsPinnedPublicKeys = try value(.tlsPinnedPublicKeys, [])
+        tlsVerifiesServerCertificate = try value(.tlsVerifiesServerCertificate, true)
         ftpRequiresTLS = try value(.ftpRequiresTLS, false)
         httpShouldUsePipelining = try value(.httpShouldUsePipelining, false)
         httpShouldSetCookies = try value(.httpShouldSetCookies, true)
@@ -107,6 +115,13 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         }
         if let tlsCABundle { try TLSTrustInput.checkCABundle(tlsCABundle, field: decoder.path(CodingKeys.tlsCABundle)) }
         try TLSTrustInput.checkPins(tlsPinnedPublicKeys, field: decoder.path(CodingKeys.tlsPinnedPublicKeys))
+        // tlsVerifiesServerCertificate false with pins is allowed, and means "this key, whatever
+        // its certificate says": libcurl checks CURLOPT_PINNEDPUBLICKEY whether or not
+        // CURLOPT_SSL_VERIFYPEER is on (its documentation: "This option is independent of
+        // option CURLOPT_SSL_VERIFYPEER. If you turn off that option then the peer is still
+        // verified by public key"; so since 7.41, curl bug #1471, and our 7.88.1 does, as
+        // TLSVerificationOffTests shows: a wrong pin still fails the task). A pin is thus never
+        // a promise that goes unchecked. tlsCABundle with it is allowed too: it has no effect.
         for name in httpAdditionalHeaders.keys.sorted() {
             try Validate.header(name: name, value: httpAdditionalHeaders[name] ?? "", decoder.path(CodingKeys.httpAdditionalHeaders))
         }

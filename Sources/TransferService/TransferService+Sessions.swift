@@ -4,6 +4,7 @@ internal import JSONModel
 public import TransferModel
 internal import TransferStore
 internal import TransferEngine
+internal import Logging
 
 extension TransferService {
     /// Creates a session, or reattaches to the background session with the same identifier
@@ -49,6 +50,12 @@ extension TransferService {
             return creation
         }
         try settleCreation(of: creation.session.id, written)
+        if !creation.session.configuration.tlsVerifiesServerCertificate {
+            // Loud on purpose: this session's tasks accept any server certificate. Once, here;
+            // each task names its session.
+            logger.warning("session \(creation.session.id): TLS certificate verification is off (tlsVerifiesServerCertificate false)",
+                           metadata: ["transfer.session.id": "\(creation.session.id)"])
+        }
         if let webhook = request.webhook {
             // Only once the session is committed, so a refused one never posts.
             webhooks.register(session: creation.session.id, secret: webhook.secret)

@@ -133,6 +133,7 @@ extension TransferNetwork {
             tlsMinimum: configuration.tlsMinimumSupportedProtocolVersion,
             tlsMaximum: configuration.tlsMaximumSupportedProtocolVersion,
             caBundle: configuration.tlsCABundle,
-            pinnedPublicKeys: configuration.tlsPinnedPublicKeys)
+            pinnedPublicKeys: configuration.tlsPinnedPublicKeys,
+            verifiesServerCertificate: configuration.tlsVerifiesServerCertificate)
     }
 }

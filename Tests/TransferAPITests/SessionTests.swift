@@ -26,6 +26,7 @@ import TransferService
         "tlsMaximumSupportedProtocolVersion": "TLSv13",
         "tlsCABundle": NSNull(),
         "tlsPinnedPublicKeys": [String](),
+        "tlsVerifiesServerCertificate": true,
         "ftpRequiresTLS": false,
         "httpShouldUsePipelining": false,
         "httpShouldSetCookies": true,

@@ -57,6 +57,7 @@ import Testing
         #expect(!configuration.isDiscretionary && configuration.sessionSendsLaunchEvents && !configuration.waitsForConnectivity)
         #expect(configuration.tlsMinimumSupportedProtocolVersion == .TLSv12)
         #expect(configuration.tlsMaximumSupportedProtocolVersion == .TLSv13)
+        #expect(configuration.tlsVerifiesServerCertificate)
         #expect(!configuration.httpShouldUsePipelining && configuration.httpShouldSetCookies)
         #expect(configuration.httpCookieAcceptPolicy == .onlyFromMainDocumentDomain)
         #expect(configuration.httpAdditionalHeaders.isEmpty)
@@ -79,6 +80,16 @@ import Testing
         #expect(!configuration.allowsCellularAccess)
         #expect(configuration.tlsMinimumSupportedProtocolVersion == .TLSv13)
         #expect(configuration.connectionProxyDictionary?.http.host == "p")
+    }
+
+    @Test func tlsVerificationOffIsKeptAndEncodedAndAllowedWithPins() throws {
+        let pin = "sha256//" + String(repeating: "A", count: 43) + "="
+        let configuration = try decode(SessionConfiguration.self, #"{"tlsVerifiesServerCertificate": false, "tlsPinnedPublicKeys": ["\#(pin)"]}"#)
+        #expect(!configuration.tlsVerifiesServerCertificate)
+        #expect(configuration.tlsPinnedPublicKeys == [pin])
+        let encoded = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(configuration)) as? [String: Any]
+        #expect(encoded?["tlsVerifiesServerCertificate"] as? Bool == false)
+        #expect(try decode(SessionConfiguration.self, String(decoding: try JSONEncoder().encode(configuration), as: UTF8.self)) == configuration)
     }
 
     @Test func sessionConfigurationUnknownKey() {

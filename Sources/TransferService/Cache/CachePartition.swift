@@ -5,10 +5,12 @@ internal import TransferModel
 /// The part of a URL cache one task reads and writes. Two things split a cache:
 /// - the tenant (a token's owner): one tenant's lookup never finds another's entries, and with
 ///   tokens a part is a shared cache in RFC 9111's sense (`CacheFreshness.isStorable`);
-/// - the session's TLS trust (its CA bundle, pinned keys and protocol bounds): a response is
-///   served only to sessions that would have accepted the connection it came over, so a session
-///   with a pin or its own CA never gets a body another session fetched past a check it would
-///   have failed (issue 16, item 6). Sessions with the default trust share one part.
+/// - the session's TLS trust (its CA bundle, pinned keys, protocol bounds and whether it verifies
+///   the server's certificate at all): a response is served only to sessions that would have
+///   accepted the connection it came over, so a session with a pin or its own CA never gets a
+///   body another session fetched past a check it would have failed (issue 16, item 6), nor a
+///   verifying session one fetched with `tlsVerifiesServerCertificate` false. Sessions with the
+///   default trust share one part.
 /// Without tokens and with the default trust the key is the URL alone, as before partitions.
 struct CachePartition: Sendable, Equatable {
     /// The token's owner; nil without tokens.
@@ -51,10 +53,13 @@ struct CachePartition: Sendable, Equatable {
     static func trustDigest(_ configuration: SessionConfiguration) -> String? {
         let defaults = SessionConfiguration()
         guard configuration.tlsCABundle != nil || !configuration.tlsPinnedPublicKeys.isEmpty
+            || !configuration.tlsVerifiesServerCertificate
             || configuration.tlsMinimumSupportedProtocolVersion != defaults.tlsMinimumSupportedProtocolVersion
             || configuration.tlsMaximumSupportedProtocolVersion != defaults.tlsMaximumSupportedProtocolVersion else { return nil }
-        let fields = [configuration.tlsCABundle ?? "", configuration.tlsPinnedPublicKeys.sorted().joined(separator: ","),
+        var fields = [configuration.tlsCABundle ?? "", configuration.tlsPinnedPublicKeys.sorted().joined(separator: ","),
                       "\(configuration.tlsMinimumSupportedProtocolVersion.rawValue)", "\(configuration.tlsMaximumSupportedProtocolVersion.rawValue)"]
+        // Only when off, so the parts of verifying sessions keep the keys they had before.
+        if !configuration.tlsVerifiesServerCertificate { fields.append("unverified") }
         return hexString(SHA256.hash(data: Data(fields.joined(separator: "\n").utf8)).prefix(12))
     }
 }
