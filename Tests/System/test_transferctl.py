@@ -452,3 +452,21 @@ def test_continue_at_appends_only_to_the_same_version(daemon, nginx_url, nginx_r
     assert "replacing it" in replaced.stderr.decode()
     assert sha256(output) == sha256(source)
     assert ctl(daemon, "get", "-C", "100", f"{nginx_url}/files/16MiB.bin", cwd=tmp_path).returncode == 2
+
+
+def test_insecure_downloads_from_an_untrusted_server_and_says_so(daemon, nginx_root, tmp_path):
+    """-k: the daemon's session for the run has tlsVerifiesServerCertificate false, transferctl
+    warns on stderr, and the session is invalidated at the end; without -k the same server is
+    refused (serverCertificateUntrusted)."""
+    untrusted = required_environment("TRANSFERD_TEST_TLS_UNTRUSTED")
+    refused = ctl(daemon, "get", f"{untrusted}/files/1MiB.bin", "-o", "strict.bin", cwd=tmp_path)
+    assert refused.returncode == 1 and "serverCertificateUntrusted (-1202)" in refused.stderr.decode(), refused.stderr.decode()
+    assert not (tmp_path / "strict.bin").exists()
+    insecure = ctl(daemon, "get", "-k", f"{untrusted}/files/1MiB.bin", "-o", "insecure.bin", "--keep-task", "--json", cwd=tmp_path)
+    assert insecure.returncode == 0, insecure.stderr.decode()
+    assert "WARNING: -k: the server's TLS certificate is not verified" in insecure.stderr.decode()
+    assert sha256(tmp_path / "insecure.bin") == sha256(nginx_root / "1MiB.bin")
+    task = json.loads(insecure.stdout)
+    session = daemon.json("GET", f"/v1/sessions/{task['sessionId']}")
+    assert session["configuration"]["tlsVerifiesServerCertificate"] is False
+    assert session["description"] == "transferctl (one run)"

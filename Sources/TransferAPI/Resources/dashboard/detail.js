@@ -44,6 +44,7 @@ export function update(task, sessions) {
   const { done, total } = amounts(task);
   facts($('detail-facts'), [
     ['URL', shown.url],
+    ['Description', task.description],
     ['Session', `${shown.sessionLabel} (${task.sessionId})`],
     ['Transferred', format.byteProgress(done, total)],
     ['Speed', task.state === 'running' ? format.rate(task.progress.bytesPerSecond) : null],

@@ -18,9 +18,12 @@ function lastComponent(path) {
   return slash >= 0 ? clean.slice(slash + 1) : clean;
 }
 
-/** A task's name: its description, its file's, its destination's, or its URL's last part. */
+/**
+ * A task's name, as a download manager names it, by its file: the file's, the suggested one, its
+ * destination's, its URL's last part; then its description (clients such as transferctl describe
+ * every task alike, so the description is a fallback and shown in the details).
+ */
 export function taskName(task) {
-  if (task.description) return task.description;
   if (task.location) return lastComponent(task.location);
   if (task.response && task.response.suggestedFilename) return task.response.suggestedFilename;
   if (task.destination) return lastComponent(task.destination);
@@ -31,7 +34,7 @@ export function taskName(task) {
   } catch {
     name = lastComponent(url);
   }
-  return name || (task.kind === 'stream' ? 'stream' : url) || `Task ${task.id}`;
+  return name || task.description || (task.kind === 'stream' ? 'stream' : url) || `Task ${task.id}`;
 }
 
 /** Bytes moved so far and expected, by the task's direction. */
@@ -58,7 +61,7 @@ export function present(task, sessions, now) {
   const url = task.originalRequest ? task.originalRequest.url : `${task.host || ''}:${task.port || ''}`;
   return {
     task, state, name, sessionLabel, url,
-    haystack: `${name}\n${url}\n${sessionLabel}\n${task.sessionId}\n#${task.id}`.toLowerCase(),
+    haystack: `${name}\n${url}\n${task.description || ''}\n${sessionLabel}\n${task.sessionId}\n#${task.id}`.toLowerCase(),
   };
 }
 
