@@ -36,9 +36,7 @@ does, and a call swallowed by `|| true` is caught from its log). Bounds: each cu
 only make the test wait for nothing); each block must finish within BLOCK_SECONDS, or the
 document's processes are killed and the test fails naming the block.
 
-When an example fails, fix the example in the docs, not these lists. DEFERRED names the failing
-examples of files another change owns: each runs alone, as a strict xfail (it fails the test the
-day it passes, so that its entry goes).
+When an example fails, fix the example in the docs, not these lists.
 
 Each document's script, output and curl calls are in test-artifacts/doc-examples/.
 """
@@ -132,9 +130,6 @@ EXPECTED_STATUSES: dict[tuple[str, str], tuple[int, str]] = {
         (409, "the comment above it: a completed task answers 409 task_completed"),
 }
 
-# Failing examples in files another change owns: (file, first line) -> why. Run alone, strict xfail.
-DEFERRED: dict[tuple[str, str], str] = {}
-
 COMMAND_START = r"(?:^|[;&|(!{]|\$\(|\b(?:then|do|else|until|while|if|time|exec)\s)"
 CURL_COMMAND = re.compile(COMMAND_START + r"\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*curl(?=\s|$)")
 
@@ -203,7 +198,7 @@ EXAMPLES = {file: example_blocks(file) for file in DOCUMENTS}
 
 
 def runs(block: Block) -> bool:
-    return (block.file, block.fingerprint) not in SKIPPED_BLOCKS and (block.file, block.fingerprint) not in DEFERRED
+    return (block.file, block.fingerprint) not in SKIPPED_BLOCKS
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -226,11 +221,9 @@ def test_the_lists_name_what_the_docs_hold():
     """No stale entry, no curl example outside a shell fence, a reason for every entry."""
     problems: list[str] = []
     every = {(block.file, block.fingerprint) for blocks in EXAMPLES.values() for block in blocks}
-    for key in [*SKIPPED_BLOCKS, *DEFERRED]:
+    for key in SKIPPED_BLOCKS:
         if key not in every:
             problems.append(f"stale: no example block of {key[0]} starts with {key[1]!r}")
-    for key in SKIPPED_BLOCKS.keys() & DEFERRED.keys():
-        problems.append(f"{key} is both skipped and deferred")
     run_lines = {(block.file, line.strip()) for blocks in EXAMPLES.values() for block in blocks if runs(block)
                  for line in block.commands().splitlines()}
     for key in [*NOT_RUN_LINES, *EXPECTED_STATUSES]:
@@ -244,7 +237,7 @@ def test_the_lists_name_what_the_docs_hold():
         if not any(name in used_variables(block.commands()) for block in EXAMPLES.get(file, []) if runs(block)):
             problems.append(f"stale: no run example of {file} uses ${name}")
     for reason in [*SKIPPED_BLOCKS.values(), *NOT_RUN_LINES.values(), *(r.reason for r in REWRITES),
-                   *(why for _, why in PROVIDED.values()), *(why for _, why in EXPECTED_STATUSES.values()), *DEFERRED.values()]:
+                   *(why for _, why in PROVIDED.values()), *(why for _, why in EXPECTED_STATUSES.values())]:
         if not reason.strip():
             problems.append("an entry without a reason")
     for file in DOCUMENTS:
@@ -493,20 +486,3 @@ def test_doc_examples(file, start_daemon, tmp_path, artifacts):
     skipped = len(EXAMPLES[file]) - len(blocks)
     print(f"{file}: {len(blocks)} blocks run, {skipped} skipped, {run.seconds:.1f} s "
           f"({', '.join(f'{name} {seconds:.1f} s' for name, seconds in run.durations.items())})")
-
-
-def deferred_id(key: tuple[str, str]) -> str:
-    return next((block.name for block in EXAMPLES.get(key[0], []) if block.fingerprint == key[1]), f"{key[0]}:stale")
-
-
-@pytest.mark.parametrize("key", sorted(DEFERRED), ids=deferred_id)
-def test_deferred_doc_examples_still_fail(key, start_daemon, tmp_path, artifacts):
-    file, fingerprint = key
-    block = next((block for block in EXAMPLES[file] if block.fingerprint == fingerprint), None)
-    assert block, f"stale DEFERRED entry: no example block of {file} starts with {fingerprint!r}"
-    run, summary = run_blocks(file, [block], start_daemon, tmp_path, artifacts, f"deferred-{block.name}")
-    try:
-        check(file, run, summary)
-    except AssertionError as failure:
-        pytest.xfail(f"{DEFERRED[key]} ({str(failure).splitlines()[0]})")
-    pytest.fail(f"{block.name} passes now: remove its DEFERRED entry")
