@@ -16,6 +16,8 @@ struct DownloadRun {
     var maxTime: Double?
     /// Give each saved file the server's Last-Modified (`-R`).
     var remoteTime = false
+    /// The run's `-k` and `--proxy`, repeated in Ctrl-C's resume hint.
+    var resumeOptions = ""
 
     /// One download, created (`resume-from`, or `get` with one URL); `again` makes its task
     /// anew for a retry that has no resume data.
@@ -209,7 +211,7 @@ struct DownloadRun {
             }
             try TextFile.write(resumeData, to: resumeDataPath)
             let into = output.map { $0 == "-" ? " -o -" : " -o \(Self.shellQuoted($0))" } ?? ""
-            return CLIFailure(.interrupted, "interrupted: task \(taskID) cancelled; continue it with: transferctl resume-from \(Self.shellQuoted(resumeDataPath))\(into)")
+            return CLIFailure(.interrupted, "interrupted: task \(taskID) cancelled; continue it with: transferctl resume-from \(Self.shellQuoted(resumeDataPath))\(into)\(resumeOptions)")
         } catch let failure as CLIFailure {
             return CLIFailure(.interrupted, "interrupted; cancelling task \(taskID) failed: \(failure.message)")
         } catch {

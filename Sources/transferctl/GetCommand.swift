@@ -52,17 +52,13 @@ struct GetCommand: ParsableCommand {
     @Option(name: .customLong("max-time"), help: ArgumentHelp("Seconds each download may take, retries included; then it is cancelled (exit 28).", valueName: "SECONDS"))
     var maxTime: Double?
 
-    @Option(help: ArgumentHelp("A proxy for these downloads, [http|https|socks5|socks5h://][USER:PASSWORD@]HOST[:PORT] (port 1080 by default, as curl). The daemon connects through it; the run gets a session of its own.", valueName: "URL"))
-    var proxy: ProxyArgument?
+    @OptionGroup var sessionOptions: RunSessionOptions
 
     @Option(name: [.customShort("C"), .customLong("continue-at")], help: ArgumentHelp("- : continue into the existing output file from its size (Range), only if the server's copy is the same version (If-Range with the file's time: a file saved with -R, curl -R or wget); else the whole file replaces it.", valueName: "-"))
     var continueAt: String?
 
     @Flag(name: [.customShort("R"), .customLong("remote-time")], help: "Give each saved file the server's Last-Modified time (curl's -R; -C - does it too); -C - then knows its version.")
     var remoteTime = false
-
-    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate (dangerous: anyone on the path can read and change the file). The run gets a session of its own.")
-    var insecure = false
 
     func validate() throws {
         try download.validate(json: connection.json)
@@ -74,9 +70,7 @@ struct GetCommand: ParsableCommand {
         if let maxTime, !(maxTime > 0) { throw ValidationError("--max-time takes a number of seconds above 0") }
         if let continueAt, continueAt != "-" { throw ValidationError("-C takes - (continue from the output file's size), not an offset") }
         if continueAt != nil && download.output == "-" { throw ValidationError("-C - continues a file: not stdout") }
-        if (proxy != nil || insecure) && download.session != nil {
-            throw ValidationError("--proxy and -k make a session of their own for the run: leave --session out")
-        }
+        try sessionOptions.validate(session: download.session)
         if inputFile != nil || urls.count > 1 {
             if download.output != nil { throw ValidationError("-o names one file: with several URLs each takes its remote name (or out= in -i)") }
             if checksum != nil { throw ValidationError("--checksum is one file's: with several URLs, give checksum= per URL in -i") }
@@ -112,14 +106,6 @@ struct GetCommand: ParsableCommand {
             mirrors: item.mirrors.isEmpty ? nil : item.mirrors)
     }
 
-    /// What the run's own session needs, nil when transferctl's usual session serves.
-    var sessionConfiguration: [String: JSONValue]? {
-        var configuration: [String: JSONValue] = [:]
-        if let proxy { configuration["connectionProxyDictionary"] = proxy.dictionary }
-        if insecure { configuration["tlsVerifiesServerCertificate"] = .bool(false) }
-        return configuration.isEmpty ? nil : configuration
-    }
-
     /// `-C -`: for each item whose output file exists and is not empty, the name pinned (the
     /// server's suggested name could differ) and the request asking for the rest of it, from
     /// the file's size, if the server's copy is the version of the file's time.
@@ -141,16 +127,13 @@ struct GetCommand: ParsableCommand {
         let continuations = continuing(&items)
         for item in items { try DownloadOptions.checkFolder(of: item.output) }
         let client = connection.client
-        if insecure {
-            StandardStreams.err("transferctl: WARNING: -k: the server's TLS certificate is not verified; anyone on the path can read and change what is downloaded\n")
-        }
-        let ownSession = try sessionConfiguration.map { try SessionChoice.ofItsOwn($0, client: client) }
+        let session = try sessionOptions.session(download.session, client: client)
         // A run's own session ends with it, unless its tasks are to outlive the run.
-        defer { if let ownSession, !download.detach, !download.keepTask { SessionChoice.end(ownSession, client: client) } }
-        let session = try ownSession ?? SessionChoice.resolve(download.session, client: client)
+        defer { if session.own, !download.detach, !download.keepTask { SessionChoice.end(session.id, client: client) } }
         let specs = items.map(spec)
-        let tasksPath = APIClient.path("v1", "sessions", session, "tasks")
+        let tasksPath = APIClient.path("v1", "sessions", session.id, "tasks")
         var run = DownloadRun(client: client, options: download, json: connection.json)
+        run.resumeOptions = sessionOptions.again
         run.retries = retry
         run.maxTime = maxTime
         // -C - tells versions by the file's time: a file it saved carries the server's.

@@ -6,6 +6,8 @@ internal import JSONModel
 /// `https://` proxies carry both http and https requests, `socks5://` and `socks5h://` go
 /// through SOCKS. The daemon, not transferctl, connects to it, so its network policy applies.
 struct ProxyArgument: ExpressibleByArgument, Equatable {
+    /// As given on the command line.
+    var argument: String
     var kind: Kind
     var host: String
     var port: Int
@@ -15,6 +17,7 @@ struct ProxyArgument: ExpressibleByArgument, Equatable {
     enum Kind: Equatable { case http, socks }
 
     init?(argument: String) {
+        self.argument = argument
         var rest = Substring(argument)
         var scheme = "http"
         if let range = rest.firstRange(of: "://") {

@@ -10,17 +10,24 @@ struct ResumeFromCommand: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: ArgumentHelp("The resume data file.", valueName: "FILE")) var resumeDataFile: String
     @OptionGroup var download: DownloadOptions
+    @OptionGroup var sessionOptions: RunSessionOptions
 
-    func validate() throws { try download.validate(json: connection.json) }
+    func validate() throws {
+        try download.validate(json: connection.json)
+        try sessionOptions.validate(session: download.session)
+    }
 
     func run() throws {
         try download.checkOutputFolder()
         let resumeData = try TextFile.read(resumeDataFile).trimmingSpaces.filter { $0 != "\n" && $0 != "\r" }
         guard !resumeData.isEmpty else { throw CLIFailure(.localFile, "\(resumeDataFile) is empty") }
         let client = connection.client
-        let session = try SessionChoice.resolve(download.session, client: client)
+        let session = try sessionOptions.session(download.session, client: client)
+        defer { if session.own, !download.detach, !download.keepTask { SessionChoice.end(session.id, client: client) } }
         let body = TaskCreateBody(kind: "download", description: "transferctl resume-from", resumeData: resumeData)
-        let created = try client.send("POST", APIClient.path("v1", "sessions", session, "tasks"), json: body)
-        try DownloadRun(client: client, options: download, json: connection.json).run(created, output: download.output)
+        let created = try client.send("POST", APIClient.path("v1", "sessions", session.id, "tasks"), json: body)
+        var run = DownloadRun(client: client, options: download, json: connection.json)
+        run.resumeOptions = sessionOptions.again
+        try run.run(created, output: download.output)
     }
 }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import JSONModel
 import Testing
 @testable import transferctl
@@ -73,6 +74,15 @@ import Testing
     @Test func theResumeHintQuotesWhatAShellWouldSplit() {
         #expect(DownloadRun.shellQuoted("out/file.bin") == "out/file.bin")
         #expect(DownloadRun.shellQuoted("my file's.bin") == "'my file'\\''s.bin'")
+    }
+
+    @Test func resumeFromTakesTheRunsProxyAndInsecureAndTheHintRepeatsThem() throws {
+        let resume = try #require(try Transferctl.parseAsRoot(["resume-from", "f.resume", "-k", "--proxy", "http://u:p w@h:1"]) as? ResumeFromCommand)
+        #expect(resume.sessionOptions.insecure && resume.sessionOptions.proxy?.port == 1)
+        #expect(resume.sessionOptions.again == " -k --proxy 'http://u:p w@h:1'")
+        #expect(resume.sessionOptions.configuration?["tlsVerifiesServerCertificate"] == .bool(false))
+        let plain = try #require(try Transferctl.parseAsRoot(["resume-from", "f.resume"]) as? ResumeFromCommand)
+        #expect(plain.sessionOptions.again == "" && plain.sessionOptions.configuration == nil)
     }
 
     @Test func retryTakesCurlsTransientFailures() {
