@@ -24,6 +24,7 @@ const sessions = new Map();
 const selection = new Set();
 const view = { tab: 'all', session: '', search: '', sort: 'newest', page: 0, pageSize: 50 };
 let cursor = 0;
+const sessionsLookedFor = new Set();
 let arranged = { counts: {}, matching: [], rows: [], page: 0, pages: 1 };
 
 const $ = (id) => document.getElementById(id);
@@ -156,6 +157,11 @@ function drawNow() {
     button.disabled = action === 'clear-finished' ? finished === 0 : !chosen.some((task) => BULK[action].applies(task));
   }
   renderChoices($('filter-session'), [['', 'All sessions'], ...sessionChoices(false)]);
+  // A filtered session that is gone falls back to all, in the view as in the control.
+  if (view.session !== $('filter-session').value) {
+    view.session = $('filter-session').value;
+    draw();
+  }
   const open = detail.currentId();
   if (open != null) {
     if (tasks.has(open)) detail.update(tasks.get(open), sessions);
@@ -206,8 +212,12 @@ async function follow() {
       for (const id of page.removed) tasks.delete(id);
       cursor = page.next;
       setConnection(`Live · updated ${new Date().toLocaleTimeString()}`);
-      if (page.tasks.some((task) => !sessions.has(task.sessionId))) {
-        await loadSessions();  // a session created elsewhere
+      // A session created elsewhere: the list is read again, once per session it lacks (one
+      // it does not list, such as a deleted one, would otherwise cost a read every answer).
+      const unseen = page.tasks.map((task) => task.sessionId).filter((id) => !sessions.has(id) && !sessionsLookedFor.has(id));
+      if (unseen.length) {
+        for (const id of unseen) sessionsLookedFor.add(id);
+        await loadSessions();
       }
       draw();
       more = page.tasks.length >= 1000;
