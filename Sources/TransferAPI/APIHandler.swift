@@ -1,3 +1,4 @@
+internal import FoundationEssentials
 public import HTTPServer
 public import Logging
 internal import TransferStore
@@ -53,7 +54,7 @@ public final class APIHandler: HTTPRequestHandler {
 
     /// Refuses an unauthenticated /v1 request before its body is read.
     public func preflight(_ head: HTTPRequestHead) -> HTTPResponse? {
-        guard Self.needsAuthentication(head.path), authenticator.check(head.headers) == .rejected else { return nil }
+        guard Self.needsAuthentication(head.path), authenticated(head) == nil else { return nil }
         let started = ContinuousClock.now
         var response = Self.unauthorized.response
         let requestId = RequestID.of(head.headers)
@@ -158,7 +159,7 @@ public final class APIHandler: HTTPRequestHandler {
     private func dispatch(_ request: HTTPRequest, requestId: String) -> (result: RouteResult, pattern: String?, identity: Identity?) {
         var identity = Identity.anonymous
         if Self.needsAuthentication(request.path) {
-            guard let authenticated = authenticator.check(request.headers).identity else { return (.now(Self.unauthorized.response), nil, nil) }
+            guard let authenticated = authenticated(request.head) else { return (.now(Self.unauthorized.response), nil, nil) }
             identity = authenticated
         }
         let resolution = router.resolve(method: request.method, path: request.path)
@@ -187,6 +188,25 @@ public final class APIHandler: HTTPRequestHandler {
             logger.error("unexpected error", metadata: ["http.request.id": "\(requestId)", "error.type": "\(type(of: error))"])
         }
         return apiError.response
+    }
+
+    /// Who sent a request to an authenticated route: its bearer token's identity, else a file
+    /// grant's; nil when neither holds. The same answer before the body (`preflight`) and after.
+    private func authenticated(_ head: HTTPRequestHead) -> Identity? {
+        authenticator.check(head.headers).identity ?? fileGrantIdentity(head)
+    }
+
+    /// Who a request without a valid token may act as through a file grant (`FileGrants`):
+    /// only `GET` (or `HEAD`) of exactly `/v1/tasks/{tid}/file` with the `grant` made for that
+    /// task, not expired, whose tenant's token is still configured. Any other path ignores it.
+    private func fileGrantIdentity(_ head: HTTPRequestHead) -> Identity? {
+        guard head.method == "GET" || head.method == "HEAD", let grant = head.query["grant"] else { return nil }
+        let parts = head.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[0].isEmpty, parts[1] == "v1", parts[2] == "tasks", parts[4] == "file",
+              let task = Int(parts[3]), task > 0 else { return nil }
+        let now = Int(Date().timeIntervalSince1970)
+        guard case .some(.some(let owner)) = service.fileGrants.owner(of: grant, task: task, now: now) else { return nil }
+        return authenticator.identity(owner: owner)
     }
 
     /// /v1 and /metrics take the bearer token when tokens are set; /healthz, /readyz and

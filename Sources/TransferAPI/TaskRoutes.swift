@@ -86,6 +86,13 @@ enum TaskRoutes {
                 return .now(error.response)
             }
         }
+        // A link a browser can follow without the token: the dashboard's "Open file".
+        router.add("POST", "/v1/tasks/{tid}/file-grant") { request in
+            let id = try request.taskId()
+            _ = try request.decode(EmptyRequest.self)
+            let grant = try service.fileGrant(task: id, owner: request.owner)
+            return .json(FileGrantAnswer(url: grant.url, expiresAt: Date(timeIntervalSince1970: Double(grant.expiry))), status: 201)
+        }
         router.add("GET", "/v1/tasks/{tid}/body") { request in
             let (body, contentType) = try service.body(task: try request.taskId(), owner: request.owner)
             let headers = HTTPHeaders([("Content-Type", contentType ?? "application/octet-stream")])
@@ -156,4 +163,10 @@ struct CancelRequest: Decodable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         produceResumeData = try decoder.container(keyedBy: CodingKeys.self).decodeOmittable(Bool.self, forKey: .produceResumeData) ?? false
     }
+}
+
+/// The answer of POST /v1/tasks/{tid}/file-grant.
+struct FileGrantAnswer: Encodable {
+    let url: String
+    let expiresAt: Date
 }

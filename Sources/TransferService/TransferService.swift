@@ -26,6 +26,8 @@ public final class TransferService: Sendable {
     let configuration: ServiceConfiguration
     let logger: Logger
     let resumeSealer: ResumeDataSealer
+    /// Signs and checks the dashboard's short-lived file links (`FileGrants`).
+    public let fileGrants: FileGrants
     /// URLCredentialStorage: the shared store of default sessions and every session's own.
     let credentials: CredentialStore
     /// URLCache.shared and ephemeral sessions' private caches (`TransferService+URLCache`).
@@ -73,6 +75,7 @@ public final class TransferService: Sendable {
         clusterWork = store.coordinator == nil ? nil : ClusterWork(leaseTimeout: configuration.leaseTimeout, dataDirectory: configuration.dataDirectory, logger: logger)
         try FileManager.default.createDirectory(atPath: configuration.downloadsRoot, withIntermediateDirectories: true)
         resumeSealer = try ResumeDataSealer(dataDirectory: configuration.dataDirectory)
+        fileGrants = try FileGrants(dataDirectory: configuration.dataDirectory)
         credentials = try CredentialStore(store: store, dataDirectory: configuration.dataDirectory, logger: logger)
         // The network policy: every connection made for a tenant, by the engine or the webhook
         // thread, is checked on its resolved address (`NetworkPolicy+Gate`).

@@ -23,6 +23,12 @@ public struct Authenticator: Sendable {
 
     public var isEnabled: Bool { !known.isEmpty }
 
+    /// The configured token whose fingerprint is `owner` (a file grant's tenant): nil once that
+    /// token is gone from the configuration, so its grants die with it.
+    func identity(owner: String) -> Identity? {
+        known.first { $0.identity.owner == owner }?.identity
+    }
+
     private static func digest(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Data(secret.utf8))) }
 
     /// The owner key of a secret: unchanged since tokens had no names or roles, so what a token

@@ -391,14 +391,35 @@ async function onTaskAction(id, action, button) {
   draw();
 }
 
-/** Opens a task's file: a plain link without a token; with one, fetched and handed over as a blob. */
+/**
+ * Opens a task's file with a token: a link cannot carry it, so the page asks for a file grant
+ * (a link to this one file, valid for minutes, POST /v1/tasks/ID/file-grant) and lets the
+ * browser download through it, streaming to disk. A data task's body (small, in the daemon's
+ * memory or store) is fetched with the token and handed over as a blob.
+ */
 async function openFile(link) {
+  const id = Number(link.dataset.taskId);
+  if (link.getAttribute('href').endsWith('/file')) {
+    const grant = await authorized(() => api.request('POST', `/v1/tasks/${id}/file-grant`, {}));
+    const save = document.createElement('a');
+    save.href = grant.url;
+    save.download = '';
+    save.rel = 'noopener';
+    document.body.append(save);
+    save.click();
+    save.remove();
+    return;
+  }
+  await fetchIntoBlob(link);
+}
+
+async function fetchIntoBlob(link) {
   const response = await fetch(link.getAttribute('href'), {
     headers: { Authorization: `Bearer ${api.token()}` }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
   });
   if (response.status === 401) {
     await needToken();
-    return openFile(link);
+    return fetchIntoBlob(link);
   }
   if (!response.ok) throw new api.APIError(response.status, 'http_error', `the file answered HTTP ${response.status}`);
   const disposition = response.headers.get('Content-Disposition') || '';
