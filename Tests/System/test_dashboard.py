@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -67,7 +67,9 @@ def browser(tmp_path: Path, downloads: Path):
 
 def wait_for(driver, condition, what: str, timeout: float = WAIT):
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition)
+        # The table is redrawn live: an element found a moment ago may be gone (a row that left
+        # the page); the condition is simply asked again.
+        return WebDriverWait(driver, timeout, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]).until(condition)
     except TimeoutException:
         raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None
 
@@ -77,12 +79,13 @@ def row(driver, task_id: int):
 
 
 def rows(driver) -> list[int]:
-    return [int(element.get_attribute("data-task-id")) for element in driver.find_elements(By.CSS_SELECTOR, "tr.task")]
+    """The ids of the rows shown, read in one script (a row cannot go between finding and reading it)."""
+    return driver.execute_script("return [...document.querySelectorAll('tr.task')].map(row => Number(row.dataset.taskId))")
 
 
 def shown_as(driver, task_id: int) -> str | None:
-    found = driver.find_elements(By.CSS_SELECTOR, f'tr.task[data-task-id="{task_id}"]')
-    return found[0].get_attribute("data-display") if found else None
+    return driver.execute_script(
+        "const row = document.querySelector(`tr.task[data-task-id=\"${arguments[0]}\"]`); return row ? row.dataset.display : null", task_id)
 
 
 def bar_value(driver, task_id: int) -> float:
