@@ -144,7 +144,9 @@ def add(driver, urls: list[str], session: str | None = None, session_name: str =
     priority_field.clear()
     priority_field.send_keys(priority)
     driver.find_element(By.ID, "add-button").click()
-    added = wait_for(driver, lambda d: (lambda new: new if len(new) == len(urls) else None)(set(rows(d)) - before),
+    # New tasks have the highest ids; rows of a redraw that was still coming (a tab just chosen)
+    # may show up too, so the newest ones are taken.
+    added = wait_for(driver, lambda d: (lambda new: sorted(new)[-len(urls):] if len(new) >= len(urls) else None)(set(rows(d)) - before),
                      f"{len(urls)} new rows")
     if folder:
         driver.find_element(By.ID, "add-folder").clear()
@@ -286,6 +288,7 @@ def test_dashboard_is_a_download_manager(daemon, browser, nginx_url, nginx_root,
         assert again["sessionId"] == session_id and again["id"] > resumed
     wait_for(driver, lambda d: "Retried 2 tasks" in d.find_element(By.ID, "notice").text, "the retry's notice")
     tab(driver, "all").click()
+    wait_for(driver, lambda d: len(rows(d)) == tab_count(d, "all"), "every task listed again")
 
     # A finished file opens from its row: fetched with the token, saved by the browser.
     [small] = add(driver, [nginx_url + "/files/1MiB.bin"], session="shared")
