@@ -91,9 +91,7 @@ struct DownloadRun {
             let status = info.response?.statusCode
             // 416 with the file's own size as the total: nothing is missing.
             if let continuing, let output, status == 416, info.response?.contentRange?.total == continuing {
-                if json { JSONOutput.print(finished.body) }
-                else if !options.silent { StandardStreams.err("\(output) is complete already (\(ByteFormat.bytes(continuing)))\n") }
-                if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(current.id))) }
+                try settle(info, answer: finished, target: nil, report: "\(output) is complete already (\(ByteFormat.bytes(continuing)))")
                 return
             }
             guard attempt < retries, Self.isTransient(error, status: status), error.resumeData != nil || again != nil else {
@@ -167,14 +165,8 @@ struct DownloadRun {
             }
             size = file.bytesWritten
         }
-        if remoteTime, target != "-", let modified = info.response?.header("Last-Modified").flatMap(HTTPDateText.parse) {
-            LocalFileState.setModified(target, seconds: modified)
-        }
-        if json { JSONOutput.print(answer.body) }
-        else if target != "-" && !options.silent {
-            StandardStreams.err("saved \(target) (\(ByteFormat.bytes(size))\(moved ? "; moved from the daemon's folder, not copied" : ""))\n")
-        }
-        if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(info.id))) }
+        let report = "saved \(target) (\(ByteFormat.bytes(size))\(moved ? "; moved from the daemon's folder, not copied" : ""))"
+        try settle(info, answer: answer, target: target == "-" ? nil : target, report: target == "-" ? nil : report)
     }
 
     /// `-C -` answered 206: the daemon's file holds the rest, from `offset`; it is appended,
@@ -191,11 +183,18 @@ struct DownloadRun {
             file.discard()
             throw error
         }
-        if remoteTime, let modified = info.response?.header("Last-Modified").flatMap(HTTPDateText.parse) {
+        try settle(info, answer: answer, target: target,
+                   report: "saved \(target) (\(ByteFormat.bytes(file.bytesWritten)) appended to \(ByteFormat.bytes(offset)))")
+    }
+
+    /// The end of a download that went well: the saved `target` gets the server's time (`-R`),
+    /// the task's JSON (`--json`) or `report` is printed, and the task is deleted (unless kept).
+    private func settle(_ info: TaskInfo, answer: APIResponse, target: String?, report: String?) throws {
+        if remoteTime, let target, let modified = info.response?.header("Last-Modified").flatMap(HTTPDateText.parse) {
             LocalFileState.setModified(target, seconds: modified)
         }
         if json { JSONOutput.print(answer.body) }
-        else if !options.silent { StandardStreams.err("saved \(target) (\(ByteFormat.bytes(file.bytesWritten)) appended to \(ByteFormat.bytes(offset)))\n") }
+        else if let report, !options.silent { StandardStreams.err(report + "\n") }
         if !options.keepTask { try client.send("DELETE", APIClient.path("v1", "tasks", String(info.id))) }
     }
 

@@ -138,16 +138,15 @@ struct GetCommand: ParsableCommand {
         run.maxTime = maxTime
         // -C - tells versions by the file's time: a file it saved carries the server's.
         run.remoteTime = remoteTime || continueAt != nil
+        // Each task made anew, for a retry without resume data.
+        let again = specs.map { spec in { try client.send("POST", tasksPath, json: spec).decode(TaskInfo.self) } }
         if specs.count == 1 && inputFile == nil {
             let created = try client.send("POST", tasksPath, json: specs[0])
-            try run.run(created, output: items[0].output, continuing: continuations[0]) {
-                try client.send("POST", tasksPath, json: specs[0]).decode(TaskInfo.self)
-            }
+            try run.run(created, output: items[0].output, continuing: continuations[0], again: again[0])
             return
         }
         let created = try client.send("POST", tasksPath + ":batch", json: TaskBatchBody(tasks: specs))
         let tasks = try created.decode(TaskBatchAnswer.self).tasks
-        let again = specs.map { spec in { try client.send("POST", tasksPath, json: spec).decode(TaskInfo.self) } }
         try run.run(created, tasks: tasks, outputs: items.map(\.output), continuing: continuations, again: again)
     }
 }
