@@ -93,6 +93,16 @@ enum TaskRoutes {
             let grant = try service.fileGrant(task: id, owner: request.owner)
             return .json(FileGrantAnswer(url: grant.url, expiresAt: Date(timeIntervalSince1970: Double(grant.expiry))), status: 201)
         }
+        // The answer to a decision the task waits for (issue 21): the task after it.
+        router.add("POST", "/v1/tasks/{tid}/decisions/{did}") { request in
+            let id = try request.taskId()
+            let decisionId = request.parameter("did")
+            guard (1...64).contains(decisionId.utf8.count), decisionId.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                throw APIError(404, "not_found", "no decision \(decisionId.prefix(64)) for task \(id)")
+            }
+            let answer = try request.decode(DecisionAnswer.self)
+            return try command(service, .decide(decisionId: decisionId, answer), task: id, owner: request.owner)
+        }
         router.add("GET", "/v1/tasks/{tid}/body") { request in
             let (body, contentType) = try service.body(task: try request.taskId(), owner: request.owner)
             let headers = HTTPHeaders([("Content-Type", contentType ?? "application/octet-stream")])

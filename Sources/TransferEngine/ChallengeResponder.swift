@@ -51,6 +51,28 @@ struct ChallengeResponder: Sendable {
         return .giveUp(ChallengeReport(space: first, previousFailureCount: failures[first] ?? 0, proposed: nil))
     }
 
+    /// A 401 came back while a credential was sent: that credential failed (the client decides
+    /// what follows, `Transfer+Decisions`).
+    mutating func noteFailedAnswer() {
+        guard let (space, _) = answering else { return }
+        failures[space, default: 0] += 1
+        answering = nil
+    }
+
+    /// The client answered the challenge with `credential` (useCredential): the next attempt
+    /// sends it, and the default handling will not try it again.
+    mutating func use(_ credential: Credential) {
+        tried.insert(credential.id)
+        answering = (credential.space, credential)
+    }
+
+    /// What a challenge decision reports: the space, its failures so far, and the stored
+    /// credential the default handling would try next (user only).
+    func report(for space: ProtectionSpace, candidates: [Credential]) -> ChallengeReport {
+        ChallengeReport(space: space, previousFailureCount: failures[space] ?? 0,
+                        proposed: candidates.first { !tried.contains($0.id) }?.info)
+    }
+
     /// The challenges transferd can answer with their methods, strongest first (Digest never
     /// sends the password, so it is preferred, as libcurl's CURLAUTH_ANY would), else in the
     /// server's order.

@@ -66,6 +66,10 @@ package final class EngineLoop {
                     answerChallenge(taskId, transfer, with: next)
                     continue
                 }
+                if code.isOK, transfer.awaited != nil {
+                    park(taskId, transfer)  // the client decides how it goes on (`EngineLoop+Decisions`)
+                    continue
+                }
                 transfer.reportProgress(now: Self.now(), force: true)
                 switch transfer.ending(code) {
                 case .outcome(let outcome): stepEnded(taskId, outcome)
@@ -159,6 +163,8 @@ package final class EngineLoop {
             applyStream(command)
         case .grantConnection(let taskId, let origin):
             grantSegmentConnection(taskId, origin)
+        case .decide(let taskId, let answer):
+            decide(taskId, answer)
         case .cancel(let taskId, let keepPartial):
             if streams.connections[taskId] != nil { return endStream(taskId, TaskError(.cancelled, "cancelled")) }
             // A data: or file: copy has no resume data (no validator): it ends cancelled, its file deleted.
@@ -213,6 +219,8 @@ package final class EngineLoop {
         var pending = false
         retireStalledWorkers(now: now)
         for (taskId, transfer) in transfers {
+            // Waiting for the client is not being idle: the service bounds a decision's wait.
+            if transfer.awaited != nil { continue }
             if let pausedAt = transfer.pausedAt, now - pausedAt > transfer.job.request.timeoutInterval {
                 if transfer.isDownload {
                     letConnectionGo(taskId, transfer)
@@ -275,7 +283,7 @@ package final class EngineLoop {
 
     /// A download libcurl finished: its file is verified and placed off this thread
     /// (`FilePlacement`), and the completion is reported from there.
-    private func finish(_ taskId: Int, _ placement: FilePlacement) {
+    func finish(_ taskId: Int, _ placement: FilePlacement) {
         guard detach(taskId) != nil else { return }
         tusRuns[taskId] = nil
         observer.place(taskId, placement)
@@ -283,7 +291,7 @@ package final class EngineLoop {
 
     /// A transfer ended by itself (done, failed, idle too long): a tus upload decides its next
     /// step; any other task is finished.
-    private func stepEnded(_ taskId: Int, _ outcome: TransferOutcome) {
+    func stepEnded(_ taskId: Int, _ outcome: TransferOutcome) {
         guard let run = tusRuns[taskId] else { return finish(taskId, outcome) }
         _ = detach(taskId)
         advance(taskId, run, after: outcome)

@@ -10,7 +10,7 @@ internal import TransferModel
 /// stored credential can answer ends this transfer; `EngineLoop` then starts `challengeRetry`.
 extension Transfer {
     /// Not for a client-streamed body (it cannot be sent twice) nor for tus steps (no credentials).
-    var answersChallenges: Bool { job.credentials != nil && job.bodyStream == nil }
+    var answersChallenges: Bool { (job.credentials != nil || job.decisions.contains(.challenge)) && job.bodyStream == nil }
 
     /// The credential this attempt sends, for the one scheme it was challenged with; else the
     /// URL's own user and password (`URLLogin`), with Basic at once as curl sends them, when
@@ -49,6 +49,8 @@ extension Transfer {
     private func settleHeldChallenge() {
         guard let head = heldUnauthorized else { return }
         heldUnauthorized = nil
+        // The client decides (`Transfer+Decisions`): held with its body until it answers.
+        if job.decisions.contains(.challenge), awaitChallengeDecision(head) { return }
         guard let credentials = job.credentials, let origin = ChallengeOrigin(url: currentURL) else { return deliverFinal(head) }
         let offered = AuthenticationChallenge.parse(head.fields.filter { $0.name.equalsIgnoringASCIICase("www-authenticate") }.map(\.value))
         switch challenges.respond(to: offered, from: origin, candidates: credentials.candidates(for:)) {
@@ -68,7 +70,7 @@ extension Transfer {
     /// credential answers the challenge, so an Authorization header of the request or of
     /// httpAdditionalHeaders is not sent with it; when redirects led to another origin, no Cookie
     /// header either (libcurl drops both there, and the new attempt starts at that origin).
-    private func nextAttempt() -> TransferJob {
+    func nextAttempt() -> TransferJob {
         var next = job
         next.challenges = challenges
         let crossOrigin = ChallengeOrigin(url: currentURL) != ChallengeOrigin(url: job.request.url)

@@ -49,7 +49,15 @@ package final class Transfer: EasyHandleDelegate {
     var needsRestartFromZero = false
     /// Why the download starts over (a ranged answer that failed `RangedAnswer`), for the log.
     private(set) var restartReason: String?
-    private var redirects = 0
+    private(set) var redirects = 0
+    /// The decision the transfer waits for (`Transfer+Decisions`), whether it was reported, the
+    /// body of a 3xx or 401 under decision, and whether that body is the task's after all.
+    var awaited: AwaitedDecision?
+    var decisionReported = false
+    var heldBody = Data()
+    var replaysHeldBody = false
+    /// Out of the multi handle while a decision is pending on a response that came whole.
+    var parked = false
     private(set) var currentURL: String
     private(set) var currentMethod: String
     /// Whether the method goes out through CURLOPT_CUSTOMREQUEST, which curl keeps across
@@ -133,6 +141,7 @@ package final class Transfer: EasyHandleDelegate {
         throttle = TransferThrottle(limit: job.bandwidthLimit, background: job.request.networkServiceType == .background, now: EngineLoop.now())
         self.currentURL = job.request.url
         self.currentMethod = job.request.method
+        redirects = job.redirectsSoFar
         remoteScheme = RemoteFileScheme(url: job.request.url)
         challenges = job.challenges
         let file = try job.download.map { target throws(TaskError) in
@@ -150,7 +159,8 @@ package final class Transfer: EasyHandleDelegate {
         try handle.set(.url(request.url))
         try handle.set(.allowedProtocols("http,https"))
         try handle.set(.allowedRedirectProtocols("http,https"))
-        try handle.set(.followRedirects(true))
+        // A redirect the client decides ends this transfer; the answer starts the next one.
+        try handle.set(.followRedirects(!decidesRedirect()))
         try handle.set(.maxRedirects(Self.maxRedirects))
         // Like URLSession: ask for compression and hand back decoded bytes, but decode them here
         // (`Transfer+ContentCoding`), so a body cut short is an error, not a short success.
@@ -262,6 +272,11 @@ package final class Transfer: EasyHandleDelegate {
         }
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
            redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
+            if decidesRedirect() {
+                awaited = .redirect(head: head, target: target, method: proposedMethod(after: head.statusCode))
+                decisionReported = false
+                return
+            }
             redirects += 1
             let from = currentURL
             // As browsers and URLSession: 303 turns any method into GET, 301/302 turn POST into GET.
@@ -293,8 +308,16 @@ package final class Transfer: EasyHandleDelegate {
         response = info
         // The response first, then how a resumed download goes on (URLSESSION.md's order:
         // response, resume offset, data), so didResumeAtOffset's totals are the last word.
-        report(.response(info))
-        applyDisposition(to: info)
+        if job.decisions.contains(.response), file == nil, remoteScheme == nil {
+            // The client decides instead of the declared rules: nothing is read until it has.
+            // The decision is the response's report (didReceiveResponse with a decisionId).
+            awaited = .response(info)
+            decisionReported = false
+            reportAwaitedDecision()
+        } else {
+            report(.response(info))
+            applyDisposition(to: info)
+        }
         startDecoding(head)
         file?.expectDigest(announcedBy: info, method: currentMethod)
         if let file {
@@ -375,6 +398,7 @@ package final class Transfer: EasyHandleDelegate {
     func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
         if swallowsChallengeBody() { return .accept }
         if failure != nil { return .fail }
+        if let held = holdForDecision(bytes) { return held }
         if remoteScheme != nil { deliverRemoteResponse() }
         // Neither a 416's own body nor a range of another version belongs in the file: the
         // transfer ends here, and `EngineLoop` starts it over without a range.

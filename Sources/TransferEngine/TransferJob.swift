@@ -61,6 +61,12 @@ package struct TransferJob: Sendable {
     package var segments: Int? = nil
     package var sessionSegments = 1
     package var mirrors: [String] = []
+    /// The callbacks the client decides live: the transfer stops there and reports a
+    /// `.decision`, then waits for `EngineCommand.decide` (`Transfer+Decisions`).
+    package var decisions = DecisionSet()
+    /// Redirects followed before this request (a redirect the client decided starts a new
+    /// transfer, which counts on from here toward the limit).
+    var redirectsSoFar = 0
 
     /// The memberwise initializer, for the layers above.
     package init(
@@ -151,7 +157,29 @@ package enum TransferUpdate: Sendable {
     case stream(StreamUpdate)
     /// A segmented download wants more connections, or fewer, or gives some back.
     case segmentConnections(SegmentConnections)
+    /// The transfer stopped at a callback the client decides (`TransferJob.decisions`) and waits
+    /// for `EngineCommand.decide`; nothing else of it moves meanwhile.
+    case decision(DecisionPoint)
     case completed(TransferOutcome)
+}
+
+/// What a transfer waits for the client to decide, with what URLSession passes to the callback.
+package enum DecisionPoint: Sendable {
+    /// willPerformHTTPRedirection: the 3xx (its body received whole) and the request it proposes.
+    case redirect(response: ResponseInfo, url: String, method: String)
+    /// didReceiveChallenge: the challenged space, failures so far, the stored credential the
+    /// default handling would send (user only), and the 401.
+    case challenge(ChallengeReport, response: ResponseInfo)
+    /// didReceiveResponse of a data task: no body byte is taken until the answer.
+    case response(ResponseInfo)
+
+    package var kind: DecisionKind {
+        switch self {
+        case .redirect: .redirect
+        case .challenge: .challenge
+        case .response: .response
+        }
+    }
 }
 
 /// How a transfer ended.
@@ -236,4 +264,6 @@ package enum EngineCommand: Sendable {
     /// The scheduler granted a segmented download one more connection to `origin`
     /// (`SegmentConnections`).
     case grantConnection(taskId: Int, origin: String)
+    /// The client's (or the timeout's default) answer to the decision the transfer waits for.
+    case decide(taskId: Int, DecisionAnswer)
 }

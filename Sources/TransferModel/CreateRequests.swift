@@ -73,6 +73,9 @@ public struct TaskCreate: Decodable, Sendable {
     /// `maximumSegmentsPerDownload`), and other URLs of the same resource (`DownloadSegments`).
     public var segments: Int?
     public var mirrors: [String]?
+    /// The delegate callbacks the client decides live for this task (nil: its session's
+    /// configuration's `decisions`, those that apply to the task's kind).
+    public var decisions: DecisionSet?
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -85,13 +88,20 @@ public struct TaskCreate: Decodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
         case resumeData, destination, conflict, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
-        case responseDisposition, checksum, segments, mirrors
+        case responseDisposition, checksum, segments, mirrors, decisions
     }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         kind = try c.decode(TaskKind.self, forKey: .kind)
+        if let names = try c.decodeOmittable([String].self, forKey: .decisions) {
+            let kinds = try DecisionKind.decodeList(names, field: decoder.path(CodingKeys.decisions))
+            if let refused = kinds.first(where: { !$0.applies(to: kind) }) {
+                throw InputError.invalidValue(field: decoder.path(CodingKeys.decisions), message: "\(refused.rawValue) is not decided by a \(kind.rawValue) task (redirect and challenge: data, download and upload tasks; response and cache: data tasks)")
+            }
+            decisions = DecisionSet(kinds)
+        }
         request = try c.decodeOmittable(RequestSpec.self, forKey: .request)
         priority = try c.decodeOmittable(TaskPriority.self, forKey: .priority) ?? .default
         description = try c.decodeIfPresent(String.self, forKey: .description)
@@ -126,6 +136,9 @@ public struct TaskCreate: Decodable, Sendable {
         }
         if c.contains(.resumable) { resumable = try Self.decodeResumable(c, kind: kind, request: request, decoder: decoder) }
         responseDisposition = try c.decodeOmittable(ResponseDisposition.self, forKey: .responseDisposition)
+        if responseDisposition != nil, decisions?.contains(.response) == true {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.decisions), message: "response is decided live or by responseDisposition's rules, not both: give one")
+        }
         if responseDisposition != nil, kind != .data {
             throw ResponseDisposition.invalid(decoder.path(CodingKeys.responseDisposition), "is for data tasks only: it decides what a data task does with its response (a download already writes a file)")
         }

@@ -52,6 +52,13 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
     /// URLSessionConfiguration.urlCache: the cache's capacities, or nil for no cache. Left out,
     /// the session kind's default cache (`URLCacheConfiguration.automatic`, resolved at creation).
     @NullEncoded public var urlCache: URLCacheConfiguration? = .automatic
+    /// Not URLSession's: the delegate callbacks the client decides live for this session's tasks
+    /// that do not list their own (`DecisionKind`; each task keeps those that apply to its kind).
+    public var decisions = DecisionSet()
+    /// Not URLSession's: how long a decision waits for its answer before the default handling
+    /// is taken, in seconds (nil: the request's timeoutInterval, as URLSession's callbacks are
+    /// bounded by the request's own timeout).
+    @NullEncoded public var decisionTimeoutInterval: Double? = nil
 
     public init() {}
 
@@ -63,7 +70,7 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         case ftpRequiresTLS
         case httpShouldUsePipelining, httpShouldSetCookies, httpCookieAcceptPolicy
         case httpAdditionalHeaders, httpMaximumConnectionsPerHost, httpVersion, maximumConcurrentTasks
-        case urlCache, maximumSegmentsPerDownload
+        case urlCache, maximumSegmentsPerDownload, decisions, decisionTimeoutInterval
     }
 
     public init(from decoder: any Decoder) throws {
@@ -100,6 +107,11 @@ public struct SessionConfiguration: Codable, Sendable, Equatable {
         maximumSegmentsPerDownload = try Self.integer(c, .maximumSegmentsPerDownload) ?? 1
         // Absent: the kind's default cache; null: none.
         urlCache = c.contains(.urlCache) ? try c.decode(URLCacheConfiguration?.self, forKey: .urlCache) : .automatic
+        if let names = try c.decodeOmittable([String].self, forKey: .decisions) {
+            decisions = DecisionSet(try DecisionKind.decodeList(names, field: decoder.path(CodingKeys.decisions)))
+        }
+        decisionTimeoutInterval = try c.decodeIfPresent(Double.self, forKey: .decisionTimeoutInterval)
+        if let decisionTimeoutInterval { try Validate.interval(decisionTimeoutInterval, decoder.path(CodingKeys.decisionTimeoutInterval)) }
 
         try Validate.interval(timeoutIntervalForRequest, decoder.path(CodingKeys.timeoutIntervalForRequest))
         try Validate.interval(timeoutIntervalForResource, decoder.path(CodingKeys.timeoutIntervalForResource))

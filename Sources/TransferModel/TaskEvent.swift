@@ -44,6 +44,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// Not URLSession's: a segmented download stopped using one of its sources (`url`, the
     /// task URL's or a mirror's) for `error`; the download goes on from the others.
     case didDropSource
+    /// Not URLSession's: a decision (`decisionId`, issue 21) was answered, by the client or, when
+    /// no answer came in time, by the default handling (`timedOut` true).
+    case didResolveDecision
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

@@ -29,6 +29,8 @@ struct TaskJSONWriter {
         key("conflict"); string(task.conflict?.rawValue)
         key("createdAt"); date(task.createdAt)
         key("currentRequest"); request(task.currentRequest)
+        key("decision"); encoded(task.decision)
+        key("decisions"); encoded(task.decisions)
         key("description"); string(task.description)
         key("destination"); string(task.destination)
         key("digest"); digest(task.digest)

@@ -15,6 +15,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var conflict: DownloadConflict?
     /// Where the response came from: the network, the URL cache, or the cache after a 304.
     public var cacheStatus: CacheStatus?
+    /// The delegate callbacks a client decides live (`DecisionKind`; empty: none).
+    public var decisions = DecisionSet()
     public var priority: TaskPriority
     @Indirect public var description: String?
     public var originalRequest: RequestInfo
@@ -62,6 +64,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
     @Indirect public var segments: Int?
     /// Other URLs of a download's resource, used for segments and as failover (`DownloadSegments`).
     public var mirrors: [String]?
+    /// The decision the task waits for now, if any.
+    @Indirect public var decision: PendingDecision?
 
     /// The effective service type (the request's, else the session's).
     public var networkServiceType: NetworkServiceType { originalRequest.networkServiceType }
@@ -72,7 +76,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, conflict, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, sealedLogin, streamedBody, bodyStream, retryCount
-        case cacheStatus, responseDisposition, checksum, digest, segments, mirrors
+        case cacheStatus, responseDisposition, checksum, digest, segments, mirrors, decisions, decision
     }
 
     public init(from decoder: any Decoder) throws {
@@ -111,6 +115,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         digest = try c.decodeIfPresent(TaskDigest.self, forKey: .digest)
         segments = try c.decodeIfPresent(Int.self, forKey: .segments)  // absent in rows stored before segments
         mirrors = try c.decodeIfPresent([String].self, forKey: .mirrors)
+        decisions = try c.decodeIfPresent(DecisionSet.self, forKey: .decisions) ?? []  // absent in rows stored before decisions
+        decision = try c.decodeIfPresent(PendingDecision.self, forKey: .decision)
     }
 
     package init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -169,6 +175,8 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(version, forKey: .version)
         try c.encode(segments, forKey: .segments)
         try c.encode(mirrors, forKey: .mirrors)
+        try c.encode(decisions, forKey: .decisions)
+        try c.encode(decision, forKey: .decision)
         if stored {
             try c.encodeIfPresent(owner, forKey: .owner)
             try c.encodeIfPresent(resume, forKey: .resume)

@@ -13,6 +13,9 @@ public enum ClusterCommand: Sendable {
     case resume
     case cancel(produceResumeData: Bool)
     case update(TaskUpdate)
+    /// An answer to the decision the task waits for (issue 21). In a cluster its row carries a
+    /// useCredential's password to the node running the task; the row goes once it is answered.
+    case decide(decisionId: String, DecisionAnswer)
 
     /// The command row's text: a JSON object with `command` and its fields.
     var encoded: String {
@@ -23,6 +26,8 @@ public enum ClusterCommand: Sendable {
         case .cancel(let resumeData): fields = ["command": .string("cancel"), "produceResumeData": .bool(resumeData)]
         case .update(let update):
             fields = ["command": .string("update"), "update": JSONValue(encoding: update)]
+        case .decide(let decisionId, let answer):
+            fields = ["command": .string("decide"), "decisionId": .string(decisionId), "answer": answer.jsonValue]
         }
         return Self.text(fields)
     }
@@ -45,6 +50,11 @@ public enum ClusterCommand: Sendable {
             guard let update = value["update"], let data = try? JSONCoding.encoder.encode(update),
                   let decoded = try? JSONCoding.decoder.decode(TaskUpdate.self, from: data) else { return nil }
             self = .update(decoded)
+        case "decide":
+            guard case .string(let decisionId)? = value["decisionId"], let answer = value["answer"],
+                  let data = try? JSONCoding.encoder.encode(answer),
+                  let decoded = try? JSONCoding.decoder.decode(DecisionAnswer.self, from: data) else { return nil }
+            self = .decide(decisionId: decisionId, decoded)
         default: return nil
         }
     }

@@ -50,6 +50,8 @@ extension TransferService {
         switch update {
         case .connecting:
             return
+        case .decision(let point):
+            decisionRequested(&s, task: id, point, &deliveries)
         case .stream(let change):
             streamChanged(&s, task: id, change, &deliveries)
         case .transactions(let transactions):
@@ -59,6 +61,11 @@ extension TransferService {
         case .redirect(let statusCode, let from, let to, let method):
             s.tasks[id]?.task.currentRequest?.url = to
             s.tasks[id]?.task.currentRequest?.method = method
+            // A redirect the client decided was its event already (with its decisionId).
+            if s.tasks[id]?.task.decisions.contains(.redirect) == true, s.tasks[id]?.task.bodyStream == nil {
+                changed(&s, task: id, persist: true, &deliveries)
+                return
+            }
             emit(&s, session: session, task: id, .willPerformHTTPRedirection,
                  ["statusCode": .integer(Int64(statusCode)), "url": .string(from), "newURL": .string(to)], &deliveries)
             changed(&s, task: id, persist: true, &deliveries)
@@ -175,6 +182,7 @@ extension TransferService {
     private func detached(_ s: inout ServiceState, task id: Int, resume: ResumeState?, _ deliveries: inout Deliveries) {
         guard s.tasks[id] != nil else { return }
         s.tasks[id]?.inEngine = false
+        s.tasks[id]?.task.decision = nil  // its transfer let go; a new one asks again
         s.tasks[id]?.task.resume = resume
         perform(transition(&s, task: id, .detached), task: id, &s, &deliveries)
     }

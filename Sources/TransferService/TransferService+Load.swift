@@ -176,7 +176,9 @@ extension TransferService {
             }
             // Data tasks (background ones too: URLSession does not carry a background session's
             // data task across the end of its process either) and tasks of other sessions.
-            complete(&s, task: id, error: TaskError(.networkConnectionLost, "the daemon stopped while the task was running"), body: nil, &deliveries)
+            let message = task.decision.map { "the daemon stopped while the task waited for its \($0.kind.rawValue) decision \($0.id)" }
+            s.tasks[id]?.task.decision = nil
+            complete(&s, task: id, error: TaskError(.networkConnectionLost, message ?? "the daemon stopped while the task was running"), body: nil, &deliveries)
         case .canceling:
             if task.kind == .download { unlink(partialPath(of: id)) }
             complete(&s, task: id, error: TaskError(.cancelled, "cancelled"), body: nil, &deliveries)
@@ -202,6 +204,7 @@ extension TransferService {
         guard var task = s.tasks[id]?.task else { return }
         task.response = nil
         task.currentRequest = nil
+        task.decision = nil  // the transfer that asked is gone; the next one asks again
         task.progress = TaskProgress()
         task.progress.bytesExpectedToSend = task.originalRequest.bodyLength
         s.tasks[id]?.task = task

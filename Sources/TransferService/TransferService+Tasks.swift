@@ -146,6 +146,10 @@ extension TransferService {
             }
         case .cancel(let produceResumeData):
             return try act(on: id, owner: owner) { s, deliveries in cancel(&s, task: id, keepPartial: produceResumeData, &deliveries) }
+        case .decide(let decisionId, let answer):
+            return try act(on: id, owner: owner) { s, deliveries in
+                try resolveDecision(&s, task: id, decisionId, answer, timedOut: false, &deliveries)
+            }
         }
     }
 
@@ -190,7 +194,7 @@ extension TransferService {
     }
 
     /// Runs a state change on a visible, not yet completed task and returns the task after it.
-    private func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
+    func act(on id: Int, owner: String?, _ body: (inout ServiceState, inout Deliveries) throws -> Void) throws -> TransferTask {
         // One that left memory has completed (and is still refused when it is not visible); in a
         // cluster, one no node holds was brought here first (`carryOut`).
         try onHeldOrStored(id, owner: owner, held: { try actOnHeld(id, owner: owner, body) }, stored: {
@@ -358,6 +362,14 @@ extension TransferService {
         }
         job.checksum = entry.task.checksum
         job.tus = entry.task.resumable
+        if job.tus == nil {
+            job.decisions = entry.task.decisions
+            // A response the client may answer with becomeDownload needs the file it would go to.
+            if entry.task.kind == .data, entry.task.decisions.contains(.response), job.conversionTarget == nil {
+                job.conversionTarget = downloadTarget(of: entry.task)
+                job.checkpoints = isRecorded(s, session: session.id)
+            }
+        }
         // A tus upload's steps are judged by its run, not answered with credentials.
         if job.tus == nil { job.credentials = SessionCredentials(store: credentials, scope: CredentialScope(session, requester: entry.task.owner)) }
         job.urlLogin = entry.urlLogin
@@ -416,6 +428,7 @@ extension TransferService {
         // The URL's login was for this task's transfer only: it goes with it (resume data,
         // made before this, carries it sealed for a continuation).
         task.sealedLogin = nil
+        task.decision = nil  // nothing waits any more
         s.tasks[id]?.urlLogin = nil
         task.error = error
         task.completedAt = Date()

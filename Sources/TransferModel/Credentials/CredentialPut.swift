@@ -67,7 +67,7 @@ public struct CredentialPut: Decodable, Sendable {
 
     /// A text libcurl and the header can carry: bounded, and no control characters (a NUL would
     /// cut the C string, CR and LF would split a header).
-    private static func check(_ text: String, _ field: String) throws {
+    static func check(_ text: String, _ field: String) throws {
         guard text.utf8.count <= maxLength else {
             throw InputError.invalidValue(field: field, message: "must be at most \(maxLength) bytes")
         }
