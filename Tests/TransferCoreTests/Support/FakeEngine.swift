@@ -180,7 +180,7 @@ extension EngineCommand {
         switch self {
         case .start(let job): job.taskId
         case .pause(let id), .resume(let id), .cancel(let id, _), .preempt(let id), .bodyAvailable(let id, _, _),
-             .setPriority(let id, _), .setBandwidthLimit(let id, _), .grantConnection(let id, _): id
+             .setPriority(let id, _), .setBandwidthLimit(let id, _), .grantConnection(let id, _), .decide(let id, _): id
         case .openStream(let job): job.taskId
         case .stream(let command): command.taskId
         case .setLimits, .renewConnections, .forgetConnections: nil
@@ -219,6 +219,7 @@ extension EngineCommand {
         case .openStream: "openStream"
         case .stream: "stream"
         case .grantConnection(_, let origin): "grantConnection(\(origin))"
+        case .decide(_, let answer): "decide(\(answer.name))"
         }
     }
 }
