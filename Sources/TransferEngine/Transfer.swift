@@ -25,6 +25,8 @@ package final class Transfer: EasyHandleDelegate {
     // Internal rather than private where `Transfer+RemoteFile.swift` sets them too.
     var response: ResponseInfo?
     private var body = Data()
+    /// The bytes of the body taken so far (into `body`, or `job.liveBody` when readers may follow).
+    private var bodyCount = 0
     /// The partial file of a download (nil for data tasks, whose body is `body`, until their
     /// response disposition makes them a download).
     var file: DownloadFile?
@@ -426,8 +428,13 @@ package final class Transfer: EasyHandleDelegate {
                 failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
                 return false
             }
-        } else if body.count + bytes.byteCount <= job.maxBodySize {
-            bytes.withUnsafeBytes { body.append(contentsOf: $0) }
+        } else if bodyCount + bytes.byteCount <= job.maxBodySize {
+            if let live = job.liveBody {
+                bytes.withUnsafeBytes { live.append($0) }
+            } else {
+                bytes.withUnsafeBytes { body.append(contentsOf: $0) }
+            }
+            bodyCount += bytes.byteCount
         } else {
             failure = TaskError(.dataLengthExceedsMaximum, "the response body exceeds the \(job.maxBodySize)-byte limit for data tasks")
             return false
@@ -579,7 +586,7 @@ package final class Transfer: EasyHandleDelegate {
             return .outcome(.failure(error))
         }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: URLLogin.strip(handle.effectiveURL ?? currentURL))
-        guard let file else { return .outcome(.verifiedBody(body, response: info, method: currentMethod, checksum: job.checksum)) }
+        guard let file else { return .outcome(.verifiedBody(job.liveBody?.contents ?? body, response: info, method: currentMethod, checksum: job.checksum)) }
         return .place(FilePlacement(file: file, response: info))
     }
 

@@ -64,6 +64,9 @@ package struct TransferJob: Sendable {
     /// The callbacks the client decides live: the transfer stops there and reports a
     /// `.decision`, then waits for `EngineCommand.decide` (`Transfer+Decisions`).
     package var decisions = DecisionSet()
+    /// A data task's body as it arrives, shared with the readers that follow it (nil: the body
+    /// is only kept for the completion).
+    package var liveBody: LiveBody? = nil
     /// Redirects followed before this request (a redirect the client decided starts a new
     /// transfer, which counts on from here toward the limit).
     var redirectsSoFar = 0

@@ -76,6 +76,9 @@ public struct TaskCreate: Decodable, Sendable {
     /// The delegate callbacks the client decides live for this task (nil: its session's
     /// configuration's `decisions`, those that apply to the task's kind).
     public var decisions: DecisionSet?
+    /// Data tasks only: didReceiveData events carry the bytes (base64 `data`), for clients that
+    /// only read the event feed.
+    public var dataInEvents = false
 
     public init(kind: TaskKind = .data, request: RequestSpec, priority: TaskPriority = .default, description: String? = nil, state: TaskState = .running) {
         self.kind = kind
@@ -88,7 +91,7 @@ public struct TaskCreate: Decodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, request, priority, description, state
         case resumeData, destination, conflict, host, port, tls, resumable, earliestBeginDate, bandwidthLimit
-        case responseDisposition, checksum, segments, mirrors, decisions
+        case responseDisposition, checksum, segments, mirrors, decisions, dataInEvents
     }
 
     public init(from decoder: any Decoder) throws {
@@ -143,6 +146,10 @@ public struct TaskCreate: Decodable, Sendable {
             throw ResponseDisposition.invalid(decoder.path(CodingKeys.responseDisposition), "is for data tasks only: it decides what a data task does with its response (a download already writes a file)")
         }
         checksum = try c.decodeOmittable(Checksum.self, forKey: .checksum)
+        dataInEvents = try c.decodeOmittable(Bool.self, forKey: .dataInEvents) ?? false
+        if dataInEvents, kind != .data {
+            throw InputError.invalidValue(field: decoder.path(CodingKeys.dataInEvents), message: "is for data tasks only (a download's bytes are in its file)")
+        }
         if checksum != nil, kind != .download, kind != .data {
             throw InputError.invalidValue(field: decoder.path(CodingKeys.checksum), message: "is for download and data tasks only")
         }

@@ -71,6 +71,10 @@ public struct TaskEvent: Codable, Sendable, Equatable {
         self.fields = fields
     }
 
+    /// The most body bytes one didReceiveData event carries (`dataInEvents`); more arrived at
+    /// once are told in several events.
+    public static let maxDataPerEvent = 64 * 1024
+
     static let commonKeys: Set<String> = ["seq", "sessionId", "taskId", "type", "time"]
     /// The common keys in JSONEncoder's `.sortedKeys` order (by UTF-8 bytes).
     static let commonKeyOrder = ["seq", "sessionId", "taskId", "time", "type"]

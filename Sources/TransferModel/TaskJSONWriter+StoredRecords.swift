@@ -15,7 +15,7 @@ extension TransferTask {
     /// `TaskPageJSONTests` fails when the writer and this list differ.
     static let servedKeys: [String] = [
         "bandwidthLimit", "bodyStream", "cacheStatus", "checksum", "completedAt", "conflict", "createdAt",
-        "currentRequest", "decision", "decisions", "description", "destination", "digest", "earliestBeginDate", "error", "id", "kind",
+        "currentRequest", "dataInEvents", "decision", "decisions", "description", "destination", "digest", "earliestBeginDate", "error", "id", "kind",
         "location", "mirrors", "networkServiceType", "originalRequest", "phase", "preemptions", "priority",
         "progress", "response", "responseDisposition", "resumable", "retryCount", "schedulingClass", "segments",
         "sessionId", "startedAt", "state", "version",

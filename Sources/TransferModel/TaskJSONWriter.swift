@@ -29,6 +29,7 @@ struct TaskJSONWriter {
         key("conflict"); string(task.conflict?.rawValue)
         key("createdAt"); date(task.createdAt)
         key("currentRequest"); request(task.currentRequest)
+        key("dataInEvents"); raw(task.dataInEvents ? "true" : "false")
         key("decision"); encoded(task.decision)
         key("decisions"); encoded(task.decisions)
         key("description"); string(task.description)

@@ -17,6 +17,9 @@ public struct TransferTask: Codable, Sendable, Equatable {
     public var cacheStatus: CacheStatus?
     /// The delegate callbacks a client decides live (`DecisionKind`; empty: none).
     public var decisions = DecisionSet()
+    /// A data task whose didReceiveData events carry the bytes (`data`, base64, at most
+    /// `TaskEvent.maxDataPerEvent` each).
+    public var dataInEvents = false
     public var priority: TaskPriority
     @Indirect public var description: String?
     public var originalRequest: RequestInfo
@@ -76,7 +79,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         case id, sessionId, kind, state, phase, priority, networkServiceType, schedulingClass, preemptions, earliestBeginDate, description
         case originalRequest, currentRequest, response, progress, error, location, destination, conflict, resumable, bandwidthLimit
         case createdAt, startedAt, completedAt, version, owner, resume, sealedLogin, streamedBody, bodyStream, retryCount
-        case cacheStatus, responseDisposition, checksum, digest, segments, mirrors, decisions, decision
+        case cacheStatus, responseDisposition, checksum, digest, segments, mirrors, decisions, decision, dataInEvents
     }
 
     public init(from decoder: any Decoder) throws {
@@ -117,6 +120,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         mirrors = try c.decodeIfPresent([String].self, forKey: .mirrors)
         decisions = try c.decodeIfPresent(DecisionSet.self, forKey: .decisions) ?? []  // absent in rows stored before decisions
         decision = try c.decodeIfPresent(PendingDecision.self, forKey: .decision)
+        dataInEvents = try c.decodeIfPresent(Bool.self, forKey: .dataInEvents) ?? false
     }
 
     package init(id: Int, sessionId: String, kind: TaskKind, state: TaskState, priority: TaskPriority, description: String?, request: RequestInfo, owner: String?, now: Date) {
@@ -177,6 +181,7 @@ public struct TransferTask: Codable, Sendable, Equatable {
         try c.encode(mirrors, forKey: .mirrors)
         try c.encode(decisions, forKey: .decisions)
         try c.encode(decision, forKey: .decision)
+        try c.encode(dataInEvents, forKey: .dataInEvents)
         if stored {
             try c.encodeIfPresent(owner, forKey: .owner)
             try c.encodeIfPresent(resume, forKey: .resume)

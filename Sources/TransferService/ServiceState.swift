@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import TransferModel
+internal import TransferEngine
 
 /// A task as the service holds it: the served record plus what only the service needs.
 struct TaskEntry: Sendable {
@@ -39,6 +40,11 @@ struct TaskEntry: Sendable {
         get { rare?.responseBody }
         set { changeRare { $0.responseBody = newValue } }
     }
+    /// A running data task's body as it arrives (nil once the attempt ended).
+    var liveBody: LiveBody? {
+        get { rare?.liveBody }
+        set { changeRare { $0.liveBody = newValue } }
+    }
     /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
     var connectivityTries: Int? {
         get { rare?.connectivityTries }
@@ -67,7 +73,9 @@ struct TaskEntry: Sendable {
         var urlLogin: URLLogin?
         var responseBody: Data?
         var connectivityTries: Int?
-        var isEmpty: Bool { urlLogin == nil && responseBody == nil && connectivityTries == nil }
+        /// A running data task's body as it arrives (`LiveBody`), for readers that follow it.
+        var liveBody: LiveBody?
+        var isEmpty: Bool { urlLogin == nil && responseBody == nil && connectivityTries == nil && liveBody == nil }
     }
 
     private mutating func changeRare(_ change: (inout RareParts) -> Void) {

@@ -201,6 +201,7 @@ extension TransferService {
         task.earliestBeginDate = request.earliestBeginDate
         task.bandwidthLimit = request.bandwidthLimit
         task.responseDisposition = request.responseDisposition
+        task.dataInEvents = request.dataInEvents
         // Its own list, else the session's default: those that apply to its kind.
         task.decisions = request.decisions ?? DecisionSet(session.configuration.decisions.kinds.filter { $0.applies(to: request.kind) })
         task.checksum = prepared.checksum

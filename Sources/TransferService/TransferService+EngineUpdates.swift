@@ -82,6 +82,8 @@ extension TransferService {
             // URLSession gives a new download task object; here the same task goes on as a
             // download (its id, events and endpoints), so the event names that same id.
             s.tasks[id]?.task.kind = .download
+            s.tasks[id]?.liveBody?.finish(.failed("the task became a download: its body is a file, at GET /v1/tasks/\(id)/file"))
+            s.tasks[id]?.liveBody = nil
             emit(&s, session: session, task: id, .didBecomeDownloadTask, ["downloadTaskId": .integer(Int64(id))], &deliveries)
             changed(&s, task: id, persist: true, &deliveries)
         case .received(let bytes, let total, let expected, let speed):
@@ -94,6 +96,17 @@ extension TransferService {
                     "bytesWritten": .integer(Int64(bytes)), "totalBytesWritten": .integer(Int64(total)),
                     "totalBytesExpectedToWrite": expected.map { .integer(Int64($0)) } ?? .null,
                 ], &deliveries)
+            } else if s.tasks[id]?.task.dataInEvents == true, let live = s.tasks[id]?.liveBody {
+                // The bytes themselves, as URLSession's didReceiveData gives them: this report's
+                // range of the body, in events of at most maxDataPerEvent bytes.
+                for start in stride(from: max(0, total - bytes), to: total, by: TaskEvent.maxDataPerEvent) {
+                    let end = min(total, start + TaskEvent.maxDataPerEvent)
+                    emit(&s, session: session, task: id, .didReceiveData, [
+                        "bytesReceived": .integer(Int64(end - start)), "totalBytesReceived": .integer(Int64(end)),
+                        "totalBytesExpectedToReceive": expected.map { .integer(Int64($0)) } ?? .null,
+                        "offset": .integer(Int64(start)), "data": .string(live.bytes(start..<end).base64EncodedString()),
+                    ], &deliveries)
+                }
             } else {
                 emit(&s, session: session, task: id, .didReceiveData, [
                     "bytesReceived": .integer(Int64(bytes)), "totalBytesReceived": .integer(Int64(total)),

@@ -362,6 +362,15 @@ extension TransferService {
         }
         job.checksum = entry.task.checksum
         job.tus = entry.task.resumable
+        // A data task's body as it arrives, for readers that follow it; an earlier attempt's
+        // readers are told that attempt ended (they read the new one from its start).
+        s.tasks[id]?.liveBody?.finish(.failed("the attempt ended; the task is tried again"))
+        s.tasks[id]?.liveBody = nil
+        if entry.task.kind == .data, LocalScheme(url: request.url) == nil {
+            let live = LiveBody()
+            job.liveBody = live
+            s.tasks[id]?.liveBody = live
+        }
         if job.tus == nil {
             job.decisions = entry.task.decisions
             // A response the client may answer with becomeDownload needs the file it would go to.
@@ -430,6 +439,11 @@ extension TransferService {
         task.sealedLogin = nil
         task.decision = nil  // nothing waits any more
         s.tasks[id]?.urlLogin = nil
+        if let live = s.tasks[id]?.liveBody {
+            // Readers that follow the body get its end, or the failure.
+            if let error { live.finish(.failed("the task failed (\(error.name)): \(error.message)")) } else { live.finish(with: body ?? Data()) }
+            s.tasks[id]?.liveBody = nil
+        }
         task.error = error
         task.completedAt = Date()
         task.progress.bytesPerSecond = 0

@@ -1,0 +1,130 @@
+package import FoundationEssentials
+internal import Synchronization
+
+/// A data task's body as it arrives: the engine thread appends what `Transfer.take` keeps, and
+/// readers that follow the running task (`GET /v1/tasks/{tid}/body`, `didReceiveData` with its
+/// bytes) copy from it at their own pace. The bytes are the body itself (a data task's body is
+/// held in memory anyway, up to `maxDataTaskBodySize`), so a slow reader costs nothing and
+/// never holds the transfer back: there is no per-reader buffer to fill.
+///
+/// One per attempt of a data task, made by the service as the task starts and ended by it when
+/// the attempt ends (`finish`). Shared by reference between threads: every field is behind the
+/// lock, and the wake-ups run after it is released.
+package final class LiveBody: Sendable {
+    /// How the body ended: whole (the task succeeded), or not (failed, cancelled, retried,
+    /// turned into a download).
+    package enum Ending: Sendable, Equatable {
+        case complete
+        case failed(String)
+    }
+
+    /// What one read gave.
+    package enum Read: Sendable, Equatable {
+        case bytes(Int)
+        /// None past the offset yet: the reader's wake is called once some come or the body ends.
+        case wait
+        case end
+        case failed(String)
+    }
+
+    private struct State {
+        var bytes = Data()
+        var ending: Ending?
+        var waiting: [Int: @Sendable () -> Void] = [:]
+        var lastReader = 0
+
+        mutating func takeWaiting() -> [@Sendable () -> Void] {
+            guard !waiting.isEmpty else { return [] }
+            let woken = Array(waiting.values)
+            waiting.removeAll(keepingCapacity: true)
+            return woken
+        }
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// The bytes so far (the whole body once it ended complete).
+    package var contents: Data { state.withLock { $0.bytes } }
+
+    package var count: Int { state.withLock { $0.bytes.count } }
+
+    package var ending: Ending? { state.withLock { $0.ending } }
+
+    /// Engine thread: keeps a chunk and wakes the readers waiting for it.
+    func append(_ chunk: UnsafeRawBufferPointer) {
+        let woken = state.withLock { state -> [@Sendable () -> Void] in
+            state.bytes.append(contentsOf: chunk)
+            return state.takeWaiting()
+        }
+        for wake in woken { wake() }
+    }
+
+    /// The attempt ended: readers get the rest and then the end (or the failure).
+    package func finish(_ ending: Ending) {
+        let woken = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.ending == nil else { return [] }
+            state.ending = ending
+            return state.takeWaiting()
+        }
+        for wake in woken { wake() }
+    }
+
+    /// The task succeeded with `body`: what arrived is it (or, when nothing arrived through the
+    /// engine, as when the URL cache answered, it becomes it), and readers get the end.
+    package func finish(with body: Data) {
+        let woken = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.ending == nil else { return [] }
+            if state.bytes.isEmpty { state.bytes = body }
+            state.ending = state.bytes.count == body.count ? .complete : .failed("the body that completed is not the one that arrived")
+            return state.takeWaiting()
+        }
+        for wake in woken { wake() }
+    }
+
+    /// A new reader's id, for `read` and `leave`.
+    package func join() -> Int {
+        state.withLock { state in
+            state.lastReader += 1
+            return state.lastReader
+        }
+    }
+
+    /// A reader is gone: its wake is dropped.
+    package func leave(_ reader: Int) {
+        _ = state.withLock { $0.waiting.removeValue(forKey: reader) }
+    }
+
+    /// Copies the bytes from `offset` (up to `end`, exclusive, when given) into `buffer`.
+    package func read(_ reader: Int, at offset: Int, end: Int? = nil, into buffer: UnsafeMutableRawBufferPointer,
+                      wake: @escaping @Sendable () -> Void) -> Read {
+        state.withLock { state in
+            let available = min(state.bytes.count, end ?? .max)
+            if offset < available {
+                let count = min(buffer.count, available - offset)
+                state.bytes.withUnsafeBytes { bytes in
+                    buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: count)
+                }
+                return .bytes(count)
+            }
+            if let end, offset >= end { return .end }
+            switch state.ending {
+            case .complete?: return .end
+            case .failed(let reason)?: return .failed(reason)
+            case nil:
+                state.waiting[reader] = wake
+                return .wait
+            }
+        }
+    }
+
+    /// Copies `range` of what has arrived (for events that carry the bytes).
+    package func bytes(_ range: Range<Int>) -> Data {
+        state.withLock { state in
+            let upper = min(range.upperBound, state.bytes.count)
+            guard range.lowerBound < upper else { return Data() }
+            return state.bytes.subdata(in: range.lowerBound..<upper)
+        }
+    }
+}
