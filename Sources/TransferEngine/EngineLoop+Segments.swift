@@ -111,6 +111,8 @@ extension EngineLoop {
         job.mirrors = []
         job.responseDisposition = nil
         job.conversionTarget = nil
+        // A worker's redirects and challenges are the task's own, decided by worker 0 already.
+        job.decisions = []
         // The task URL's user and password are for its own host, not a mirror's.
         if source != 0 { job.urlLogin = nil }
         job.bandwidthLimit = Self.share(of: job.bandwidthLimit, download)

@@ -34,7 +34,7 @@ extension Transfer {
     /// Whether a redirect to `target` is the client's to decide (a client-streamed body cannot
     /// be sent again, so such a task's redirects are followed as before).
     func decidesRedirect() -> Bool {
-        job.decisions.contains(.redirect) && job.bodyStream == nil && segmented == nil
+        job.decisions.contains(.redirect) && job.bodyStream == nil
     }
 
     /// The method a redirect proposes (as browsers and URLSession: 303 turns any method but HEAD
@@ -168,7 +168,8 @@ extension Transfer {
     private func redirected(_ head: ResponseHead, to target: String, method: String, headers: [String: String]?) -> TransferJob {
         let from = currentURL
         exchangeCookies(head, answered: from, next: target)
-        report(.redirect(statusCode: head.statusCode, from: URLLogin.strip(from), to: URLLogin.strip(target), method: method))
+        report(.redirect(statusCode: head.statusCode, from: URLLogin.strip(from), to: URLLogin.strip(target), method: method,
+                         headers: headers, decided: true))
         var next = job
         next.challenges = challenges
         next.redirectsSoFar = redirects + 1

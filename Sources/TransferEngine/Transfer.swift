@@ -272,6 +272,11 @@ package final class Transfer: EasyHandleDelegate {
             exchangeCookies(head, answered: currentURL, next: currentURL)
             return
         }
+        if decidesRedirect(), Self.redirectStatuses.contains(head.statusCode), head.value("Location") != nil, redirects >= Self.maxRedirects {
+            // What libcurl's own limit does for a transfer that follows by itself.
+            failure = TaskError(.httpTooManyRedirects, "more than \(Self.maxRedirects) redirects")
+            return
+        }
         if Self.redirectStatuses.contains(head.statusCode), let location = head.value("Location"),
            redirects < Self.maxRedirects, let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteString {
             if decidesRedirect() {

@@ -129,7 +129,9 @@ package struct TransferJob: Sendable {
 package enum TransferUpdate: Sendable {
     /// The engine took the job and is connecting.
     case connecting
-    case redirect(statusCode: Int, from: String, to: String, method: String)
+    /// A redirect followed: by libcurl, or as the client decided (`decided`: its decision event
+    /// told it already), with the headers a rewrite gave (nil: unchanged).
+    case redirect(statusCode: Int, from: String, to: String, method: String, headers: [String: String]? = nil, decided: Bool = false)
     /// A 401 challenged the request (didReceiveChallenge); reported before its response, if any.
     case challenge(ChallengeReport)
     case response(ResponseInfo)

@@ -203,7 +203,10 @@ extension TransferService {
         task.responseDisposition = request.responseDisposition
         task.dataInEvents = request.dataInEvents
         // Its own list, else the session's default: those that apply to its kind.
-        task.decisions = request.decisions ?? DecisionSet(session.configuration.decisions.kinds.filter { $0.applies(to: request.kind) })
+        // (A task that declares responseDisposition rules decides its response by them.)
+        task.decisions = request.decisions ?? DecisionSet(session.configuration.decisions.kinds.filter {
+            $0.applies(to: request.kind) && !($0 == .response && request.responseDisposition != nil)
+        })
         task.checksum = prepared.checksum
         task.segments = request.segments
         task.mirrors = request.mirrors

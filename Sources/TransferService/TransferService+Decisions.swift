@@ -51,7 +51,8 @@ extension TransferService {
         }
         emit(&s, session: session.id, task: id, type, fields, &deliveries)
         perform(actions, task: id, &s, &deliveries)
-        changed(&s, task: id, persist: false, &deliveries)  // the task shows what it waits for
+        // Stored at once: after a crash the task's error names the decision it waited for.
+        changed(&s, task: id, persist: true, &deliveries)
         deliveries.add { [self] in
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in decisionTimedOut(task: id, decisionId) }
         }
@@ -77,7 +78,7 @@ extension TransferService {
             throw ServiceError.conflict(code: "decision_not_pending", message: "task \(id) has no pending decision \(decisionId) (answered, timed out, or never asked): \(waiting)")
         }
         guard answer.kind == pending.kind else {
-            throw InputError.invalidValue(field: "answer", message: "a \(pending.kind.rawValue) decision takes \(DecisionAnswer.names(of: pending.kind).joined(separator: ", "))")
+            throw InputError.invalidValue(field: "answer", message: "must be one of \(DecisionAnswer.names(of: pending.kind).joined(separator: ", ")) for a \(pending.kind.rawValue) decision")
         }
         if answer == .becomeStream {
             throw InputError.notImplemented(field: "answer", message: "becomeStream is not available: libcurl owns the response's connection and cannot hand it to a stream task; answer allow and read the body as it arrives (GET /v1/tasks/\(id)/body), or open a stream task")
@@ -104,7 +105,10 @@ extension TransferService {
     static func newDecisionId() -> String {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64, low = generator.next() as UInt64
-        let text = String(high, radix: 16) + String(low, radix: 16)
-        return text
+        func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        return hex(high) + hex(low)
     }
 }

@@ -58,11 +58,12 @@ extension TransferService {
             s.tasks[id]?.transactions += transactions
         case .segmentConnections(let request):
             segmentConnectionsChanged(&s, task: id, request, &deliveries)
-        case .redirect(let statusCode, let from, let to, let method):
+        case .redirect(let statusCode, let from, let to, let method, let headers, let decided):
             s.tasks[id]?.task.currentRequest?.url = to
             s.tasks[id]?.task.currentRequest?.method = method
+            if let headers { s.tasks[id]?.task.currentRequest?.headers = headers }
             // A redirect the client decided was its event already (with its decisionId).
-            if s.tasks[id]?.task.decisions.contains(.redirect) == true, s.tasks[id]?.task.bodyStream == nil {
+            if decided {
                 changed(&s, task: id, persist: true, &deliveries)
                 return
             }

@@ -71,12 +71,15 @@ extension TransferService {
         guard s.tasks.contains(id) else { return false }
         let context = s.tasks[id]?.cache
         switch update {
-        case .response(let response):
+        case .response(let response), .decision(.response(let response)):
             guard context?.role != .serving else { return false }  // the cache's own delivery
             s.tasks[id]?.cache?.responseTime = Date()
             if context?.role == .revalidate, response.statusCode == 304, response.url == context?.url {
-                // Not reported: the stored response is, once the transfer ends.
+                // Not reported: the stored response is, once the transfer ends. A client that
+                // decides responses decides that one (it is delivered from the cache without
+                // asking, as the cached answer it is); the 304's own transfer goes on at once.
                 s.tasks[id]?.cache?.notModified = response
+                if case .decision = update { engine.submit(.decide(taskId: id, .allow)) }
                 return true
             }
             s.tasks[id]?.task.cacheStatus = .network
