@@ -24,4 +24,11 @@ mhd_get_connection_info(struct MHD_Connection *connection, enum MHD_ConnectionIn
     return MHD_get_connection_info(connection, info_type);
 }
 
+/// MHD_set_response_options with flags only (the option list ends at once).
+/// - SeeAlso: https://www.gnu.org/software/libmicrohttpd/manual/html_node/microhttpd_002dresponse-options.html
+static inline enum MHD_Result
+mhd_set_response_flags(struct MHD_Response *response, enum MHD_ResponseFlags flags) {
+    return MHD_set_response_options(response, flags, MHD_RO_END);
+}
+
 #endif

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// What to answer: status, header fields and a body from memory or from a file.
+/// What to answer: status, header fields and a body from memory, a file or a stream.
 ///
 /// A value built by a handler (or by the server for its own errors) and consumed by the
 /// server when it is queued on the connection. `Content-Length` is always computed by the
@@ -13,6 +13,8 @@ public struct HTTPResponse: Sendable {
         /// `length` bytes of the file at `path` from `offset`, sent with sendfile(2). If the
         /// file cannot be opened the client gets the configured 404 error instead.
         case file(path: String, offset: Int, length: Int)
+        /// A body produced while it is sent: chunked when `length` is nil, else exactly `length` bytes (Content-Length).
+        case stream(any HTTPBodyStream, length: Int?)
     }
 
     public var status: Int

@@ -1,8 +1,8 @@
 internal import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of epoll threads that read requests, pass
-/// them to an `HTTPRequestHandler` and send its answers, with keep-alive and long-polls
-/// that hold no thread (suspended connections).
+/// them to an `HTTPRequestHandler` and send its answers, with keep-alive, and long-polls and
+/// streamed bodies waiting for data that hold no thread (suspended connections).
 ///
 /// Owned by the service that runs it, which calls `start()` once and `stop()` on shutdown
 /// (`stop()` must run before the last reference goes: nothing is torn down in `deinit`).
@@ -46,8 +46,14 @@ public final class HTTPServer: Sendable {
         core.suspendedCount.load(ordering: .relaxed)
     }
 
+    /// Streamed response bodies whose connection is suspended waiting for their stream's data.
+    var suspendedStreamCount: Int {
+        core.suspendedStreamCount.load(ordering: .relaxed)
+    }
+
     /// Answers new requests and every still-suspended one with errorResponse(503,"shutting_down",...),
-    /// resumes them all, lets them flush briefly, then MHD_stop_daemon. Idempotent.
+    /// ends streamed bodies with an error at their next read, resumes them all, lets them flush
+    /// briefly, then MHD_stop_daemon. Idempotent.
     ///
     /// Blocks up to a few seconds. Never call it from inside a handler: MHD_stop_daemon
     /// joins the pool thread the handler runs on.

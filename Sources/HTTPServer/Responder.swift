@@ -28,7 +28,8 @@ public final class Responder: Sendable {
         target = .connection(resumer)
     }
 
-    /// Answers the request. The first call wins; later calls are ignored.
+    /// Answers the request. The first call wins; later calls are ignored (a stream body of an
+    /// ignored answer is closed at once, on the calling thread).
     /// Never blocks beyond a short lock; may be called from any thread, also from inside
     /// `handle` (the normal case) or after it returned (the connection is then suspended and
     /// this resumes it).
@@ -39,6 +40,8 @@ public final class Responder: Sendable {
             resumer.resume()
         case (.callback(let deliver), .none):
             deliver(response)
+        case (_, .ignored):
+            response.dropped()
         default:
             break
         }

@@ -38,7 +38,7 @@ extension ServerCore {
         }
         sink?.abandon()
         if head.declaresBody {
-            return MHDResponse.queue(refusal, on: connection, core: self)
+            return MHDResponse.queue(refusal, on: connection, method: head.method, core: self)
         }
         context.earlyResponse = refusal
         return .YES
@@ -99,15 +99,15 @@ extension ServerCore {
             return perform(action, for: context, connection: connection)
         }
         if let early = context.earlyResponse {
-            return MHDResponse.queue(early, on: connection, core: self)
+            return MHDResponse.queue(early, on: connection, method: context.head.method, core: self)
         }
         if context.bodyTooLarge {
-            return MHDResponse.queue(bodyTooLargeResponse(limit: context.bodyLimit), on: connection, core: self)
+            return MHDResponse.queue(bodyTooLargeResponse(limit: context.bodyLimit), on: connection, method: context.head.method, core: self)
         }
         let responder = Responder(resumer: ConnectionResumer(connection))
         guard admit(responder, id: context.head.id) else {
             abandonSink(of: context)
-            return MHDResponse.queue(shuttingDownResponse, on: connection, core: self)
+            return MHDResponse.queue(shuttingDownResponse, on: connection, method: context.head.method, core: self)
         }
         var streamedBody: (any Sendable)?
         if let sink = context.sink {
@@ -117,7 +117,7 @@ extension ServerCore {
                 streamedBody = product
             case .failure(let refusal):
                 retire(id: context.head.id)
-                return MHDResponse.queue(refusal.response, on: connection, core: self)
+                return MHDResponse.queue(refusal.response, on: connection, method: context.head.method, core: self)
             }
         }
         context.responder = responder
@@ -150,7 +150,7 @@ extension ServerCore {
         switch action {
         case .queue(let response):
             retire(id: context.head.id)
-            return MHDResponse.queue(response, on: connection, core: self)
+            return MHDResponse.queue(response, on: connection, method: context.head.method, core: self)
         case .suspend:
             // Must run on this thread, inside the access handler (0.9.75 asserts it).
             MHD_suspend_connection(connection)

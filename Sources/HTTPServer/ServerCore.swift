@@ -7,16 +7,21 @@ internal import Synchronization
 /// retain (`Unmanaged.passRetained`) released after MHD_stop_daemon returns, so the
 /// callbacks can never see it freed. Sendable: immutable apart from atomics and a lock.
 final class ServerCore: Sendable {
-    /// Requests that reached handle() and are not answered yet, and whether stop() began.
+    /// Requests that reached handle() and are not answered yet, streamed bodies not yet
+    /// destroyed, and whether stop() began.
     private struct Registry {
         var stopping = false
         var unanswered: [UInt64: Responder] = [:]
+        var streams: [ObjectIdentifier: StreamedBody] = [:]
     }
 
     let handler: any HTTPRequestHandler
     let configuration: HTTPServerConfiguration
     /// Connections suspended by the access handler and not yet answered after resuming.
     let suspendedCount = Atomic<Int>(0)
+    /// Streamed bodies whose connection is suspended, or being resumed (until
+    /// MHD_resume_connection returned), waiting for their stream's data.
+    let suspendedStreamCount = Atomic<Int>(0)
     /// Requests whose context exists (first call seen, completion not yet reported).
     let inFlightCount = Atomic<Int>(0)
     private let lastRequestID = Atomic<UInt64>(0)
@@ -46,11 +51,26 @@ final class ServerCore: Sendable {
         _ = registry.withLock { $0.unanswered.removeValue(forKey: id) }
     }
 
-    /// Refuses new handler calls from now on and returns every unanswered responder.
-    func beginStopping() -> [Responder] {
+    /// Lists a streamed body until its response is destroyed; false once stop() has begun
+    /// (it is not listed then, and must end at its first read).
+    func register(_ body: StreamedBody) -> Bool {
+        registry.withLock { registry in
+            guard !registry.stopping else { return false }
+            registry.streams[ObjectIdentifier(body)] = body
+            return true
+        }
+    }
+
+    func unregister(_ body: StreamedBody) {
+        _ = registry.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(body)) }
+    }
+
+    /// Refuses new handler calls and streams from now on; returns every unanswered responder
+    /// and every streamed body still being sent.
+    func beginStopping() -> (responders: [Responder], streams: [StreamedBody]) {
         registry.withLock { registry in
             registry.stopping = true
-            return Array(registry.unanswered.values)
+            return (Array(registry.unanswered.values), Array(registry.streams.values))
         }
     }
 

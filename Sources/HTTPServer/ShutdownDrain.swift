@@ -1,8 +1,9 @@
 internal import Glibc
 internal import Synchronization
 
-/// The steps of `HTTPServer.stop()`: refuse new requests (503), answer the held ones, wait
-/// for them to flush, stop the daemon. A value made and used once by the thread running stop().
+/// The steps of `HTTPServer.stop()`: refuse new requests (503), answer the held ones, end the
+/// streamed bodies, wait for them to flush, stop the daemon. A value made and used once by the
+/// thread running stop().
 ///
 /// The listen socket stays open until MHD_stop_daemon: a connection made meanwhile is answered
 /// 503 shutting_down without reaching the handler (`ServerCore.admit`). MHD_quiesce_daemon is
@@ -12,8 +13,10 @@ internal import Synchronization
 ///
 /// The order matters in 0.9.75: MHD_stop_daemon with a connection still suspended aborts
 /// the process ("it is an API violation to call MHD_stop_daemon while having suspended
-/// connections"), so every responder is answered (which resumes its connection) and the
-/// server waits until the pool threads have queued those answers.
+/// connections"), so every responder is answered (which resumes its connection), every
+/// streamed body is cancelled (which resumes it if it waits for data, and ends it with an error
+/// at its next read instead of suspending again), and the server waits until the pool threads
+/// have queued those answers and every resume call has returned.
 /// - SeeAlso: https://www.gnu.org/software/libmicrohttpd/manual/html_node/microhttpd_002dflow.html
 struct ShutdownDrain {
     let core: ServerCore
@@ -24,13 +27,20 @@ struct ShutdownDrain {
 
     func run(_ daemon: Daemon) {
         let answer = core.shuttingDownResponse
-        for responder in core.beginStopping() {
+        let stopping = core.beginStopping()
+        for responder in stopping.responders {
             responder.respond(answer)
+        }
+        for stream in stopping.streams {
+            stream.cancel()
         }
         _ = wait(upTo: flushGrace) {
             core.unansweredCount == 0 && core.inFlightCount.load(ordering: .relaxed) == 0
         }
-        guard wait(upTo: resumeLimit, until: { core.suspendedCount.load(ordering: .relaxed) == 0 }) else {
+        let resumed = wait(upTo: resumeLimit) {
+            core.suspendedCount.load(ordering: .relaxed) == 0 && core.suspendedStreamCount.load(ordering: .relaxed) == 0
+        }
+        guard resumed else {
             // A connection that never came back from resuming: stopping now would abort the
             // whole process, so the daemon is left running (answering 503) instead.
             return

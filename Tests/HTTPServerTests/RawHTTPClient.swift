@@ -90,33 +90,58 @@ final class RawHTTPConnection {
         if let body { head += "Content-Length: \(body.count)\r\n" }
         try send(head + "\r\n")
         if let body, !body.isEmpty { try send(body) }
-        return try readResponse()
+        return try readResponse(bodyless: method == "HEAD")
     }
 
-    /// Reads one final response (skipping 1xx interim responses).
-    func readResponse() throws -> RawHTTPResponse {
+    /// Reads one final response (skipping 1xx interim responses); `bodyless` for the answer
+    /// to HEAD, whose framing headers announce a body that is not sent (as 204's and 304's).
+    func readResponse(bodyless: Bool = false) throws -> RawHTTPResponse {
         while true {
-            let head = try readHead()
-            let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-            let statusParts = lines[0].split(separator: " ", maxSplits: 2)
-            guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
-                throw RawHTTPError(description: "bad status line: \(lines[0])")
-            }
-            var headers = HTTPHeaders()
-            for line in lines.dropFirst() where !line.isEmpty {
-                guard let colon = line.firstIndex(of: ":") else { throw RawHTTPError(description: "bad header: \(line)") }
-                let value = line[line.index(after: colon)...].drop { $0 == " " }
-                headers.add(name: String(line[..<colon]), value: String(value))
-            }
+            let (status, headers) = try readResponseHead()
             if status < 200 { continue }
             let body: Data
-            if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
+            if bodyless || status == 204 || status == 304 {
+                body = Data()
+            } else if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
                 body = try readChunkedBody()
             } else {
                 body = try readExactly(Int(headers["Content-Length"] ?? "0") ?? 0)
             }
             return RawHTTPResponse(status: status, headers: headers, body: body)
         }
+    }
+
+    /// Reads a status line and header fields only, leaving the body to `readChunk()`.
+    func readResponseHead() throws -> (status: Int, headers: HTTPHeaders) {
+        let head = try readHead()
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+            throw RawHTTPError(description: "bad status line: \(lines[0])")
+        }
+        var headers = HTTPHeaders()
+        for line in lines.dropFirst() where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { throw RawHTTPError(description: "bad header: \(line)") }
+            let value = line[line.index(after: colon)...].drop { $0 == " " }
+            headers.add(name: String(line[..<colon]), value: String(value))
+        }
+        return (status, headers)
+    }
+
+    /// Reads the next chunk of a chunked body as it arrives; nil after the last chunk (and
+    /// its trailer section).
+    func readChunk() throws -> Data? {
+        let sizeLine = try readLine()
+        guard let size = Int(sizeLine.split(separator: ";", omittingEmptySubsequences: false)[0], radix: 16) else {
+            throw RawHTTPError(description: "bad chunk size: \(sizeLine)")
+        }
+        if size == 0 {
+            while try !readLine().isEmpty {}
+            return nil
+        }
+        let chunk = try readExactly(size)
+        guard try readLine().isEmpty else { throw RawHTTPError(description: "no CRLF after a \(size)-byte chunk") }
+        return chunk
     }
 
     /// True if the peer closes the connection (EOF) within the read timeout with nothing
@@ -140,18 +165,10 @@ final class RawHTTPConnection {
 
     private func readChunkedBody() throws -> Data {
         var body = Data()
-        while true {
-            let sizeLine = try readLine()
-            guard let size = Int(sizeLine.split(separator: ";")[0], radix: 16) else {
-                throw RawHTTPError(description: "bad chunk size: \(sizeLine)")
-            }
-            if size == 0 {
-                while try !readLine().isEmpty {}
-                return body
-            }
-            body.append(try readExactly(size))
-            _ = try readLine()
+        while let chunk = try readChunk() {
+            body.append(chunk)
         }
+        return body
     }
 
     private func readLine() throws -> String {
