@@ -104,9 +104,7 @@ enum TaskRoutes {
             return try command(service, .decide(decisionId: decisionId, answer), task: id, owner: request.owner)
         }
         router.add("GET", "/v1/tasks/{tid}/body") { request in
-            let (body, contentType) = try service.body(task: try request.taskId(), owner: request.owner)
-            let headers = HTTPHeaders([("Content-Type", contentType ?? "application/octet-stream")])
-            return .now(HTTPResponse(status: 200, headers: headers, body: body))
+            try TaskBodyRoute.answer(service, task: try request.taskId(), request)
         }
         router.add("GET", "/v1/tasks/{tid}/metrics") { request in
             .json(try service.metrics(task: try request.taskId(), owner: request.owner))
