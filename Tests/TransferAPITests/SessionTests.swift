@@ -36,6 +36,8 @@ import TransferService
         "httpVersion": "auto",
         "maximumConcurrentTasks": NSNull(),
         "maximumSegmentsPerDownload": 1,
+        "decisions": [String](),
+        "decisionTimeoutInterval": NSNull(),
         "urlCache": ["memoryCapacity": 4_194_304, "diskCapacity": 67_108_864],
     ] }
 

@@ -9,8 +9,10 @@ import FoundationEssentials
 /// box of its own in `TaskTable`, so this is what every queued task costs before its strings.
 @Suite struct TaskEntryLayoutTests {
     @Test func aQueuedTasksEntryKeepsItsAbsentPartsOutOfLine() {
-        #expect(MemoryLayout<TaskEntry>.stride <= 488)
-        #expect(MemoryLayout<TransferTask>.stride <= 424)
+        // (496 and 432 since the pending decision, issue 21: one pointer, absent while queued;
+        // the task's decision list and dataInEvents sit in padding.)
+        #expect(MemoryLayout<TaskEntry>.stride <= 496)
+        #expect(MemoryLayout<TransferTask>.stride <= 432)
     }
 
     @Test func theQueuedInstantKeepsItsValue() {

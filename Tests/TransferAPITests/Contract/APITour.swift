@@ -26,6 +26,8 @@ struct APITour {
                 .text("hello", headers: ["Set-Cookie": "sid=abc; Path=/; Max-Age=600", "Cache-Control": "max-age=600", "ETag": "\"t1\""])
             case "/redirect":
                 .redirect(to: "/text")
+            case "/redirect-auth":
+                .redirect(to: "/auth")
             case "/file":
                 .ranged(file, for: request, headers: ["ETag": "\"f1\"", "Content-Disposition": "attachment; filename=\"f.bin\""])
             case "/slow":
@@ -95,6 +97,35 @@ struct APITour {
         Issue.record("task \(id) did not reach \(state) in 20 s: \(try await daemon.task(id))")
     }
 
+    /// A redirect, a challenge (the session's stored credential proposed) and a response,
+    /// each decided live (issue 21), with an answer of the wrong kind, one for a decision no
+    /// longer pending, and the body's bytes in the events.
+    mutating func visitDecisions(session sid: String) async throws {
+        let id = try #require(try await call("POST", "/v1/sessions/{sid}/tasks", "/v1/sessions/\(sid)/tasks", json: [
+            "kind": "data", "decisions": ["redirect", "challenge", "response"], "dataInEvents": true,
+            "request": ["url": origin.url("/redirect-auth"), "cachePolicy": "reloadIgnoringLocalCacheData"],
+        ], status: 201).int("id"))
+        var answered: String?
+        for (kind, answer) in [("redirect", "follow"), ("challenge", "performDefaultHandling"), ("response", "allow")] {
+            let deadline = ContinuousClock.now + .seconds(20)
+            var pending: [String: Any]?
+            while pending == nil, ContinuousClock.now < deadline {
+                let task = try await call("GET", "/v1/tasks/{tid}", "/v1/tasks/\(id)", status: 200)
+                if let decision = task["decision"] as? [String: Any], decision.string("kind") == kind { pending = decision } else { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let decision = try #require(pending?.string("id"), "no \(kind) decision for task \(id)")
+            let path = "/v1/tasks/\(id)/decisions/\(decision)"
+            if kind == "redirect" {
+                try await call("POST", "/v1/tasks/{tid}/decisions/{did}", path, json: ["answer": "allow"], status: 422)
+            }
+            try await call("POST", "/v1/tasks/{tid}/decisions/{did}", path, json: ["answer": answer], status: 200)
+            answered = decision
+        }
+        try await follow(id, until: "completed")
+        try await call("POST", "/v1/tasks/{tid}/decisions/{did}", "/v1/tasks/\(id)/decisions/\(answered ?? "0")", json: ["answer": "allow"], status: 409)
+        try await call("GET", "/v1/sessions/{sid}/events", "/v1/sessions/\(sid)/events?after=0&task=\(id)", status: 200)
+    }
+
     mutating func visit() async throws {
         try await call("GET", "/healthz", status: 200)
         try await call("GET", "/readyz", status: 200)
@@ -138,6 +169,7 @@ struct APITour {
         _ = try await task(in: sid, ["kind": "download", "destination": "tour/f.bin", "request": ["url": origin.url("/file")]])
         try await call("GET", "/v1/tasks/{tid}/metrics", "/v1/tasks/\(download)/metrics", status: 200)
         try await call("GET", "/v1/tasks/{tid}/metrics", "/v1/tasks/\(cached)/metrics", status: 200)
+        try await visitDecisions(session: sid)
         let blob = try #require(try await call("POST", "/v1/blobs", body: Data("blob body".utf8), status: 201).string("id"))
         try await call("GET", "/v1/blobs/{id}", "/v1/blobs/\(blob)", status: 200)
         _ = try await task(in: sid, ["kind": "upload", "request": ["url": origin.url("/sink"), "method": "PUT", "body": ["blob": blob]]])
