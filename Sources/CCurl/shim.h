@@ -21,6 +21,7 @@ static inline CURLcode transferd_easy_getinfo_long(CURL *h, CURLINFO i, long *v)
 static inline CURLcode transferd_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode transferd_easy_getinfo_socket(CURL *h, CURLINFO i, curl_socket_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode transferd_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode transferd_easy_getinfo_certinfo(CURL *h, struct curl_certinfo **v) { return curl_easy_getinfo(h, CURLINFO_CERTINFO, v); }
 
 // The TLS version (SSL_version: 0x0303 is TLS 1.2, 0x0304 TLS 1.3) and the IANA number of the
 // cipher suite of the transfer's connection, or 0 and 0 when it has no OpenSSL session (no TLS,

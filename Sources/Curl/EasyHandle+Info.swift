@@ -65,6 +65,30 @@ extension EasyHandle {
         return TLSSession(protocolVersion: Int(version), cipherSuite: cipherSuite == 0 ? nil : Int(cipherSuite))
     }
 
+    /// The server's certificates as PEM, leaf first, when `EasyOption.certificateInfo` was set
+    /// and a TLS handshake completed (CURLINFO_CERTINFO: one list of "Name:value" lines per
+    /// certificate; its "Cert:" line is the PEM).
+    public var certificateChain: [String] {
+        var info: UnsafeMutablePointer<curl_certinfo>?
+        guard transferd_easy_getinfo_certinfo(raw, &info) == CURLE_OK, let info, let lists = info.pointee.certinfo else { return [] }
+        var chain: [String] = []
+        for index in 0..<Int(info.pointee.num_of_certs) {
+            var line = lists[index]
+            while let item = line {
+                if let data = item.pointee.data {
+                    let text = String(cString: data)
+                    if text.hasPrefix("Cert:") { chain.append(String(text.dropFirst("Cert:".count))) }
+                }
+                line = item.pointee.next
+            }
+        }
+        return chain
+    }
+
+    /// The TLS library's verification of the peer's certificate (CURLINFO_SSL_VERIFYRESULT;
+    /// OpenSSL's X509_V_* code, 0 when it verified), measured also when verification was off.
+    public var tlsVerifyResult: Int? { long(CURLINFO_SSL_VERIFYRESULT) }
+
     private func long(_ info: CURLINFO) -> Int? {
         var value = 0
         return transferd_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : nil

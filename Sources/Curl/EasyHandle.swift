@@ -145,6 +145,7 @@ public final class EasyHandle {
             // curl.h: CURLSSH_AUTH_PUBLICKEY (1<<0), CURLSSH_AUTH_PASSWORD (1<<1), CURLSSH_AUTH_KEYBOARD (1<<3).
             try setLong(CURLOPT_SSH_AUTH_TYPES, (publicKey ? 1 << 0 : 0) | (password ? 1 << 1 : 0) | (keyboard ? 1 << 3 : 0))
         case .connectOnly(let on): try setLong(CURLOPT_CONNECT_ONLY, on ? 1 : 0)
+        case .certificateInfo(let on): try setLong(CURLOPT_CERTINFO, on ? 1 : 0)
         case .alpn(let on): try setLong(CURLOPT_SSL_ENABLE_ALPN, on ? 1 : 0)
         case .connectionGate(let gate):
             connectionGate = gate

@@ -147,6 +147,10 @@ public enum EasyOption {
     /// `send`/`receive` (CURLOPT_CONNECT_ONLY). Such a connection is never reused by curl.
     /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_CONNECT_ONLY.html
     case connectOnly(Bool)
+    /// Collects the server's certificate chain during the TLS handshake (CURLOPT_CERTINFO), read
+    /// with `EasyHandle.certificateChain`.
+    /// - SeeAlso: https://curl.se/libcurl/c/CURLOPT_CERTINFO.html
+    case certificateInfo(Bool)
     /// Whether the TLS handshake offers ALPN (CURLOPT_SSL_ENABLE_ALPN); off for raw streams,
     /// which speak no HTTP.
     case alpn(Bool)

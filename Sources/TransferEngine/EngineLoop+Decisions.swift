@@ -15,6 +15,37 @@ extension EngineLoop {
         transfer.reportAwaitedDecision()
     }
 
+    /// The system refused the server's certificate and the client decides challenges: the
+    /// transfer is parked and a probe connection reads the chain the decision shows.
+    func probeServerTrust(_ taskId: Int, _ transfer: Transfer) {
+        transfer.awaited = .serverTrust(error: transfer.transportError(.peerFailedVerification), chain: nil)
+        transfer.decisionReported = true  // told once the probe has the chain
+        park(taskId, transfer)
+        do {
+            let probe = try transfer.makeTrustProbe()
+            try multi.add(probe)
+            trustProbes[ObjectIdentifier(probe)] = (taskId, probe)
+        } catch {
+            serverTrustProbed(taskId, chain: [])
+        }
+    }
+
+    /// A probe ended: the decision is asked with the chain it read (none if it failed).
+    func trustProbeDone(_ easy: EasyHandle, _ code: CurlCode) -> Bool {
+        guard let (taskId, probe) = trustProbes.removeValue(forKey: ObjectIdentifier(easy)) else { return false }
+        let chain = code.isOK ? probe.certificateChain : []
+        multi.remove(probe)
+        serverTrustProbed(taskId, chain: chain)
+        return true
+    }
+
+    private func serverTrustProbed(_ taskId: Int, chain: [String]) {
+        guard let transfer = transfers[taskId], case .serverTrust(let error, nil)? = transfer.awaited else { return }
+        transfer.awaited = .serverTrust(error: error, chain: chain)
+        transfer.decisionReported = false
+        transfer.reportAwaitedDecision()
+    }
+
     /// Carries out an answer (the service checked it is for the pending decision's kind).
     func decide(_ taskId: Int, _ answer: DecisionAnswer) {
         guard let transfer = transfers[taskId], transfer.awaited != nil else { return }

@@ -26,6 +26,9 @@ package final class EngineLoop {
     let streams = StreamTable()
     /// Segmented downloads and their workers (`EngineLoop+Segments`).
     let segmentTable = SegmentTable()
+    /// Connections made only to read a refused server's certificates, by handle: the task
+    /// waiting for them (`EngineLoop+Decisions`).
+    var trustProbes: [ObjectIdentifier: (taskId: Int, probe: EasyHandle)] = [:]
     /// The commands of the current turn, taken from the inbox.
     private var turnCommands: [EngineCommand] = []
 
@@ -54,6 +57,7 @@ package final class EngineLoop {
             multi.perform()
             startOfferedSegments()
             for (easy, code) in multi.completions() {
+                if trustProbeDone(easy, code) { continue }
                 if streamHandleDone(easy, code) { continue }
                 if segmentHandleDone(easy, code) { continue }
                 guard let taskId = taskIds[ObjectIdentifier(easy)], let transfer = transfers[taskId] else { continue }
@@ -64,6 +68,10 @@ package final class EngineLoop {
                 }
                 if let next = transfer.retryAnsweringChallenge(after: code) {
                     answerChallenge(taskId, transfer, with: next)
+                    continue
+                }
+                if transfer.decidesServerTrust(after: code) {
+                    probeServerTrust(taskId, transfer)
                     continue
                 }
                 if code.isOK, transfer.awaited != nil {

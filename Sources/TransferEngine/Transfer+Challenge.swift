@@ -70,7 +70,7 @@ extension Transfer {
     /// credential answers the challenge, so an Authorization header of the request or of
     /// httpAdditionalHeaders is not sent with it; when redirects led to another origin, no Cookie
     /// header either (libcurl drops both there, and the new attempt starts at that origin).
-    func nextAttempt() -> TransferJob {
+    func nextAttempt(keepingAuthorization: Bool = false) -> TransferJob {
         var next = job
         next.challenges = challenges
         let crossOrigin = ChallengeOrigin(url: currentURL) != ChallengeOrigin(url: job.request.url)
@@ -84,7 +84,7 @@ extension Transfer {
         }
         next.request.headers = job.request.headers.filter { name, _ in
             let lower = name.lowercased()
-            return lower != "authorization" && !(crossOrigin && lower == "cookie")
+            return (keepingAuthorization || lower != "authorization") && !(crossOrigin && lower == "cookie")
         }
         return next
     }

@@ -15,6 +15,9 @@ enum AwaitedDecision {
     case redirect(head: ResponseHead, target: String, method: String)
     case challenge(head: ResponseHead, origin: ChallengeOrigin, offered: [AuthenticationChallenge], space: ProtectionSpace)
     case response(ResponseInfo)
+    /// The system's verification refused the server's certificate (`error`); the chain comes
+    /// from a probe connection (`EngineLoop.probeServerTrust`), nil until it has.
+    case serverTrust(error: TaskError, chain: [String]?)
 }
 
 /// What the engine does once the transfer took an answer.
@@ -56,8 +59,8 @@ extension Transfer {
             return .accept
         case .response?:
             return .pause  // curl hands the chunk back once the answer unpauses it
-        case nil:
-            return nil
+        case .serverTrust?, nil:
+            return nil  // (a refused server sent no body)
         }
     }
 
@@ -74,6 +77,9 @@ extension Transfer {
             report(.decision(.challenge(challenges.report(for: space, candidates: candidates), response: info(of: head))))
         case .response(let info):
             report(.decision(.response(info)))
+        case .serverTrust(let error, let chain):
+            guard let origin = ChallengeOrigin(url: currentURL) else { return }
+            report(.decision(.serverTrust(origin.space(realm: nil, method: .serverTrust), certificates: chain ?? [], error: error.message)))
         }
     }
 
@@ -91,6 +97,32 @@ extension Transfer {
         awaited = .challenge(head: head, origin: origin, offered: offered, space: origin.space(realm: challenge.realm, method: method))
         decisionReported = false
         return true
+    }
+
+    /// Whether a failed verification of the server's certificate is the client's to decide
+    /// (once: a transfer that runs on an accepted key is judged by that key).
+    func decidesServerTrust(after code: CurlCode) -> Bool {
+        code == .peerFailedVerification && job.decisions.contains(.challenge) && job.acceptedServerTrust == nil
+            && remoteScheme == nil && segmented == nil && currentURL.prefix(8).lowercased() == "https://"
+    }
+
+    /// A connection to the refused server with verification off, made only to read the chain it
+    /// presents (CURLOPT_CONNECT_ONLY, CURLOPT_CERTINFO): no request is sent on it. Through the
+    /// same proxy as the request; the multi handle's gate applies the network policy to it.
+    func makeTrustProbe() throws -> EasyHandle {
+        let probe = try EasyHandle()
+        try probe.set(.url(currentURL))
+        try probe.set(.allowedProtocols("https"))
+        try probe.set(.connectOnly(true))
+        try probe.set(.certificateInfo(true))
+        try job.network.applyTLS(to: probe)
+        try probe.set(.verifyServerCertificate(false))
+        try probe.set(.noProxy(""))
+        try probe.set(.proxy(proxyState.route?.url ?? ""))
+        try probe.set(.proxyUsername(proxyState.route?.username))
+        try probe.set(.proxyPassword(proxyState.route?.username == nil ? nil : proxyState.route?.password ?? ""))
+        try probe.set(.connectTimeoutMilliseconds(Int(job.request.timeoutInterval * 1000)))
+        return probe
     }
 
     /// Takes the client's answer to the pending decision.
@@ -119,7 +151,14 @@ extension Transfer {
             }
             deliverHeld(head)
             return .proceed
-        case (.challenge, .cancelAuthenticationChallenge):
+        case (.serverTrust, .trustServer(let pin)):
+            // The same request again, on a connection that must present the accepted key.
+            var next = nextAttempt(keepingAuthorization: true)
+            next.acceptedServerTrust = ChallengeOrigin(url: currentURL).map { ($0, pin) }
+            return .restart(next)
+        case (.serverTrust(let error, _), .performDefaultHandling), (.serverTrust(let error, _), .rejectProtectionSpace):
+            return .fail(error)  // the system's verdict stands
+        case (.challenge, .cancelAuthenticationChallenge), (.serverTrust, .cancelAuthenticationChallenge):
             return .fail(TaskError(.cancelled, "cancelled: the client answered the authentication challenge with cancelAuthenticationChallenge"))
         case (.challenge(let head, _, _, _), .rejectProtectionSpace):
             deliverHeld(head)  // the only space offered was refused: the 401 stands

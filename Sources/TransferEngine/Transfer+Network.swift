@@ -13,6 +13,12 @@ extension Transfer {
         try handle.set(.suppressConnectHeaders(true))
         try route(to: job.request.url)
         try job.network.applyTLS(to: handle)
+        if let accepted = job.acceptedServerTrust, ChallengeOrigin(url: job.request.url) == accepted.origin {
+            // The client accepted this server's key (a server-trust decision): the chain is not
+            // verified, the key is, on every connection this transfer makes.
+            try handle.set(.verifyServerCertificate(false))
+            try handle.set(.pinnedPublicKeys(accepted.pin))
+        }
         try configureHTTPVersion(for: job.request.url)
     }
 

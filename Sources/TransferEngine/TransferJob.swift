@@ -67,6 +67,9 @@ package struct TransferJob: Sendable {
     /// A data task's body as it arrives, shared with the readers that follow it (nil: the body
     /// is only kept for the completion).
     package var liveBody: LiveBody? = nil
+    /// A server certificate the client accepted by its key at a server-trust decision: its
+    /// origin's connections skip the chain's verification and must present that key.
+    var acceptedServerTrust: (origin: ChallengeOrigin, pin: String)? = nil
     /// Redirects followed before this request (a redirect the client decided starts a new
     /// transfer, which counts on from here toward the limit).
     var redirectsSoFar = 0
@@ -177,11 +180,14 @@ package enum DecisionPoint: Sendable {
     case challenge(ChallengeReport, response: ResponseInfo)
     /// didReceiveResponse of a data task: no body byte is taken until the answer.
     case response(ResponseInfo)
+    /// didReceiveChallenge for the server's certificate (authenticationMethod ServerTrust),
+    /// asked when the system's verification refused it: the chain as PEM, leaf first, and why.
+    case serverTrust(ProtectionSpace, certificates: [String], error: String)
 
     package var kind: DecisionKind {
         switch self {
         case .redirect: .redirect
-        case .challenge: .challenge
+        case .challenge, .serverTrust: .challenge
         case .response: .response
         }
     }

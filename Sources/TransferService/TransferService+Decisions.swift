@@ -22,6 +22,7 @@ extension TransferService {
         let deadline = Date().addingTimeInterval(timeout)
         var space: ProtectionSpace?
         if case .challenge(let report, _) = point { space = report.space }
+        if case .serverTrust(let trusted, _, _) = point { space = trusted }
         s.tasks[id]?.task.decision = PendingDecision(id: decisionId, kind: point.kind, deadline: deadline, protectionSpace: space)
         var fields: [String: JSONValue] = [
             "decisionId": .string(decisionId), "decision": .string(point.kind.rawValue), "deadline": JSONValue(encoding: deadline),
@@ -40,6 +41,14 @@ extension TransferService {
             type = .didReceiveChallenge
             fields.merge(report.eventFields) { kept, _ in kept }
             fields["failureResponse"] = response.jsonValue
+        case .serverTrust(let space, let certificates, let error):
+            // URLSession's NSURLAuthenticationMethodServerTrust, asked only when the system's
+            // evaluation refused the chain (the default handling is that refusal).
+            type = .didReceiveChallenge
+            fields["protectionSpace"] = JSONValue(encoding: space)
+            fields["previousFailureCount"] = .integer(0)
+            fields["proposedCredential"] = .null
+            fields["serverTrust"] = .object(["certificates": .array(certificates.map { .string($0) }), "error": .string(error)])
         case .response(let response):
             // The response arrives with its decision (the engine reports no separate one).
             s.tasks[id]?.task.response = response
@@ -79,6 +88,13 @@ extension TransferService {
         }
         guard answer.kind == pending.kind else {
             throw InputError.invalidValue(field: "answer", message: "must be one of \(DecisionAnswer.names(of: pending.kind).joined(separator: ", ")) for a \(pending.kind.rawValue) decision")
+        }
+        let trustChallenge = pending.protectionSpace?.authenticationMethod == .serverTrust
+        if case .trustServer = answer, !trustChallenge {
+            throw InputError.invalidValue(field: "credential", message: "must give user and password: this challenge is the server's, for a login (pinnedPublicKey answers a server-trust challenge)")
+        }
+        if case .useCredential = answer, trustChallenge {
+            throw InputError.invalidValue(field: "credential", message: "must give pinnedPublicKey (sha256//BASE64 of the server's SubjectPublicKeyInfo): this is a server-trust challenge")
         }
         if answer == .becomeStream {
             throw InputError.notImplemented(field: "answer", message: "becomeStream is not available: libcurl owns the response's connection and cannot hand it to a stream task; answer allow and read the body as it arrives (GET /v1/tasks/\(id)/body), or open a stream task")

@@ -4,6 +4,7 @@ callbacks answered live through POST /v1/tasks/{tid}/decisions/{decisionId}, aga
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 
 import pytest
@@ -226,3 +227,46 @@ def test_decision_lists_are_checked(daemon, httpbin):
         daemon.json("POST", "/v1/sessions", {"configuration": {"decisionTimeoutInterval": 0}})
     assert bad.value.status in (400, 422)
     assert daemon.json("GET", "/v1/sessions/shared/tasks")["items"] == []
+
+
+def spki_pin(pem: str) -> str:
+    """What a client pins: sha256// and the base64 SHA-256 of the certificate's SubjectPublicKeyInfo."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    certificate = x509.load_pem_x509_certificate(pem.encode())
+    spki = certificate.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "sha256//" + base64.b64encode(hashlib.sha256(spki).digest()).decode()
+
+
+def test_server_trust_accepted_by_a_pinned_answer_and_refused_by_default(daemon):
+    from cryptography import x509
+    url = required_environment("TRANSFERD_TEST_TLS_VALID") + "/healthz"  # a CA the system does not trust
+    with open(required_environment("TRANSFERD_TEST_TLS_LEAF")) as file:
+        leaf = x509.load_pem_x509_certificate(file.read().encode())
+    sid = session(daemon)
+    accepted = create(daemon, sid, {"kind": "data", "decisions": ["challenge"], "request": {"url": url}})
+    decision = pending(daemon, accepted["id"], "challenge")
+    assert decision["protectionSpace"]["authenticationMethod"] == "ServerTrust"
+    assert decision["protectionSpace"]["protocol"] == "https"
+    event = next(e for e in events(daemon, sid, accepted["id"]) if e.get("decisionId") == decision["id"])
+    chain = event["serverTrust"]["certificates"]
+    assert chain and x509.load_pem_x509_certificate(chain[0].encode()) == leaf
+    assert "certificate" in event["serverTrust"]["error"].lower()
+    # A login is no answer to the server's challenge; nothing changes.
+    with pytest.raises(APIError) as refused:
+        answer(daemon, accepted["id"], decision["id"], {"answer": "useCredential", "credential": {"user": "u", "password": "p"}})
+    assert refused.value.status == 422
+    answer(daemon, accepted["id"], decision["id"], {"answer": "useCredential", "credential": {"pinnedPublicKey": spki_pin(chain[0])}})
+    done = completed(daemon, accepted["id"])
+    assert done["error"] is None and done["response"]["statusCode"] == 200 and body_of(daemon, accepted["id"]) == b"ok\n"
+
+    for answer_body in ({"answer": "performDefaultHandling"},
+                        {"answer": "useCredential", "credential": {"pinnedPublicKey": "sha256//" + base64.b64encode(bytes(32)).decode()}}):
+        refused_task = create(daemon, sid, {"kind": "data", "decisions": ["challenge"], "request": {"url": url}})
+        decision = pending(daemon, refused_task["id"], "challenge")
+        answer(daemon, refused_task["id"], decision["id"], answer_body)
+        failed = completed(daemon, refused_task["id"])
+        assert failed["error"]["code"] == -1202, failed["error"]
+    # A task that does not decide challenges fails at once, as before.
+    plain = create(daemon, sid, {"kind": "data", "request": {"url": url}})
+    assert completed(daemon, plain["id"])["error"]["code"] == -1202

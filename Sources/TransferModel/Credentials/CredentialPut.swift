@@ -39,7 +39,7 @@ public struct CredentialPut: Decodable, Sendable {
         if let realm { try Self.check(realm, spacePath(.realm)) }
         var method = AuthenticationMethod.default
         if let name = try s.decodeOmittable(String.self, forKey: .authenticationMethod) {
-            guard let value = AuthenticationMethod(rawValue: name) else {
+            guard let value = AuthenticationMethod(rawValue: name), value != .serverTrust else {
                 throw InputError.invalidValue(field: spacePath(.authenticationMethod), message: "must be one of default, HTTPBasic, HTTPDigest")
             }
             method = value

@@ -68,6 +68,9 @@ public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
     case httpBasic = "HTTPBasic"
     /// RFC 7616 Digest.
     case httpDigest = "HTTPDigest"
+    /// NSURLAuthenticationMethodServerTrust: the server's TLS certificate, which a client that
+    /// decides challenges may accept by its key (`DecisionAnswer.trustServer`). Never stored.
+    case serverTrust = "ServerTrust"
 
     /// The method of a challenge's scheme name (compared case-insensitively), nil if unsupported.
     package init?(scheme: String) {

@@ -14,6 +14,10 @@ public enum DecisionAnswer: Sendable, Equatable {
     case rewrite(RewrittenRequest)
     // challenge
     case useCredential(user: String, password: String, persistence: CredentialPersistence)
+    /// useCredential for a server-trust challenge: the server is trusted if it presents this
+    /// key ("sha256//BASE64" of its SubjectPublicKeyInfo), which the client took from the
+    /// chain the event showed. libcurl checks it on the new connection (CURLOPT_PINNEDPUBLICKEY).
+    case trustServer(pinnedPublicKey: String)
     case performDefaultHandling
     case cancelAuthenticationChallenge
     case rejectProtectionSpace
@@ -40,7 +44,7 @@ public enum DecisionAnswer: Sendable, Equatable {
     public var kind: DecisionKind {
         switch self {
         case .follow, .refuse, .rewrite: .redirect
-        case .useCredential, .performDefaultHandling, .cancelAuthenticationChallenge, .rejectProtectionSpace: .challenge
+        case .useCredential, .trustServer, .performDefaultHandling, .cancelAuthenticationChallenge, .rejectProtectionSpace: .challenge
         case .allow, .cancel, .becomeDownload, .becomeStream: .response
         case .store, .storeInMemoryOnly, .doNotStore: .cache
         }
@@ -52,7 +56,7 @@ public enum DecisionAnswer: Sendable, Equatable {
         case .follow: "follow"
         case .refuse: "refuse"
         case .rewrite: "rewrite"
-        case .useCredential: "useCredential"
+        case .useCredential, .trustServer: "useCredential"
         case .performDefaultHandling: "performDefaultHandling"
         case .cancelAuthenticationChallenge: "cancelAuthenticationChallenge"
         case .rejectProtectionSpace: "rejectProtectionSpace"
@@ -91,7 +95,7 @@ public enum DecisionAnswer: Sendable, Equatable {
 extension DecisionAnswer: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case answer, request, credential }
     enum RequestKeys: String, CodingKey, CaseIterable { case url, method, headers }
-    enum CredentialKeys: String, CodingKey, CaseIterable { case user, password, persistence }
+    enum CredentialKeys: String, CodingKey, CaseIterable { case user, password, persistence, pinnedPublicKey }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -152,6 +156,15 @@ extension DecisionAnswer: Decodable {
     private static func decodeCredential(_ decoder: any Decoder) throws -> DecisionAnswer {
         try decoder.rejectUnknownKeys(CredentialKeys.self)
         let k = try decoder.container(keyedBy: CredentialKeys.self)
+        if k.contains(.pinnedPublicKey) {
+            // A server-trust answer: the key alone.
+            for key in [CredentialKeys.user, .password, .persistence] where k.contains(key) {
+                throw InputError.invalidValue(field: decoder.path(key), message: "is not for a pinnedPublicKey answer (a server-trust challenge)")
+            }
+            let pin = try k.decode(String.self, forKey: .pinnedPublicKey)
+            try TLSTrustInput.checkPins([pin], field: decoder.path(CredentialKeys.pinnedPublicKey))
+            return .trustServer(pinnedPublicKey: pin)
+        }
         let user = try k.decode(String.self, forKey: .user)
         let password = try k.decode(String.self, forKey: .password)
         // The same rules as a stored credential's (`CredentialPut`), never echoing a value.
@@ -184,6 +197,8 @@ extension DecisionAnswer {
             fields["request"] = .object(r)
         case .useCredential(let user, let password, let persistence):
             fields["credential"] = .object(["user": .string(user), "password": .string(password), "persistence": .string(persistence.rawValue)])
+        case .trustServer(let pin):
+            fields["credential"] = .object(["pinnedPublicKey": .string(pin)])
         default:
             break
         }
