@@ -8,14 +8,23 @@ internal import TransferService
 /// (or cut off, so the client sees an error, when it fails). `Range` works on both; several
 /// readers may follow one task, each at its own pace (`BodyFollower`).
 enum TaskBodyRoute {
-    static func answer(_ service: TransferService, task id: Int, _ request: APIRequest) throws -> RouteResult {
+    /// How long a request for a task without its response yet is held, at most.
+    static let longestWait: Duration = .seconds(60)
+
+    static func answer(_ service: TransferService, task id: Int, _ request: APIRequest,
+                       deadline: ContinuousClock.Instant = .now + longestWait) throws -> RouteResult {
         guard let body = try service.followBody(task: id, owner: request.owner) else {
-            // Not started, or no response yet: held (no thread) until the task moves.
-            let version = try service.task(id, owner: request.owner).version
+            // Not started, or no response yet: held (no thread) until the task moves, for a
+            // minute at most; a suspended one is not waited for.
+            let task = try service.task(id, owner: request.owner)
+            let left = deadline - .now
+            guard task.state == .running, left > .zero else {
+                throw APIError(409, "task_not_completed", "task \(id) is \(task.state.rawValue) and has no response yet; its body can be followed once it has one")
+            }
             return .held { respond in
-                try service.progress(task: id, after: version, wait: 30, owner: request.owner) { _ in
+                try service.progress(task: id, after: task.version, wait: min(30, Double(left.components.seconds) + 1), owner: request.owner) { _ in
                     do {
-                        switch try answer(service, task: id, request) {
+                        switch try answer(service, task: id, request, deadline: deadline) {
                         case .now(let response): respond(response)
                         case .later(let start), .held(let start): try start(respond)
                         }
@@ -68,7 +77,9 @@ enum TaskBodyRoute {
         }
         let last = part.last!
         headers.add(name: "Content-Range", value: "bytes \(part.first)-\(last)/\(total.map(String.init) ?? "*")")
-        let follower = running.follow(from: part.first, to: last + 1)
+        // A range to the body's last byte reads as the whole body does: its end only once the
+        // task succeeded.
+        let follower = running.follow(from: part.first, to: total == last + 1 ? nil : last + 1)
         return HTTPResponse(status: 206, headers: headers, body: .stream(FollowedBody(follower), length: last - part.first + 1))
     }
 
@@ -85,7 +96,8 @@ private enum OpenRange {
     case closed(first: Int, last: Int)
     case needsLength
 
-    static func parse(_ header: String?) -> OpenRange {
+    static func parse(_ raw: String?) -> OpenRange {
+        let header = raw.map { String($0.filter { $0 != " " }) }
         // Parsed against an unbounded size: a closed range keeps its last byte, an open or a
         // suffix range would need the real length.
         switch ByteRange.parse(header, size: .max) {

@@ -83,6 +83,16 @@ package final class LiveBody: Sendable {
         for wake in woken { wake() }
     }
 
+    /// The whole body at once, when it came from elsewhere than a transfer (the URL cache).
+    package func supply(_ body: Data) {
+        let woken = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.ending == nil, state.bytes.isEmpty else { return [] }
+            state.bytes = body
+            return state.takeWaiting()
+        }
+        for wake in woken { wake() }
+    }
+
     /// A new reader's id, for `read` and `leave`.
     package func join() -> Int {
         state.withLock { state in
@@ -96,11 +106,15 @@ package final class LiveBody: Sendable {
         _ = state.withLock { $0.waiting.removeValue(forKey: reader) }
     }
 
-    /// Copies the bytes from `offset` (up to `end`, exclusive, when given) into `buffer`.
+    /// Copies the bytes from `offset` (up to `end`, exclusive, when given) into `buffer`. A
+    /// reader of the whole body (`end` nil) gets its last byte only once the body ended complete,
+    /// so an answer that ends cleanly always means a task that succeeded (one with a
+    /// Content-Length would otherwise end cleanly though the task then failed its checksum).
     package func read(_ reader: Int, at offset: Int, end: Int? = nil, into buffer: UnsafeMutableRawBufferPointer,
                       wake: @escaping @Sendable () -> Void) -> Read {
         state.withLock { state in
-            let available = min(state.bytes.count, end ?? .max)
+            let held = end == nil && state.ending != .complete ? 1 : 0
+            let available = max(0, min(state.bytes.count - held, end ?? .max))
             if offset < available {
                 let count = min(buffer.count, available - offset)
                 state.bytes.withUnsafeBytes { bytes in

@@ -183,12 +183,16 @@ package enum DecisionPoint: Sendable {
     /// didReceiveChallenge for the server's certificate (authenticationMethod ServerTrust),
     /// asked when the system's verification refused it: the chain as PEM, leaf first, and why.
     case serverTrust(ProtectionSpace, certificates: [String], error: String)
+    /// willCacheResponse: the response about to be stored and where it would go. Asked by the
+    /// service (the URL cache is its), never by a transfer.
+    case cache(ResponseInfo, storagePolicy: String)
 
     package var kind: DecisionKind {
         switch self {
         case .redirect: .redirect
         case .challenge, .serverTrust: .challenge
         case .response: .response
+        case .cache: .cache
         }
     }
 }

@@ -45,6 +45,11 @@ struct TaskEntry: Sendable {
         get { rare?.liveBody }
         set { changeRare { $0.liveBody = newValue } }
     }
+    /// A completion held for a cache decision (`TransferService+URLCache`).
+    var cacheDecision: CacheDecisionHold? {
+        get { rare?.cacheDecision }
+        set { changeRare { $0.cacheDecision = newValue } }
+    }
     /// While the task waits for connectivity: how many tries it made in this wait; nil otherwise.
     var connectivityTries: Int? {
         get { rare?.connectivityTries }
@@ -75,7 +80,9 @@ struct TaskEntry: Sendable {
         var connectivityTries: Int?
         /// A running data task's body as it arrives (`LiveBody`), for readers that follow it.
         var liveBody: LiveBody?
-        var isEmpty: Bool { urlLogin == nil && responseBody == nil && connectivityTries == nil && liveBody == nil }
+        /// A completion held while the client decides whether its response is cached.
+        var cacheDecision: CacheDecisionHold?
+        var isEmpty: Bool { urlLogin == nil && responseBody == nil && connectivityTries == nil && liveBody == nil && cacheDecision == nil }
     }
 
     private mutating func changeRare(_ change: (inout RareParts) -> Void) {

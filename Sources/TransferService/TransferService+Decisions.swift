@@ -49,6 +49,10 @@ extension TransferService {
             fields["previousFailureCount"] = .integer(0)
             fields["proposedCredential"] = .null
             fields["serverTrust"] = .object(["certificates": .array(certificates.map { .string($0) }), "error": .string(error)])
+        case .cache(let response, let policy):
+            type = .willCacheResponse
+            fields["storagePolicy"] = .string(policy)
+            fields["response"] = response.jsonValue
         case .response(let response):
             // The response arrives with its decision (the engine reports no separate one).
             s.tasks[id]?.task.response = response
@@ -75,7 +79,8 @@ extension TransferService {
             try? resolveDecision(&s, task: id, decisionId, DecisionAnswer.defaultHandling(of: pending.kind), timedOut: true, &deliveries)
             return deliveries
         }
-        deliveries.run()
+        // A held completion may go on with it: told only once it is durable.
+        try? commit(delivering: deliveries)
     }
 
     /// Answers the pending decision `decisionId` of task `id`; anything but the pending decision,
@@ -114,7 +119,11 @@ extension TransferService {
             "answer": .string(answer.name), "timedOut": .bool(timedOut),
         ], &deliveries)
         changed(&s, task: id, persist: false, &deliveries)
-        engine.submit(.decide(taskId: id, answer))
+        if pending.kind == .cache {
+            answerCacheDecision(&s, task: id, answer, &deliveries)  // the service's own: the transfer has ended
+        } else {
+            engine.submit(.decide(taskId: id, answer))
+        }
     }
 
     /// 128 random bits in hex.

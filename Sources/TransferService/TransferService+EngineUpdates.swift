@@ -38,7 +38,7 @@ extension TransferService {
     /// them never keeps a request waiting for long.
     static let updatesPerLock = 64
 
-    private func apply(_ update: TransferUpdate, task id: Int, _ s: inout ServiceState, _ deliveries: inout Deliveries) {
+    func apply(_ update: TransferUpdate, task id: Int, _ s: inout ServiceState, _ deliveries: inout Deliveries) {
         // The fields needed, read in place (a copy of the entry retains and releases each of
         // its references, for every update).
         guard let state = s.tasks[id]?.task.state, state != .completed,

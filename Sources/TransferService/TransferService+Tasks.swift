@@ -340,6 +340,10 @@ extension TransferService {
         s.tasks[id]?.task.startedAt = now  // recordStart
         s.tasks[id]?.task.currentRequest = entry.task.originalRequest
         s.tasks[id]?.inEngine = true
+        // A data task's body as it arrives, for readers that follow it (from the network or the
+        // URL cache); an earlier attempt's readers are told that attempt ended.
+        s.tasks[id]?.liveBody?.finish(.failed("the attempt ended; the task is tried again"))
+        s.tasks[id]?.liveBody = entry.task.kind == .data && LocalScheme(url: entry.task.originalRequest.url) == nil ? LiveBody() : nil
         guard let request = requestAfterCache(&s, task: id, &deliveries) else { return }  // the URL cache answered
         let elapsed = now.timeIntervalSince(entry.task.createdAt)
         var job = TransferJob(
@@ -362,15 +366,7 @@ extension TransferService {
         }
         job.checksum = entry.task.checksum
         job.tus = entry.task.resumable
-        // A data task's body as it arrives, for readers that follow it; an earlier attempt's
-        // readers are told that attempt ended (they read the new one from its start).
-        s.tasks[id]?.liveBody?.finish(.failed("the attempt ended; the task is tried again"))
-        s.tasks[id]?.liveBody = nil
-        if entry.task.kind == .data, LocalScheme(url: request.url) == nil {
-            let live = LiveBody()
-            job.liveBody = live
-            s.tasks[id]?.liveBody = live
-        }
+        job.liveBody = s.tasks[id]?.liveBody
         if job.tus == nil {
             job.decisions = entry.task.decisions
             // A response the client may answer with becomeDownload needs the file it would go to.
@@ -438,6 +434,7 @@ extension TransferService {
         // made before this, carries it sealed for a continuation).
         task.sealedLogin = nil
         task.decision = nil  // nothing waits any more
+        s.tasks[id]?.cacheDecision = nil
         s.tasks[id]?.urlLogin = nil
         if let live = s.tasks[id]?.liveBody {
             // Readers that follow the body get its end, or the failure.

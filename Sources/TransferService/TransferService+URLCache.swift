@@ -102,6 +102,14 @@ extension TransferService {
                 revalidated(&s, task: id, context, &deliveries)
                 return true
             case .store, .revalidate:
+                if s.tasks[id]?.task.decisions.contains(.cache) == true, let policy = storagePolicy(s, task: id, context, response: response, body: body) {
+                    // The client decides (willCacheResponse's completion handler): the task's
+                    // completion waits for its answer (`answerCacheDecision`).
+                    s.tasks[id]?.cacheDecision = CacheDecisionHold(context: context, response: response, body: body, completion: update)
+                    s.tasks[id]?.inEngine = false  // the transfer has ended: a cancel completes the task
+                    decisionRequested(&s, task: id, .cache(response, storagePolicy: policy.rawValue), &deliveries)
+                    return true
+                }
                 storeIfAllowed(&s, task: id, context, response: response, body: body, &deliveries)
                 return false
             }
@@ -115,14 +123,34 @@ extension TransferService {
 
     /// A storable response is announced (willCacheResponse, after its data and before the
     /// completion, as URLSession orders them) and stored.
-    private func storeIfAllowed(_ s: inout ServiceState, task id: Int, _ context: CacheTaskContext, response: ResponseInfo, body: Data, _ deliveries: inout Deliveries) {
+    /// Where a response would be stored (nil: it is not storable, or fits no tier).
+    private func storagePolicy(_ s: ServiceState, task id: Int, _ context: CacheTaskContext, response: ResponseInfo, body: Data) -> CacheStoragePolicy? {
         // With tokens the cache is shared by a token's clients (`CacheFreshness.isStorable`).
-        guard let task = s.tasks[id]?.task,
+        guard s.tasks[id] != nil,
               CacheFreshness.isStorable(response, request: CacheControl(headers: context.requestHeaders, isRequest: true),
                                         shared: context.partition.isShared,
-                                        authorized: ResponseInfo.value(of: "Authorization", in: context.requestHeaders) != nil) else { return }
+                                        authorized: ResponseInfo.value(of: "Authorization", in: context.requestHeaders) != nil) else { return nil }
         let policy = context.cache.storagePolicy(forSize: body.count)
-        guard policy != .notAllowed else { return }
+        return policy == .notAllowed ? nil : policy
+    }
+
+    /// The client's answer to willCacheResponse: the response is stored as it says, then the
+    /// held completion goes on (nothing intercepts it again: the attempt's cache context is gone).
+    func answerCacheDecision(_ s: inout ServiceState, task id: Int, _ answer: DecisionAnswer, _ deliveries: inout Deliveries) {
+        guard let hold = s.tasks[id]?.cacheDecision else { return }
+        s.tasks[id]?.cacheDecision = nil
+        let context = hold.context
+        if answer == .store || answer == .storeInMemoryOnly {
+            context.cache.store(url: hold.response.url, partition: context.partition, requestHeaders: context.requestHeaders, response: hold.response,
+                                body: hold.body, requestTime: context.requestTime, responseTime: context.responseTime ?? Date(),
+                                memoryOnly: answer == .storeInMemoryOnly)
+        }
+        s.tasks[id]?.cache = nil
+        apply(hold.completion, task: id, &s, &deliveries)
+    }
+
+    private func storeIfAllowed(_ s: inout ServiceState, task id: Int, _ context: CacheTaskContext, response: ResponseInfo, body: Data, _ deliveries: inout Deliveries) {
+        guard let task = s.tasks[id]?.task, let policy = storagePolicy(s, task: id, context, response: response, body: body) else { return }
         emit(&s, session: task.sessionId, task: id, .willCacheResponse,
              ["storagePolicy": .string(policy.rawValue), "response": response.jsonValue], &deliveries)
         context.cache.store(url: response.url, partition: context.partition, requestHeaders: context.requestHeaders, response: response, body: body,
@@ -171,6 +199,7 @@ extension TransferService {
         }
         guard let (request, checksum) = state.withLock({ s -> (RequestInfo, Checksum?)? in
             guard let task = s.tasks[id]?.task, s.tasks[id]?.cache?.role == .serving else { return nil }
+            s.tasks[id]?.liveBody?.supply(body)  // its readers (and dataInEvents) read the stored body
             return (task.originalRequest, task.checksum)
         }) else { return }
         let info = response.info

@@ -270,3 +270,39 @@ def test_server_trust_accepted_by_a_pinned_answer_and_refused_by_default(daemon)
     # A task that does not decide challenges fails at once, as before.
     plain = create(daemon, sid, {"kind": "data", "request": {"url": url}})
     assert completed(daemon, plain["id"])["error"]["code"] == -1202
+
+
+def test_cache_decisions_store_or_not_as_answered(daemon, httpbin):
+    sid = session(daemon, decisionTimeoutInterval=1)
+    url = f"{httpbin}/cache/600"  # Cache-Control: public, max-age=600
+
+    def decided(answer_name: str | None, path: str) -> dict:
+        task = create(daemon, sid, {"kind": "data", "decisions": ["cache"], "request": {"url": url + path}})
+        decision = pending(daemon, task["id"], "cache")
+        ev = next(e for e in events(daemon, sid, task["id"]) if e.get("decisionId") == decision["id"])
+        assert ev["type"] == "willCacheResponse" and ev["storagePolicy"] == "allowed" and ev["response"]["statusCode"] == 200
+        # The task waits for the answer before it completes.
+        assert daemon.json("GET", f"/v1/tasks/{task['id']}")["state"] == "running"
+        if answer_name:
+            answer(daemon, task["id"], decision["id"], {"answer": answer_name})
+        done = completed(daemon, task["id"])
+        assert done["error"] is None and done["cacheStatus"] == "network"
+        types = [e["type"] for e in events(daemon, sid, task["id"])]
+        assert types.count("willCacheResponse") == 1 and types.index("didResolveDecision") < types.index("didCompleteWithError")
+        return done
+
+    def next_status(path: str) -> str:
+        task = create(daemon, sid, {"kind": "data", "request": {"url": url + path}})
+        return completed(daemon, task["id"])["cacheStatus"]
+
+    decided("doNotStore", "?a")
+    assert next_status("?a") == "network"
+    decided("store", "?b")
+    assert next_status("?b") == "cache"
+    decided("storeInMemoryOnly", "?c")
+    assert next_status("?c") == "cache"
+    decided(None, "?d")  # unanswered: stored, as URLSession's default
+    assert next_status("?d") == "cache"
+    resolved = [e for e in daemon.json("GET", f"/v1/sessions/{sid}/events?after=0")["events"] if e["type"] == "didResolveDecision"]
+    assert [(e["answer"], e["timedOut"]) for e in resolved] == [
+        ("doNotStore", False), ("store", False), ("storeInMemoryOnly", False), ("store", True)]

@@ -1,5 +1,6 @@
 internal import FoundationEssentials
 internal import TransferModel
+internal import TransferEngine
 
 /// What the URL cache does for one attempt of a task, kept in its `TaskEntry` by the service.
 struct CacheTaskContext: Sendable {
@@ -29,4 +30,13 @@ struct CacheTaskContext: Sendable {
     var notModified: ResponseInfo?
     /// The next attempt skips the cache (the stored body went while it was being used).
     var bypassesCache = false
+}
+
+/// A data task's completion held while its client decides whether the response is cached
+/// (willCacheResponse as a decision, issue 21): what to store, and the completion to go on with.
+struct CacheDecisionHold: Sendable {
+    let context: CacheTaskContext
+    let response: ResponseInfo
+    let body: Data
+    let completion: TransferUpdate
 }

@@ -106,12 +106,13 @@ public final class URLCache: Sendable {
     /// Returns where it went: allowed (memory and/or disk) or allowedInMemoryOnly; notAllowed
     /// when no tier takes a body of its size.
     @discardableResult
-    func store(url: String, partition: CachePartition, requestHeaders: [String: String], response: ResponseInfo, body: Data, requestTime: Date, responseTime: Date) -> CacheStoragePolicy {
+    func store(url: String, partition: CachePartition, requestHeaders: [String: String], response: ResponseInfo, body: Data, requestTime: Date, responseTime: Date,
+               memoryOnly: Bool = false) -> CacheStoragePolicy {
         let varying = CachedResponse.values(of: CachedResponse.varyNames(response.headers), in: requestHeaders)
         let cached = CachedResponse(statusCode: response.statusCode, headers: response.headers, url: url,
                                     varyingRequestHeaders: varying, requestTime: requestTime, responseTime: responseTime)
         let key = partition.key(url)
-        let file = directory == nil ? nil : Self.randomName()
+        let file = directory == nil || memoryOnly ? nil : Self.randomName()
         var work = CacheIndex.DiskWork()
         let entry = index.withLock { index -> CacheIndex.Entry? in
             index.insert(key, cached, body: body, file: file, work: &work) ? index.peek(key) : nil

@@ -124,6 +124,22 @@ struct APITour {
         try await follow(id, until: "completed")
         try await call("POST", "/v1/tasks/{tid}/decisions/{did}", "/v1/tasks/\(id)/decisions/\(answered ?? "0")", json: ["answer": "allow"], status: 409)
         try await call("GET", "/v1/sessions/{sid}/events", "/v1/sessions/\(sid)/events?after=0&task=\(id)", status: 200)
+
+        // willCacheResponse decided: a cacheable answer, not stored.
+        let cached = try #require(try await call("POST", "/v1/sessions/{sid}/tasks", "/v1/sessions/\(sid)/tasks", json: [
+            "kind": "data", "decisions": ["cache"], "request": ["url": origin.url("/text?decided")],
+        ], status: 201).int("id"))
+        let deadline = ContinuousClock.now + .seconds(20)
+        var decision: String?
+        while decision == nil, ContinuousClock.now < deadline {
+            let task = try await call("GET", "/v1/tasks/{tid}", "/v1/tasks/\(cached)", status: 200)
+            decision = (task["decision"] as? [String: Any])?.string("id")
+            if decision == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let cacheDecision = try #require(decision, "no cache decision for task \(cached)")
+        try await call("POST", "/v1/tasks/{tid}/decisions/{did}", "/v1/tasks/\(cached)/decisions/\(cacheDecision)", json: ["answer": "doNotStore"], status: 200)
+        try await follow(cached, until: "completed")
+        try await call("GET", "/v1/sessions/{sid}/events", "/v1/sessions/\(sid)/events?after=0&task=\(cached)", status: 200)
     }
 
     mutating func visit() async throws {

@@ -16,6 +16,9 @@ import TransferAPI
         // Only a cluster's node (PostgreSQL) says which node runs a task; the tour runs on
         // SQLite. Tests/System/test_cluster.py reads it through a node that does not run the task.
         "Task": ["node"],
+        // A server-trust challenge needs a TLS origin the system does not trust; the tour's is
+        // plain HTTP. Tests/System/test_decisions.py answers one.
+        "DidReceiveChallengeEvent": ["serverTrust"],
     ]
 
     @Test func everyFieldSentIsInTheSchemaAndEverySchemaFieldIsSent() async throws {
