@@ -86,7 +86,9 @@ def test_three_readers_follow_a_trickled_body(daemon, origin):
     def reader(index: int) -> None:
         response = get_body(daemon, task["id"])
         statuses[index] = (response.status, {k.lower(): v for k, v in response.getheaders()})
-        head = response.read(CHUNK)  # what had arrived before the reader came
+        # What had arrived before the reader came (the body's last byte so far waits: a reader
+        # of the whole body gets the last byte only once the task succeeded).
+        head = response.read(CHUNK - 1)
         first_read.wait(timeout=30)
         results[index] = head + response.read()
 
@@ -143,7 +145,7 @@ def test_a_cancelled_task_cuts_its_readers_off(daemon, origin):
                       what="the first chunk")
     response = get_body(daemon, task["id"])
     assert response.status == 200 and response.getheader("Transfer-Encoding") == "chunked"
-    assert response.read(CHUNK) == origin.body[:CHUNK]
+    assert response.read(CHUNK - 1) == origin.body[:CHUNK - 1]
     daemon.json("POST", f"/v1/tasks/{task['id']}/cancel", {})
     with pytest.raises(http.client.IncompleteRead):
         response.read()
@@ -165,3 +167,21 @@ def test_data_in_events(daemon, origin):
         daemon.json("POST", "/v1/sessions/shared/tasks", {"kind": "download", "dataInEvents": True,
                                                            "request": {"url": f"{origin.url}/body"}})
     assert "dataInEvents" in str(refused.value)
+
+
+def test_a_body_that_fails_its_checksum_never_ends_cleanly(daemon, origin):
+    task = daemon.json("POST", "/v1/sessions/shared/tasks", {"kind": "data", "checksum": "sha-256=" + "00" * 32,
+                                                               "request": {"url": f"{origin.url}/body"}})
+    origin.release.release()
+    daemon.wait_until(lambda: daemon.json("GET", f"/v1/tasks/{task['id']}")["progress"]["bytesReceived"] >= CHUNK,
+                      what="the first chunk")
+    response = get_body(daemon, task["id"])
+    assert response.status == 200 and response.getheader("Content-Length") == str(len(origin.body))
+    for _ in range(CHUNKS - 1):
+        origin.release.release()
+    # Every byte but the last arrives; the task fails its checksum, so the answer is cut short.
+    with pytest.raises(http.client.IncompleteRead) as cut:
+        response.read()
+    assert len(cut.value.partial) == len(origin.body) - 1
+    failed = daemon.wait_until(lambda: (t := daemon.json("GET", f"/v1/tasks/{task['id']}"))["state"] == "completed" and t)
+    assert failed["error"] is not None
