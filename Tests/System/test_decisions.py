@@ -306,3 +306,30 @@ def test_cache_decisions_store_or_not_as_answered(daemon, httpbin):
     resolved = [e for e in daemon.json("GET", f"/v1/sessions/{sid}/events?after=0")["events"] if e["type"] == "didResolveDecision"]
     assert [(e["answer"], e["timedOut"]) for e in resolved] == [
         ("doNotStore", False), ("store", False), ("storeInMemoryOnly", False), ("store", True)]
+
+
+def test_a_pending_decision_across_a_kill(start_daemon, httpbin):
+    """kill -9 while decisions wait: a background download asks again (a new decisionId) and
+    goes on once answered; a default session's data task ends with an error naming its decision."""
+    first = start_daemon(token="t0ken-decide")
+    background = first.json("POST", "/v1/sessions", {"kind": "background", "identifier": "decider",
+                                                     "configuration": {"decisions": ["redirect"]}})["id"]
+    download = create(first, background, {"kind": "download", "request": {"url": f"{httpbin}/redirect-to?url=/bytes/2048"}})
+    sid = session(first)
+    data = create(first, sid, {"kind": "data", "decisions": ["redirect"], "request": {"url": f"{httpbin}/redirect-to?url=/get"}})
+    before = pending(first, download["id"], "redirect")
+    asked = pending(first, data["id"], "redirect")
+    first.process.kill()
+    first.process.wait(10)
+
+    second = start_daemon(token="t0ken-decide")
+    again = pending(second, download["id"], "redirect")
+    assert again["id"] != before["id"]
+    with pytest.raises(APIError) as stale:
+        answer(second, download["id"], before["id"], {"answer": "follow"})
+    assert stale.value.status == 409
+    answer(second, download["id"], again["id"], {"answer": "follow"})
+    done = completed(second, download["id"])
+    assert done["error"] is None and done["response"]["statusCode"] == 200
+    ended = completed(second, data["id"])
+    assert ended["error"]["code"] == -1005 and asked["id"] in ended["error"]["message"]
