@@ -53,7 +53,7 @@ source scripts/lib/peers-postgres.sh
 
 log "repository: $PWD"
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq tcpdump publicsuffix tinyproxy microsocks \
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq openssl tcpdump publicsuffix tinyproxy microsocks \
     chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
 ensure_python
 ensure_peer_venv

@@ -110,10 +110,10 @@ package final class LiveBody: Sendable {
     /// reader of the whole body (`end` nil) gets its last byte only once the body ended complete,
     /// so an answer that ends cleanly always means a task that succeeded (one with a
     /// Content-Length would otherwise end cleanly though the task then failed its checksum).
-    package func read(_ reader: Int, at offset: Int, end: Int? = nil, into buffer: UnsafeMutableRawBufferPointer,
+    package func read(_ reader: Int, at offset: Int, end: Int? = nil, holdingLastByte: Bool = true, into buffer: UnsafeMutableRawBufferPointer,
                       wake: @escaping @Sendable () -> Void) -> Read {
         state.withLock { state in
-            let held = end == nil && state.ending != .complete ? 1 : 0
+            let held = holdingLastByte && end == nil && state.ending != .complete ? 1 : 0
             let available = max(0, min(state.bytes.count - held, end ?? .max))
             if offset < available {
                 let count = min(buffer.count, available - offset)

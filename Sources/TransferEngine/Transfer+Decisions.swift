@@ -102,7 +102,7 @@ extension Transfer {
     /// Whether a failed verification of the server's certificate is the client's to decide
     /// (once: a transfer that runs on an accepted key is judged by that key).
     func decidesServerTrust(after code: CurlCode) -> Bool {
-        code == .peerFailedVerification && job.decisions.contains(.challenge) && job.acceptedServerTrust == nil
+        code == .peerFailedVerification && job.decisions.contains(.challenge) && job.acceptedServerTrust == nil && job.bodyStream == nil
             && remoteScheme == nil && segmented == nil && currentURL.prefix(8).lowercased() == "https://"
     }
 

@@ -47,6 +47,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// Not URLSession's: a decision (`decisionId`, issue 21) was answered, by the client or, when
     /// no answer came in time, by the default handling (`timedOut` true).
     case didResolveDecision
+    /// URLSession's didBecome streamTask: the data task's response was answered becomeStream;
+    /// `streamTaskId` is the task's own id, whose stream reads give the body.
+    case didBecomeStreamTask
 }
 
 /// One delegate callback in a session's event feed. `seq` is global and increasing, so it is the

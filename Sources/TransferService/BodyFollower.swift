@@ -22,19 +22,23 @@ public final class BodyFollower: Sendable {
     private let reader: Int
     /// Past the last byte to serve (nil: to the body's end).
     private let end: Int?
+    /// Whether the body's last byte waits for its clean end (an HTTP answer's reader; a stream's
+    /// reads say the end themselves).
+    private let holdsLastByte: Bool
     private let position: Mutex<Int>
 
-    init(_ live: LiveBody, from start: Int, to end: Int?) {
+    init(_ live: LiveBody, from start: Int, to end: Int?, holdingLastByte: Bool = true) {
         self.live = live
         self.reader = live.join()
         self.end = end
+        self.holdsLastByte = holdingLastByte
         position = Mutex(start)
     }
 
     /// Copies the next bytes into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer, wake: @escaping @Sendable () -> Void) -> Read {
         position.withLock { position in
-            switch live.read(reader, at: position, end: end, into: buffer, wake: wake) {
+            switch live.read(reader, at: position, end: end, holdingLastByte: holdsLastByte, into: buffer, wake: wake) {
             case .bytes(let count):
                 position += count
                 return .bytes(count)

@@ -45,6 +45,11 @@ struct TaskEntry: Sendable {
         get { rare?.liveBody }
         set { changeRare { $0.liveBody = newValue } }
     }
+    /// The stream a data task became by becomeStream (`BodyStreamReads`).
+    var streamOfBody: BodyStreamReads? {
+        get { rare?.bodyStream }
+        set { changeRare { $0.bodyStream = newValue } }
+    }
     /// A completion held for a cache decision (`TransferService+URLCache`).
     var cacheDecision: CacheDecisionHold? {
         get { rare?.cacheDecision }
@@ -82,7 +87,9 @@ struct TaskEntry: Sendable {
         var liveBody: LiveBody?
         /// A completion held while the client decides whether its response is cached.
         var cacheDecision: CacheDecisionHold?
-        var isEmpty: Bool { urlLogin == nil && responseBody == nil && connectivityTries == nil && liveBody == nil && cacheDecision == nil }
+        /// The stream a data task became (becomeStream): its reads follow the body.
+        var bodyStream: BodyStreamReads?
+        var isEmpty: Bool { urlLogin == nil && responseBody == nil && connectivityTries == nil && liveBody == nil && cacheDecision == nil && bodyStream == nil }
     }
 
     private mutating func changeRare(_ change: (inout RareParts) -> Void) {

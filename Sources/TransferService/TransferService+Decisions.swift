@@ -101,9 +101,6 @@ extension TransferService {
         if case .useCredential = answer, trustChallenge {
             throw InputError.invalidValue(field: "credential", message: "must give pinnedPublicKey (sha256//BASE64 of the server's SubjectPublicKeyInfo): this is a server-trust challenge")
         }
-        if answer == .becomeStream {
-            throw InputError.notImplemented(field: "answer", message: "becomeStream is not available: libcurl owns the response's connection and cannot hand it to a stream task; answer allow and read the body as it arrives (GET /v1/tasks/\(id)/body), or open a stream task")
-        }
         if case .useCredential(let user, let password, let persistence) = answer, persistence != .none,
            let session = s.sessions[task.sessionId], let space = pending.protectionSpace {
             // Kept as URLSession keeps a credential the delegate answered with (for the session,
@@ -119,6 +116,17 @@ extension TransferService {
             "answer": .string(answer.name), "timedOut": .bool(timedOut),
         ], &deliveries)
         changed(&s, task: id, persist: false, &deliveries)
+        if case .trustServer = answer {
+            // A response from a server only this client trusted (by its key) is never stored in
+            // the URL cache, whose entries other tasks of the partition would be served.
+            s.tasks[id]?.cache = nil
+        }
+        if answer == .becomeStream, let live = s.tasks[id]?.liveBody {
+            // URLSession's didBecome streamTask: the same task goes on, its stream reads giving
+            // the body (`BodyStreamReads`); the transfer goes on as for allow.
+            s.tasks[id]?.streamOfBody = BodyStreamReads(BodyFollower(live, from: 0, to: nil, holdingLastByte: false))
+            emit(&s, session: task.sessionId, task: id, .didBecomeStreamTask, ["streamTaskId": .integer(Int64(id))], &deliveries)
+        }
         if pending.kind == .cache {
             answerCacheDecision(&s, task: id, answer, &deliveries)  // the service's own: the transfer has ended
         } else {

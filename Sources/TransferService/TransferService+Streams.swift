@@ -38,6 +38,7 @@ extension TransferService {
     /// that completed cleanly answers a read with its end (a client racing the completion).
     private func streamCommand(task id: Int, owner: String?, answer: @escaping @Sendable (StreamReply) -> Void, _ make: (@escaping @Sendable (StreamReply) -> Void) -> StreamCommand) throws {
         let command = make(answer)
+        var deliveriesAfterLock: (@Sendable () -> Void)?
         // One that left memory has completed: answered as a held completed stream is.
         if let stored = try storedIfLeft(id, owner: owner) {
             if try Self.endedStream(stored, command) { answer(.read([], ended: true)) }
@@ -45,7 +46,13 @@ extension TransferService {
         }
         let ended = try state.withLock { s throws -> Bool in
             guard s.accepting else { throw ServiceError.shuttingDown }
-            let task = try visibleTask(s, id, owner).task
+            let entry = try visibleTask(s, id, owner)
+            if let reads = entry.streamOfBody {
+                // A data task that became a stream: its reads follow the body, off the lock.
+                deliveriesAfterLock = { reads.carryOut(command) }
+                return false
+            }
+            let task = entry.task
             switch task.state {
             case .completed, .canceling:
                 return try Self.endedStream(task, command)
@@ -58,6 +65,7 @@ extension TransferService {
                 return false
             }
         }
+        deliveriesAfterLock?()
         if ended { answer(.read([], ended: true)) }
     }
 

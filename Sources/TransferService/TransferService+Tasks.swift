@@ -139,8 +139,12 @@ extension TransferService {
         case .suspend:
             // A paused transfer keeps its connection and its slot (the origin still sees the
             // connection); suspended longer than its timeout, it fails with timedOut. A running
-            // stream refuses (409): it has nothing to pause (`TaskMachine`).
+            // stream refuses (409): it has nothing to pause (`TaskMachine`); so does a task whose
+            // transfer has ended and whose completion waits for its cache decision.
             return try act(on: id, owner: owner) { s, deliveries in
+                if s.tasks[id]?.cacheDecision != nil {
+                    throw ServiceError.conflict(code: "decision_pending", message: "task \(id) has its whole response and waits for its cache decision: answer it, or cancel the task")
+                }
                 let actions = try self.command(&s, task: id, .suspend)
                 perform(actions, task: id, &s, &deliveries)
             }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 
 import pytest
 
@@ -182,10 +183,6 @@ def test_response_decisions_become_download_cancel_and_allow(daemon, httpbin):
         assert ev["type"] == "didReceiveResponse" and ev["response"]["statusCode"] == 200
         # Nothing of the body is taken before the answer.
         assert daemon.json("GET", f"/v1/tasks/{task['id']}")["progress"]["bytesReceived"] == 0
-        if name == "allow":
-            with pytest.raises(APIError) as stream:
-                answer(daemon, task["id"], decision["id"], {"answer": "becomeStream"})
-            assert stream.value.status == 422 and b"not_implemented" in stream.value.body
         answer(daemon, task["id"], decision["id"], {"answer": name})
     download = completed(daemon, made["becomeDownload"]["id"])
     assert download["kind"] == "download" and download["error"] is None
@@ -319,6 +316,7 @@ def test_a_pending_decision_across_a_kill(start_daemon, httpbin):
     data = create(first, sid, {"kind": "data", "decisions": ["redirect"], "request": {"url": f"{httpbin}/redirect-to?url=/get"}})
     before = pending(first, download["id"], "redirect")
     asked = pending(first, data["id"], "redirect")
+    time.sleep(0.5)  # the decision's row is queued for the store's next group commit, not waited for
     first.process.kill()
     first.process.wait(10)
 
@@ -333,3 +331,22 @@ def test_a_pending_decision_across_a_kill(start_daemon, httpbin):
     assert done["error"] is None and done["response"]["statusCode"] == 200
     ended = completed(second, data["id"])
     assert ended["error"]["code"] == -1005 and asked["id"] in ended["error"]["message"]
+
+
+def test_become_stream_reads_the_body_as_a_stream(daemon, httpbin):
+    sid = session(daemon)
+    task = create(daemon, sid, {"kind": "data", "decisions": ["response"], "request": {"url": f"{httpbin}/bytes/100000?seed=7"}})
+    decision = pending(daemon, task["id"], "response")
+    answer(daemon, task["id"], decision["id"], {"answer": "becomeStream"})
+    read, ended = b"", False
+    while not ended:
+        status, headers, payload = daemon.request("GET", f"/v1/tasks/{task['id']}/read?min=1&max=65536&wait=10")
+        assert status == 200, payload
+        read += payload
+        ended = dict((k.lower(), v) for k, v in headers.items()).get("x-stream-end") == "true"
+    done = completed(daemon, task["id"])
+    assert done["error"] is None and read == body_of(daemon, task["id"]) and len(read) == 100000
+    status, _, payload = daemon.request("POST", f"/v1/tasks/{task['id']}/write", b"hello", headers={"Content-Type": "application/octet-stream"})
+    assert status == 409 and b"write_closed" in payload
+    types = [e["type"] for e in events(daemon, sid, task["id"])]
+    assert types.index("didResolveDecision") < types.index("didBecomeStreamTask")
