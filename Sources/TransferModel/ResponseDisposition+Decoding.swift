@@ -16,13 +16,14 @@ extension ResponseDisposition {
         }
     }
 
-    /// An action by name; `becomeStream` is URLSession's but has nothing to become here.
+    /// An action by name; `becomeStream` is decided live only (a declared rule has no client
+    /// reading the stream it would make).
     static func action<Key: CodingKey>(_ c: KeyedDecodingContainer<Key>, _ key: Key, _ decoder: any Decoder) throws -> Action? {
         guard let name = try c.decodeOmittable(String.self, forKey: key) else { return nil }
         if let action = Action(rawValue: name) { return action }
         let field = decoder.path(key)
         if name == "becomeStream" {
-            throw invalid(field, "becomeStream is not available: the daemon does not hand an HTTP connection over to a stream task; use allow, cancel or becomeDownload, or create a stream task (kind stream)")
+            throw invalid(field, "becomeStream is not a declared rule: decide the response live (\"decisions\": [\"response\"]) and answer becomeStream, or use allow, cancel or becomeDownload")
         }
         throw invalid(field, "must be \"allow\", \"cancel\" or \"becomeDownload\"")
     }

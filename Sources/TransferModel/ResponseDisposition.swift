@@ -3,9 +3,8 @@
 /// "Response disposition", says why). The first rule whose conditions all hold gives the action, else `default`.
 /// Owned by the task record (stored with it); evaluated by the engine at the final response.
 public struct ResponseDisposition: Codable, Sendable, Equatable {
-    /// URLSession.ResponseDisposition without `becomeStream`: that hands the HTTP connection
-    /// over to a stream task, which libcurl cannot do with a connection it owns (and HTTP/2
-    /// connections carry other streams); a client opens a stream task of its own instead.
+    /// URLSession.ResponseDisposition without `becomeStream`, which only a live decision gives
+    /// (docs/decisions.md): a declared rule has no client reading the stream it would make.
     public enum Action: String, Codable, Sendable {
         /// Go on as a data task.
         case allow

@@ -12,15 +12,40 @@ internal import TransferEngine
 /// One cursor per task (`BodyFollower`), so reads share it as reads of a socket do. A read that
 /// waits holds no thread: the body's wake, or its deadline, answers it.
 final class BodyStreamReads: Sendable {
-    private let follower: BodyFollower
+    private struct State {
+        var current: PendingRead?
+        var closed = false
+        var finished = false
+    }
 
-    init(_ follower: BodyFollower) { self.follower = follower }
+    private let follower: BodyFollower
+    private let state = Mutex(State())
+    /// Called once when the stream is read to its end, failed, or closed for reading: the task
+    /// may then leave memory as completed tasks do.
+    private let onFinished: @Sendable () -> Void
+
+    init(_ follower: BodyFollower, onFinished: @escaping @Sendable () -> Void) {
+        self.follower = follower
+        self.onFinished = onFinished
+    }
 
     /// Carries out a stream command on the body; answered once, from any thread.
     func carryOut(_ command: StreamCommand) {
         switch command {
         case .read(_, let min, let max, let wait, let reply):
-            PendingRead(follower: follower, min: Swift.max(1, Swift.min(min, max)), max: max, reply: reply).start(wait: wait)
+            let read = PendingRead(follower: follower, min: Swift.max(0, Swift.min(min, max)), max: max) { [self] answer in
+                if case .read(_, ended: true) = answer { finish() } else if case .failed = answer { finish() }
+                reply(answer)
+            }
+            // One read waits at a time (the cursor has one wake): a newer one answers the older.
+            let (earlier, closed) = state.withLock { state -> (PendingRead?, Bool) in
+                let earlier = state.current
+                state.current = state.closed ? nil : read
+                return (earlier, state.closed)
+            }
+            earlier?.answerNow()
+            if closed { return reply(.read([], ended: true)) }
+            read.start(wait: wait)
         case .write(_, _, _, let reply):
             reply(.refused(code: "write_closed", message: "a stream made by becomeStream reads the response only: its connection is libcurl's, and nothing can be written to it"))
         case .startTLS(_, let reply):
@@ -28,8 +53,34 @@ final class BodyStreamReads: Sendable {
         case .closeWrite(_, let reply):
             reply(.done)  // there was never a writing side
         case .closeRead(_, let reply):
+            let current = state.withLock { state -> PendingRead? in
+                state.closed = true
+                defer { state.current = nil }
+                return state.current
+            }
+            current?.answerNow()
             follower.close()
+            finish()
             reply(.done)
+        }
+    }
+
+    private func finish() {
+        let first = state.withLock { state -> Bool in
+            defer { state.finished = true }
+            return !state.finished
+        }
+        if first { onFinished() }
+    }
+}
+
+extension TransferService {
+    /// A data task's body stream was read to its end or closed: a completed task may now leave
+    /// memory (kept until then, so a reader behind the completion still finds its cursor).
+    func bodyStreamFinished(task id: Int) {
+        state.withLock { s in
+            s.tasks[id]?.streamOfBody = nil
+            if s.tasks[id]?.task.state == .completed { markLeaving(&s, task: id) }
         }
     }
 }
@@ -54,6 +105,9 @@ private final class PendingRead: Sendable {
         self.max = max
         self.reply = reply
     }
+
+    /// Answered at once with what it has (a newer read came, or the read side closed).
+    func answerNow() { answer(ended: false) }
 
     func start(wait: Double) {
         if wait > 0 {

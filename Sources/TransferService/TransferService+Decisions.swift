@@ -124,7 +124,9 @@ extension TransferService {
         if answer == .becomeStream, let live = s.tasks[id]?.liveBody {
             // URLSession's didBecome streamTask: the same task goes on, its stream reads giving
             // the body (`BodyStreamReads`); the transfer goes on as for allow.
-            s.tasks[id]?.streamOfBody = BodyStreamReads(BodyFollower(live, from: 0, to: nil, holdingLastByte: false))
+            s.tasks[id]?.streamOfBody = BodyStreamReads(BodyFollower(live, from: 0, to: nil, holdingLastByte: false)) { [weak self] in
+                self?.bodyStreamFinished(task: id)
+            }
             emit(&s, session: task.sessionId, task: id, .didBecomeStreamTask, ["streamTaskId": .integer(Int64(id))], &deliveries)
         }
         if pending.kind == .cache {

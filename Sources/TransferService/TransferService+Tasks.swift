@@ -453,7 +453,8 @@ extension TransferService {
         s.tasks[id]?.queuedAt = nil
         countCompletion(task)
         s.tasks[id]?.requestBody = nil  // a completed task never sends again; the store keeps its copy
-        markLeaving(&s, task: id)
+        // A data task that became a stream stays while its reader is behind (`bodyStreamFinished`).
+        if s.tasks[id]?.streamOfBody == nil { markLeaving(&s, task: id) }
         if task.bodyStream != nil, !s.appendingChunks.contains(id) { unlink(bodySpoolPath(of: id)) }
         if let body {
             if isRecorded(s, session: task.sessionId) {

@@ -338,6 +338,8 @@ def test_become_stream_reads_the_body_as_a_stream(daemon, httpbin):
     task = create(daemon, sid, {"kind": "data", "decisions": ["response"], "request": {"url": f"{httpbin}/bytes/100000?seed=7"}})
     decision = pending(daemon, task["id"], "response")
     answer(daemon, task["id"], decision["id"], {"answer": "becomeStream"})
+    status, _, payload = daemon.request("POST", f"/v1/tasks/{task['id']}/write", b"hello", headers={"Content-Type": "application/octet-stream"})
+    assert status == 409 and b"write_closed" in payload
     read, ended = b"", False
     while not ended:
         status, headers, payload = daemon.request("GET", f"/v1/tasks/{task['id']}/read?min=1&max=65536&wait=10")
@@ -346,7 +348,5 @@ def test_become_stream_reads_the_body_as_a_stream(daemon, httpbin):
         ended = dict((k.lower(), v) for k, v in headers.items()).get("x-stream-end") == "true"
     done = completed(daemon, task["id"])
     assert done["error"] is None and read == body_of(daemon, task["id"]) and len(read) == 100000
-    status, _, payload = daemon.request("POST", f"/v1/tasks/{task['id']}/write", b"hello", headers={"Content-Type": "application/octet-stream"})
-    assert status == 409 and b"write_closed" in payload
     types = [e["type"] for e in events(daemon, sid, task["id"])]
     assert types.index("didResolveDecision") < types.index("didBecomeStreamTask")

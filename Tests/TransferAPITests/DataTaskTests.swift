@@ -510,7 +510,7 @@ import TransferService
         }
     }
 
-    @Test func bodyOfAnUnfinishedTaskIsAConflict() async throws {
+    @Test func bodyOfASuspendedTaskIsAConflictAndARunningOneIsFollowed() async throws {
         let origin = try OriginServer { _ in .stallAfterHeaders(contentLength: 100) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
@@ -518,13 +518,18 @@ import TransferService
             let running = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/stall")]).int("id"))
             let suspended = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/s")], extra: ["state": "suspended"]).int("id"))
             _ = try await daemon.waitForEvent(sid) { $0.string("type") == "didReceiveResponse" }
-            for id in [running, suspended] {
-                let body = try await daemon.body(id)
-                #expect(body.status == 409, "\(body)")
-                #expect(body.errorCode == "task_not_completed")
-                #expect(body.header("Content-Type") == "application/json")
-            }
+            // Nothing to follow: 409 at once.
+            let body = try await daemon.body(suspended)
+            #expect(body.status == 409, "\(body)")
+            #expect(body.errorCode == "task_not_completed")
+            #expect(body.header("Content-Type") == "application/json")
+            // A running one is followed (issue 21): its reader waits for the bytes and is cut off
+            // when the task ends without them, never handed a short body as whole.
+            async let followed = daemon.body(running)
+            try await Task.sleep(for: .milliseconds(300))
             _ = try await daemon.post("/v1/sessions/\(sid)/invalidate", json: ["cancelTasks": true])
+            let answer = try? await followed
+            #expect(answer == nil || answer?.status != 200 || (answer?.body.count ?? 0) < 100, "\(String(describing: answer))")
         }
     }
 

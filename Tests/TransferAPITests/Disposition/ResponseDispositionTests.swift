@@ -182,7 +182,7 @@ import TransferService
     }
 
     static let invalidCases: [InvalidCase] = [
-        InvalidCase(name: "becomeStream", kind: "data", disposition: #"{"default": "becomeStream"}"#, code: "invalid_response_disposition", field: "responseDisposition.default", says: "hand an HTTP connection over to a stream task"),
+        InvalidCase(name: "becomeStream", kind: "data", disposition: #"{"default": "becomeStream"}"#, code: "invalid_response_disposition", field: "responseDisposition.default", says: "decide the response live"),
         InvalidCase(name: "unknown action", kind: "data", disposition: #"{"rules": [{"when": {"minLength": 1}, "then": "download"}]}"#, code: "invalid_response_disposition", field: "responseDisposition.rules[0].then", says: "becomeDownload"),
         InvalidCase(name: "empty condition", kind: "data", disposition: #"{"rules": [{"when": {}, "then": "cancel"}]}"#, code: "invalid_response_disposition", field: "responseDisposition.rules[0].when", says: "minLength, mimeType or statusCodes"),
         InvalidCase(name: "no then", kind: "data", disposition: #"{"rules": [{"when": {"minLength": 1}}]}"#, code: "invalid_response_disposition", field: "responseDisposition.rules[0].then", says: "required"),
