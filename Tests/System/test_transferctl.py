@@ -111,7 +111,9 @@ def test_get_draws_a_bar_in_a_terminal_and_saves_the_file_byte_identical(daemon,
             percents.append(found[0])
     assert len(set(percents)) >= 2, f"expected two mid-transfer bars, got percents {percents}; last screen:\n{final}"
     assert percents == sorted(percents)
-    assert all(len(line) < 120 for pane in captures for line in pane.splitlines())
+    # The bar fits the 120-column terminal (the closing "saved PATH" line may wrap: pytest's
+    # temporary path grows with its run counter, pytest-101 made it exactly 120 wide).
+    assert all(len(line) < 120 for pane in captures for line in pane.splitlines() if BAR.search(line))
     assert "100% [" in final and "done" in final, final
     assert f"saved {output}" in final
     assert daemon.token not in final
