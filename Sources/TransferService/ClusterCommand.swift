@@ -67,6 +67,13 @@ public enum ClusterCommand: Sendable {
         switch result {
         case .success(let task):
             fields = ["task": .string(Store.record(task).json)]
+        case .failure(let error as InputError):
+            // An answer the holder refused for its input (a decision's answer of another kind).
+            if case .invalidValue(let field, let message) = error {
+                fields = ["error": .string("invalid"), "field": .string(field), "message": .string(message)]
+            } else {
+                fields = ["error": .string("unavailable"), "message": .string("\(error)")]
+            }
         case .failure(let error):
             switch error as? ServiceError {
             case .notFound(let message)?: fields = ["error": .string("notFound"), "message": .string(message)]
@@ -95,6 +102,9 @@ public enum ClusterCommand: Sendable {
             throw ServiceError.conflict(code: code, message: message)
         case .string("shuttingDown")?: throw ServiceError.shuttingDown
         case .string("storage")?: throw ServiceError.storage(message)
+        case .string("invalid")?:
+            guard case .string(let field)? = value["field"] else { break }
+            throw InputError.invalidValue(field: field, message: message)
         default: break
         }
         throw StoreReadFailure(reason: "node \(holder) could not carry the command out: \(message)")

@@ -254,3 +254,26 @@ def test_a_node_stopped_past_its_lease_is_fenced_when_it_comes_back(cluster, ori
     feed = other.json("GET", f"/v1/sessions/{sid}/events?after=0&limit=1000")["events"]
     completions = sorted(event["taskId"] for event in feed if event["type"] == "didCompleteWithError")
     assert completions == ids, completions
+
+
+def test_a_decision_is_answered_through_a_node_that_does_not_run_the_task(cluster, origin, database_url):  # noqa: F811
+    a, b, c = cluster
+    sid = a.json("POST", "/v1/sessions", {"description": "cluster decisions"})["id"]
+    size = 64 * 1024
+    task = a.json("POST", f"/v1/sessions/{sid}/tasks", {"kind": "data", "decisions": ["response"],
+                                                      "request": {"url": f"{origin.url}/files/decided?size={size}"}})
+    # The pending decision is in the task's row: any node shows it.
+    pending = b.wait_until(lambda: (t := b.json("GET", f"/v1/tasks/{task['id']}"))["decision"] and t,
+                           what="the response decision")
+    runner = holder_of(database_url, task["id"])
+    other = next(node for node, name in zip(cluster, ("n1", "n2", "n3")) if name != runner)
+    # A wrong kind is refused through the other node too; the right one is carried out.
+    status, _, body = other.request("POST", f"/v1/tasks/{task['id']}/decisions/{pending['decision']['id']}", {"answer": "follow"})
+    assert status == 422, body
+    answered = other.json("POST", f"/v1/tasks/{task['id']}/decisions/{pending['decision']['id']}", {"answer": "allow"})
+    assert answered["id"] == task["id"]
+    done = c.wait_until(lambda: (t := c.json("GET", f"/v1/tasks/{task['id']}"))["state"] == "completed" and t,
+                        what="the decided task completes")
+    assert done["error"] is None and done["decision"] is None
+    status, _, payload = c.request("GET", f"/v1/tasks/{task['id']}/body")
+    assert status == 200 and payload == content("decided", size)
