@@ -4,6 +4,7 @@ internal import FoundationEssentials
 internal import JSONModel
 internal import TransferModel
 internal import TransferEngine
+internal import TransferStore
 
 /// Decisions a client makes while its task waits (issue 21, docs/decisions.md): the engine stops
 /// at a callback the task decides (`TransferJob.decisions`) and reports a `DecisionPoint`; the
@@ -79,8 +80,8 @@ extension TransferService {
             try? resolveDecision(&s, task: id, decisionId, DecisionAnswer.defaultHandling(of: pending.kind), timedOut: true, &deliveries)
             return deliveries
         }
-        // A held completion may go on with it: told only once it is durable.
-        try? commit(delivering: deliveries)
+        // A held completion may go on with it: told only once it is durable, as `handle` does.
+        store.afterCommit { deliveries.run() }
     }
 
     /// Answers the pending decision `decisionId` of task `id`; anything but the pending decision,

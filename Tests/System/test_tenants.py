@@ -161,3 +161,20 @@ def test_queue_and_quota_show_only_the_tenants_own(tenants, nginx_url):
     assert a.json("GET", "/v1/quota")["tasks"] == 3
     assert a.json("GET", "/v1/queue")["total"] == 2
     assert b.json("GET", "/v1/queue")["total"] == 0
+
+
+def test_decisions_and_followed_bodies_are_the_tenants_own(tenants):
+    """Issue 21: another tenant can neither see nor answer a pending decision, nor follow a
+    running body or read it as a stream; the owner's decision is still pending and answerable."""
+    alpha, beta, _ = tenants
+    httpbin = required_environment("TRANSFERD_TEST_HTTPBIN")
+    task = alpha.json("POST", "/v1/sessions/shared/tasks", {"kind": "data", "decisions": ["response"],
+                                                          "request": {"url": f"{httpbin}/bytes/1000"}})
+    pending = alpha.wait_until(lambda: alpha.json("GET", f"/v1/tasks/{task['id']}")["decision"], what="the decision")
+    refused(beta, "POST", f"/v1/tasks/{task['id']}/decisions/{pending['id']}", {"answer": "cancel"})
+    refused(beta, "GET", f"/v1/tasks/{task['id']}/body")
+    refused(beta, "GET", f"/v1/tasks/{task['id']}/read?min=1&max=10&wait=0")
+    assert alpha.json("GET", f"/v1/tasks/{task['id']}")["decision"]["id"] == pending["id"]
+    alpha.json("POST", f"/v1/tasks/{task['id']}/decisions/{pending['id']}", {"answer": "allow"})
+    done = completed(alpha, task["id"])
+    assert done["error"] is None and done["response"]["statusCode"] == 200
