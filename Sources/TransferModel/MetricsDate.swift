@@ -21,7 +21,7 @@ public struct MetricsDate: Codable, Sendable, Equatable, Comparable {
     }
 
     /// The served form.
-    public var text: String { date.formatted(Self.style) }
+    public var text: String { RFC3339.millisecondsText(date) }
 
     public static func < (a: MetricsDate, b: MetricsDate) -> Bool { a.date < b.date }
 }

@@ -48,8 +48,11 @@ public struct ResponseInfo: Codable, Sendable, Equatable {
     /// a small download's CPU (issue 18).
     static func plainLastComponent(of url: String) -> Substring? {
         let bytes = url.utf8
-        guard let scheme = bytes.firstRange(of: "://".utf8) else { return nil }
-        let afterAuthority = bytes[scheme.upperBound...]
+        // "scheme://": the first colon ends the scheme (a plain scan: `firstRange(of:)` builds a
+        // searcher per call, 1.4% of a small download's CPU).
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              bytes[bytes.index(after: colon)...].starts(with: "//".utf8) else { return nil }
+        let afterAuthority = bytes[bytes.index(colon, offsetBy: 3)...]
         guard let pathStart = afterAuthority.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let path = bytes[pathStart...].prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
         guard let lastSlash = path.lastIndex(of: UInt8(ascii: "/")) else { return nil }

@@ -68,6 +68,7 @@ import JSONModel
             .init(when: .init(minLength: 10, mimeType: "video/*", statusCodes: [200]), then: .becomeDownload),
         ])
         done.version = 99
+        done.decisions = DecisionSet([.response, .challenge, .cache])
         done.progress.bytesPerSecond = 1e-7
         all.append(done)
 
@@ -78,6 +79,7 @@ import JSONModel
         upload.resumable = ResumableUpload(protocol: .tus, filename: "a b.bin")
         upload.progress.bytesPerSecond = 3e20
         upload.createdAt = Date(timeIntervalSince1970: 0)
+        upload.decisions = DecisionSet([.redirect])
         all.append(upload)
         return all
     }
