@@ -7,7 +7,8 @@ package import TransferStore
 /// transaction are delivered once.
 ///
 /// The payload is a letter and fields, space-separated: `f SESSION`, `t SESSION TASK`,
-/// `T SESSION`, `s SESSION`, `q`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`.
+/// `T SESSION`, `s SESSION`, `q`, `c ID NODE` (the node id last: it may hold anything but a newline), `a ID`,
+/// `S NAME` (a setting's name: no spaces).
 /// Session ids are the daemon's UUIDs (no spaces).
 enum ClusterChange {
     /// The channel every node listens on.
@@ -22,6 +23,7 @@ enum ClusterChange {
         case .queue: "q"
         case .command(let id, let node): "c \(id) \(node)"
         case .answer(let id): "a \(id)"
+        case .setting(let name): "S \(name)"
         }
     }
 
@@ -36,6 +38,7 @@ enum ClusterChange {
         case ("t", 3): return Int(parts[2]).map { .task(session: parts[1], id: $0) }
         case ("c", 3): return Int(parts[1]).flatMap { id in parts[2].isEmpty ? nil : .command(id: id, node: parts[2]) }
         case ("a", 2): return Int(parts[1]).map { .answer(id: $0) }
+        case ("S", 2): return .setting(parts[1])
         default: return nil
         }
     }

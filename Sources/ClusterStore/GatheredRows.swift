@@ -18,6 +18,7 @@ struct GatheredRows {
     private var changedFeeds: Set<String> = []
     private var changedTasks: [String: Set<Int>] = [:]
     private var changedSessions: Set<String> = []
+    private var changedSettings: Set<String> = []
     /// Whether a row went into the queue or gave its lease up: the claims of every node may find room.
     private var queueChanged = false
     /// The commit's transaction id, once asked for, and how many stamps it has given.
@@ -28,6 +29,9 @@ struct GatheredRows {
 
     /// A session row this commit writes (`saveSession`, not gathered: its upsert is its own).
     mutating func noteSession(_ id: String) { changedSessions.insert(id) }
+
+    /// A daemon-wide setting this commit writes (`saveSetting`): every node reads it again.
+    mutating func noteSetting(_ name: String) { changedSettings.insert(name) }
 
     /// More tasks of one session than this in one commit are signalled as one `tasks` signal.
     static let taskSignalsPerSession = 16
@@ -55,6 +59,7 @@ struct GatheredRows {
         var signals = changedFeeds.sorted().map { ClusterSignal.feed(session: $0) }
         if queueChanged { signals.append(.queue) }
         signals += changedSessions.sorted().map { ClusterSignal.session($0) }
+        signals += changedSettings.sorted().map { ClusterSignal.setting($0) }
         for (session, ids) in changedTasks.sorted(by: { $0.key < $1.key }) {
             if ids.count > Self.taskSignalsPerSession {
                 signals.append(.tasks(session: session))

@@ -35,6 +35,7 @@ package struct PostgresWrites: WriteTarget {
             for operation in operations {
                 if gathered.add(operation) { continue }
                 if case .saveSession(let session) = operation { gathered.noteSession(session.id) }
+                if case .saveSetting(let name, _) = operation { gathered.noteSetting(name) }
                 switch operation {
                 case .pruneEvents, .deleteEvents: try gathered.writeEvents(tx)
                 default: try gathered.writeTasksAndMetrics(tx)

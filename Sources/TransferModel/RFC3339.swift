@@ -8,7 +8,8 @@ public import FoundationEssentials
 /// million instants, `RFC3339Tests`).
 public enum RFC3339 {
     /// Appends `date`'s digits (no quotes); false, with nothing appended, for a year outside
-    /// 0...9999 (the caller falls back to Foundation).
+    /// 1583...9999 (the caller falls back to Foundation, whose calendar is Julian before the
+    /// Gregorian reform of October 1582, where gmtime_r's is proleptic Gregorian).
     static func append(_ date: Date, milliseconds: Bool, to bytes: inout [UInt8]) -> Bool {
         let since1970 = date.timeIntervalSince1970
         guard since1970.isFinite else { return false }
@@ -16,7 +17,7 @@ public enum RFC3339 {
         guard abs(whole) < 1e15 else { return false }
         var seconds = time_t(whole)
         var parts = tm()
-        guard gmtime_r(&seconds, &parts) != nil, (0...9999).contains(parts.tm_year + 1900) else { return false }
+        guard gmtime_r(&seconds, &parts) != nil, (1583...9999).contains(parts.tm_year + 1900) else { return false }
         digits(Int(parts.tm_year) + 1900, 4, &bytes); bytes.append(UInt8(ascii: "-"))
         digits(Int(parts.tm_mon) + 1, 2, &bytes); bytes.append(UInt8(ascii: "-"))
         digits(Int(parts.tm_mday), 2, &bytes); bytes.append(UInt8(ascii: "T"))

@@ -73,7 +73,7 @@ final class ClusterWaits: Sendable {
                     case .tasks(let session):
                         ids += t.bySession[session]?.filter { $0.value.task != nil }.map(\.key) ?? []
                         anyTask = true
-                    case .command, .answer, .queue, .session:
+                    case .command, .answer, .queue, .session, .setting:
                         break
                     }
                 }

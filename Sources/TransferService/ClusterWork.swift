@@ -131,6 +131,7 @@ final class ClusterWork: Sendable {
                     // What was signalled meanwhile is lost: look at everything that waits.
                     for wake in answers.withLock({ Array($0.values) }) { wake() }
                     if let service { carryOutCommands(service, node: id) }
+                    commandQueue.async { [weak service] in service?.settingChanged(nil) }
                     nudge()
                 case .signals(let signals):
                     for signal in signals {
@@ -148,6 +149,8 @@ final class ClusterWork: Sendable {
                             }
                         case .feed(let session):
                             service?.nudgeWebhook(session)
+                        case .setting(let name):
+                            commandQueue.async { [weak service] in service?.settingChanged(name) }
                         case .task(let session, _), .tasks(let session):
                             // A task of an invalidating session ended, maybe its last.
                             if service?.isInvalidating(session: session) == true { checkInvalidation(of: session) }

@@ -29,6 +29,20 @@ extension TransferService {
         return limits
     }
 
+    /// A daemon-wide setting changed in the store, through another node of the cluster
+    /// (`ClusterSignal.setting`) or while this node's listener was away (a resync): the rate
+    /// limits are read again, as a start reads them, and the engine follows. Without it a
+    /// `PATCH /v1/limits` through one node held on that node only, until the others restarted.
+    func settingChanged(_ name: String?) {
+        guard name == nil || name == KeptBandwidthLimits.setting else { return }
+        let limits = Self.startingBandwidthLimits(store: store, configured: configuration.bandwidthLimits, logger: logger)
+        state.withLock { s in
+            guard s.bandwidthLimits != limits else { return }
+            s.bandwidthLimits = limits
+            engine.submit(.setLimits(limits))
+        }
+    }
+
     /// The limits to start with: those changed over the API before a restart, unless the
     /// configured ones (flags, environment, file) changed since, which then win.
     static func startingBandwidthLimits(store: any TaskStore, configured: BandwidthLimits, logger: Logger) -> BandwidthLimits {

@@ -13,6 +13,9 @@ package enum ClusterSignal: Sendable, Hashable {
     case session(String)
     /// The queue changed: a task was queued, or a lease given up (a slot freed under the caps).
     case queue
+    /// A daemon-wide setting changed over the API (`StoreOperation.saveSetting`, e.g. the rate
+    /// limits): every node reads it again, so a change made through one node holds on all.
+    case setting(String)
     /// A command row for the task `node` holds (`ClusterCoordinator.sendCommand`).
     case command(id: Int, node: String)
     /// A command was answered (`ClusterCoordinator.answerCommand`).

@@ -12,10 +12,10 @@ import TransferStore
 @Suite struct ClusterChangeTests {
     @Test func payloadsRoundTripAndOddOnesAreRefused() {
         let signals: [ClusterSignal] = [.feed(session: "s1"), .task(session: "s1", id: 42), .tasks(session: "s1"), .session("s1"), .queue,
-                                        .command(id: 7, node: "host a:8080"), .answer(id: 7)]
-        #expect(signals.map(ClusterChange.payload) == ["f s1", "t s1 42", "T s1", "s s1", "q", "c 7 host a:8080", "a 7"])
+                                        .command(id: 7, node: "host a:8080"), .answer(id: 7), .setting("bandwidth_limits")]
+        #expect(signals.map(ClusterChange.payload) == ["f s1", "t s1 42", "T s1", "s s1", "q", "c 7 host a:8080", "a 7", "S bandwidth_limits"])
         for signal in signals { #expect(ClusterChange.signal(payload: ClusterChange.payload(signal)) == signal) }
-        for odd in ["", "q ", "Q", "f", "f ", "t s", "t s x", "t s 1 2", "c 1", "c x n", "c 1 ", "a", "a x", "x s1", "s1 42"] {
+        for odd in ["", "q ", "Q", "f", "f ", "t s", "t s x", "t s 1 2", "c 1", "c x n", "c 1 ", "a", "a x", "x s1", "s1 42", "S"] {
             #expect(ClusterChange.signal(payload: odd) == nil, "\(odd)")
         }
     }

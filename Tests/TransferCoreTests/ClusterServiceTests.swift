@@ -290,6 +290,34 @@ struct ClusterServiceTests {
         _ = try maker.createTask(in: session, spec, owner: "alice")
     }
 
+    @Test("the daemon-wide rate limits changed through one node hold on every node, and their engines follow")
+    func rateLimitsChangedThroughOneNodeHoldOnEveryNode() async throws {
+        let cluster = try Cluster(nodes: 3, maxConcurrent: 4)
+        defer { cluster.stop() }
+        let changed = try cluster.nodes[0].service.updateBandwidthLimits(BandwidthLimitsPatch(
+            global: BandwidthLimitPatch(downloadBytesPerSecond: .some(500_000)),
+            background: BandwidthLimitPatch(uploadBytesPerSecond: .some(1_000))))
+        #expect(changed.downloadBytesPerSecond == 500_000 && changed.background.uploadBytesPerSecond == 1_000)
+        try await cluster.waitUntil("every node has the new limits") {
+            cluster.nodes.allSatisfy { $0.service.bandwidthLimits == changed }
+        }
+        for node in cluster.nodes.dropFirst() {
+            let last = node.engine.commands.compactMap { command -> BandwidthLimits? in
+                if case .setLimits(let limits) = command { return limits }
+                return nil
+            }.last
+            #expect(last == changed, "the engine of a node that did not take the PATCH runs at the old limits")
+        }
+
+        // Back to unlimited through another node: the first follows too.
+        let cleared = try cluster.nodes[2].service.updateBandwidthLimits(BandwidthLimitsPatch(
+            global: BandwidthLimitPatch(downloadBytesPerSecond: .some(nil)), background: BandwidthLimitPatch(uploadBytesPerSecond: .some(nil))))
+        #expect(cleared == BandwidthLimits())
+        try await cluster.waitUntil("every node is unlimited again") {
+            cluster.nodes.allSatisfy { $0.service.bandwidthLimits == cleared }
+        }
+    }
+
     @Test("the change feed of tasks is every node's, in commit order, through any node, and each tenant's own")
     func theChangeFeedSpansTheNodes() async throws {
         let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
