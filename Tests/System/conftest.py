@@ -29,7 +29,7 @@ def required_environment(name: str) -> str:
 
 @pytest.fixture
 def nginx_url() -> str:
-    """nginx serving test files: /files/1MiB.bin, /files/16MiB.bin, /slow/ at 256 KiB/s."""
+    """nginx serving test files: /files/1MiB.bin, /files/16MiB.bin, /slow/ at 256 KiB/s, /slower/ at 64 KiB/s."""
     return required_environment("TRANSFERD_TEST_NGINX")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sqlite3
 import time
 
 import pytest
@@ -316,7 +317,14 @@ def test_a_pending_decision_across_a_kill(start_daemon, httpbin):
     data = create(first, sid, {"kind": "data", "decisions": ["redirect"], "request": {"url": f"{httpbin}/redirect-to?url=/get"}})
     before = pending(first, download["id"], "redirect")
     asked = pending(first, data["id"], "redirect")
-    time.sleep(0.5)  # the decision's row is queued for the store's next group commit, not waited for
+    # The decision's row is queued for the store's next group commit, not waited for: the kill
+    # comes once the data task's stored record names it (read from the database file itself).
+    def stored(task_id, decision_id):
+        with sqlite3.connect(f"file:{first.data_dir / 'transferd.sqlite3'}?mode=ro", uri=True, timeout=5) as db:
+            row = db.execute("SELECT record FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        return row is not None and decision_id in row[0]
+    first.wait_until(lambda: stored(data["id"], asked["id"]) and stored(download["id"], before["id"]),
+                     timeout=30, what="the pending decisions' rows committed")
     first.process.kill()
     first.process.wait(10)
 

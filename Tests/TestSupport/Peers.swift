@@ -19,7 +19,7 @@ public enum Peers {
     }
 
     /// nginx serving static files, e.g. `http://127.0.0.1:PORT`, with real `Range`, `ETag` and
-    /// `If-Range` handling: `/files/NAME` at full speed, `/slow/NAME` limited to 256 KiB/s.
+    /// `If-Range` handling: `/files/NAME` at full speed, `/slow/NAME` limited to 256 KiB/s, `/slower/NAME` to 64 KiB/s.
     /// The files are in ``nginxDocumentRoot()``. Read from `TRANSFERD_TEST_NGINX`.
     public static func nginx() throws -> String {
         try baseURL(of: "nginx", variable: "TRANSFERD_TEST_NGINX")

@@ -207,6 +207,7 @@ $(nginx_http_defaults "$prefix")
         location = /healthz { return 200 "ok\n"; }
         location /files/ { alias $root/; }
         location /slow/ { alias $root/; limit_rate 256k; }
+        location /slower/ { alias $root/; limit_rate 64k; }
     }
 }
 EOF

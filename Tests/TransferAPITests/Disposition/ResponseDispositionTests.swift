@@ -230,10 +230,10 @@ import TransferService
         try await DaemonFixture.with { first in
             let sid = try #require(try await first.createSession(["kind": "background", "identifier": "com.example.disposition"]).string("id"))
             let disposition: [String: Any] = ["rules": [["when": ["mimeType": "application/*"], "then": "becomeDownload"]]]
-            // /slow/ is 256 KiB/s: about 4 s for the whole file.
-            let id = try #require(try await first.dataTask(in: sid, ["url": nginx + "/slow/1MiB.bin"], extra: ["responseDisposition": disposition]).int("id"))
-            // Past a checkpoint (one a second) with most of the file still to come: at 300 KB the
-            // rest (2.7 s) once finished before the restart with the whole suite on two cores.
+            // /slower/ is 64 KiB/s: about 16 s for the whole file. At /slow/'s 256 KiB/s the rest
+            // (3.6 s after 100 KB) finished before the restart twice in full runs on two cores.
+            let id = try #require(try await first.dataTask(in: sid, ["url": nginx + "/slower/1MiB.bin"], extra: ["responseDisposition": disposition]).int("id"))
+            // Past a checkpoint (one a second) with most of the file still to come.
             try await first.waitForTask(id, timeout: 30) { ($0.value(at: "progress.bytesReceived") as? Int ?? 0) >= 100_000 }
             try await Task.sleep(for: .milliseconds(1100))
             let before = try await first.task(id)
