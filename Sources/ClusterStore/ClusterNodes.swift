@@ -7,12 +7,17 @@ internal import FoundationEssentials
 /// is not live, and its leases are taken back by `ClusterQueue.requeueExpired`. All times are
 /// the database's (`now()`), so the nodes' clocks need not agree.
 public enum ClusterNodes {
-    /// Registers `id` (again, after a restart: its start time is renewed).
+    /// Registers `id` (again, after a restart: its start time is renewed). The routes of its
+    /// ephemeral sessions go: they lived in the memory of the process that registered before
+    /// (a node the registry forgot and that comes back routes what it still holds again).
     public static func register(id: String, address: String, on database: PostgresConnection) throws {
-        try database.run("""
-            INSERT INTO cluster_nodes (id, address) VALUES ($1, $2)
-            ON CONFLICT (id) DO UPDATE SET address = excluded.address, started_at = now(), heartbeat_at = now()
-            """, id, address)
+        try database.transaction { tx in
+            try tx.run("""
+                INSERT INTO cluster_nodes (id, address) VALUES ($1, $2)
+                ON CONFLICT (id) DO UPDATE SET address = excluded.address, started_at = now(), heartbeat_at = now()
+                """, id, address)
+            try tx.run("DELETE FROM ephemeral_routes WHERE node = $1", id)
+        }
     }
 
     /// Records that `id` is alive, with its load; false when its row is gone (`forget` took it

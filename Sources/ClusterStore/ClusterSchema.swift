@@ -234,5 +234,16 @@ enum ClusterSchema {
             value text NOT NULL
         );
         """,
+        // 11: where an ephemeral session and its tasks live (`EphemeralRoutes`). They are never
+        //     stored; these rows only name the node that holds them, so another node can pass a
+        //     request for them on. They go with their node's registry row.
+        """
+        CREATE TABLE ephemeral_routes (
+            key text PRIMARY KEY,
+            session_id text NOT NULL,
+            node text NOT NULL REFERENCES cluster_nodes (id) ON DELETE CASCADE
+        );
+        CREATE INDEX ephemeral_routes_by_node ON ephemeral_routes (node);
+        """,
     ]
 }

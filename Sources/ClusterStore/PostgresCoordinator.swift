@@ -218,3 +218,13 @@ package struct PostgresCoordinator: ClusterCoordinator {
         !(try database.run("DELETE FROM task_commands WHERE id = $1 AND NOT taken RETURNING id", id)).isEmpty
     }
 }
+
+extension PostgresCoordinator {
+    package func routeEphemeral(session: String, tasks: [Int], node: String) throws {
+        try EphemeralRoutes.route(session: session, tasks: tasks, node: node, on: database)
+    }
+
+    package func ephemeralHolder(session: String?, task: Int?, except node: String, liveWithin seconds: Double) throws -> String? {
+        try EphemeralRoutes.holder(session: session, task: task, except: node, within: seconds, on: database)
+    }
+}

@@ -12,7 +12,7 @@ public final class APIHandler: HTTPRequestHandler {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
-    private let service: TransferService
+    let service: TransferService
     private let blobs: BlobStore
     private let maxBlobSize: Int
     private let requestMetrics: HTTPRequestMetrics
@@ -175,9 +175,18 @@ public final class APIHandler: HTTPRequestHandler {
                 return (.now(Self.forbidden(request.method, resolution.pattern ?? request.path).response), resolution.pattern, identity)
             }
             do {
-                return (try handler(APIRequest(http: request, parameters: parameters, identity: identity)), resolution.pattern, identity)
+                let result = try handler(APIRequest(http: request, parameters: parameters, identity: identity))
+                if case .now(let answer) = result, answer.status == 404,
+                   let passed = passedOn(request, parameters: parameters, requestId: requestId) {
+                    return (passed, resolution.pattern, identity)
+                }
+                return (result, resolution.pattern, identity)
             } catch {
-                return (.now(response(for: error, request, requestId: requestId)), resolution.pattern, identity)
+                let answer = response(for: error, request, requestId: requestId)
+                if answer.status == 404, let passed = passedOn(request, parameters: parameters, requestId: requestId) {
+                    return (passed, resolution.pattern, identity)
+                }
+                return (.now(answer), resolution.pattern, identity)
             }
         }
     }

@@ -3,13 +3,13 @@ internal import Glibc
 /// Starts a detached POSIX thread running `body`. A closure that captures cannot be handed to
 /// pthread_create directly (it crashes the 6.3 compiler, STYLE.md), so the body travels in a box
 /// through the thread's argument and a non-capturing trampoline unpacks it.
-enum DedicatedThread {
+package enum DedicatedThread {
     private final class Box {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
-    static func start(_ body: @escaping @Sendable () -> Void) {
+    package static func start(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { argument in

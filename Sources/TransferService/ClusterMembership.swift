@@ -51,7 +51,9 @@ final class ClusterMembership: Sendable {
     /// Takes this daemon's place once it listens on `host:port` (an unspecified host, 0.0.0.0 or
     /// ::, registers as the host's name) as `--node-id`, else `HOSTNAME:PORT` (unique per host and
     /// port, and the same after a restart on them); `load` is read at every heartbeat.
-    func join(host: String, port: Int, load: @escaping @Sendable () -> NodeLoad) {
+    /// `registered` runs after each registration (the first, and again after the registry forgot
+    /// the node), on the heartbeats' queue.
+    func join(host: String, port: Int, load: @escaping @Sendable () -> NodeLoad, registered: @escaping @Sendable () -> Void = {}) {
         let id = configuredId ?? "\(Self.hostName()):\(port)"
         let reachable = host == "0.0.0.0" || host == "::" || host.isEmpty ? Self.hostName() : host
         let address = reachable.contains(":") ? "[\(reachable)]:\(port)" : "\(reachable):\(port)"
@@ -59,23 +61,25 @@ final class ClusterMembership: Sendable {
         guard let registry else { return }
         do {
             try registry.register(id: id, address: address)
+            queue.async(execute: registered)
         } catch {
             logger.error("cluster registration failed", metadata: ["node": "\(id)", "error": "\(error)"])
         }
         let beat = DispatchSource.makeTimerSource(queue: queue)
         let interval = max(1, leaseTimeout / 3)
         beat.schedule(deadline: .now(), repeating: interval)
-        beat.setEventHandler { [weak self] in self?.heartbeat(id: id, address: address, load: load()) }
+        beat.setEventHandler { [weak self] in self?.heartbeat(id: id, address: address, load: load(), registered: registered) }
         beat.resume()
         timer.set(beat)
     }
 
-    private func heartbeat(id: String, address: String, load: NodeLoad) {
+    private func heartbeat(id: String, address: String, load: NodeLoad, registered: @Sendable () -> Void) {
         guard let registry, !left.load(ordering: .relaxed) else { return }
         do {
             if try !registry.heartbeat(id: id, load: load) {
                 logger.warning("the cluster had forgotten this node; registering again", metadata: ["node": "\(id)"])
                 try registry.register(id: id, address: address)
+                registered()
             }
             liveCount.store(try registry.liveNodes(within: leaseTimeout).count, ordering: .relaxed)
             if failing.exchange(false, ordering: .relaxed) { logger.info("cluster heartbeat works again", metadata: ["node": "\(id)"]) }

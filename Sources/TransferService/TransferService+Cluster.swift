@@ -6,9 +6,9 @@ internal import TransferStore
 extension TransferService {
     /// Registers this daemon once it listens at `host:port` and starts its heartbeat.
     public func joinCluster(host: String, port: Int) {
-        membership.join(host: host, port: port) { [weak self] in
+        membership.join(host: host, port: port, load: { [weak self] in
             self?.nodeLoad ?? NodeLoad(running: 0, queued: 0, maxConcurrentTransfers: 0)
-        }
+        }, registered: { [weak self] in self?.routeEveryEphemeral() })
         // Claims begin once the node has its id (the leases name it).
         if let clusterWork, let id = membership.nodeId { clusterWork.start(node: id, service: self) }
     }

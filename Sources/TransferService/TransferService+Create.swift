@@ -63,7 +63,7 @@ extension TransferService {
         try learnSession(sessionId)
         // In a cluster with quotas, the tenant's usage on every node: read before the lock.
         let stored = readsStoredUsage ? try storedUsage(owner: owner) : nil
-        let (ids, written, created) = try state.withLock { s throws -> (Range<Int>, Int?, Deliveries) in
+        let (ids, written, created, ephemeral) = try state.withLock { s throws -> (Range<Int>, Int?, Deliveries, Bool) in
             guard s.accepting else { throw ServiceError.shuttingDown }
             let session = try visibleSession(s, sessionId, owner)
             guard session.state == .active else {
@@ -98,7 +98,7 @@ extension TransferService {
                 written = nil
             }
             if stored != nil, written != nil { s.creationsInFlight.begin(owner: owner, count: ids.count) }
-            return (ids, written, deliveries)
+            return (ids, written, deliveries, session.kind == .ephemeral)
         }
         do {
             defer {
@@ -110,6 +110,7 @@ extension TransferService {
             created.run()
             throw error
         }
+        if ephemeral, isClustered { routeEphemeral(session: sessionId, tasks: Array(ids)) }
         let local = try takeWhereMade(ids)
         let (tasks, started) = state.withLock { s -> ([TransferTask], Deliveries) in
             var deliveries = Deliveries()

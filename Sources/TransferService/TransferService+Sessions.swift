@@ -50,6 +50,7 @@ extension TransferService {
             return creation
         }
         try settleCreation(of: creation.session.id, written)
+        if isClustered, creation.session.kind == .ephemeral { routeEphemeral(session: creation.session.id, tasks: []) }
         if !creation.session.configuration.tlsVerifiesServerCertificate {
             // Loud on purpose: this session's tasks accept any server certificate. Once, here;
             // each task names its session.

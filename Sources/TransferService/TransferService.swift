@@ -42,6 +42,8 @@ public final class TransferService: Sendable {
     public let metrics: TransferMetrics
     /// The daemons sharing the store, this one among them (`TransferService+Cluster`).
     let membership: ClusterMembership
+    /// Requests for ephemeral sessions another node holds, passed on to it (`NodeForwarding`).
+    let nodeForwarding = NodeForwarding()
     /// This node's share of a cluster's queue: claims and leases (`TransferService+ClusterQueue`);
     /// nil for a daemon alone.
     let clusterWork: ClusterWork?

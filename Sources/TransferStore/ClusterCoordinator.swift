@@ -98,6 +98,15 @@ package protocol ClusterCoordinator: Sendable {
     func answer(ofCommand id: Int) throws -> String?
     /// Withdraws a command its holder has not taken; false when it was taken (its answer will come).
     func withdrawCommand(id: Int) throws -> Bool
+
+    // MARK: ephemeral sessions (never stored)
+
+    /// Names `node` as where ephemeral session `session` and its tasks `tasks` live, so the
+    /// other nodes can pass requests for them on. Ids only, no tenant's data.
+    func routeEphemeral(session: String, tasks: [Int], node: String) throws
+    /// The address of the live node, other than `node`, holding ephemeral session `session` (or
+    /// `task`, when given); nil when no other node does.
+    func ephemeralHolder(session: String?, task: Int?, except node: String, liveWithin seconds: Double) throws -> String?
 }
 
 /// The numbers the nodes of a cluster hand out from one sequence each.

@@ -277,3 +277,70 @@ def test_a_decision_is_answered_through_a_node_that_does_not_run_the_task(cluste
     assert done["error"] is None and done["decision"] is None
     status, _, payload = c.request("GET", f"/v1/tasks/{task['id']}/body")
     assert status == 200 and payload == content("decided", size)
+
+
+def test_an_ephemeral_session_is_answered_through_any_node_and_stays_off_the_store(tmp_path, origin, database_url):  # noqa: F811
+    """An ephemeral session lives only in the memory of the node that made it (never stored, the
+    shared database included); the other nodes pass requests for it and its tasks on to that node,
+    which checks the token as for its own clients."""
+    alpha, beta = secrets.token_hex(16), secrets.token_hex(16)
+    shared = tmp_path / "shared"
+    nodes: list[Daemon] = []
+    try:
+        for name in ("e1", "e2"):
+            node = Daemon(shared, log_path=tmp_path / f"{name}.log",
+                          arguments=["--database-url", database_url, "--node-id", name, "--lease-timeout", str(LEASE),
+                                     "--token", f"alpha:{alpha}", "--token", f"beta:{beta}"])
+            node.token = alpha
+            nodes.append(node)
+        maker, other = nodes
+        sid = maker.json("POST", "/v1/sessions", {"kind": "ephemeral", "description": "memory only"})["id"]
+        assert other.json("GET", f"/v1/sessions/{sid}")["kind"] == "ephemeral"
+
+        # A task created through the other node lives with its session; a body with a query string,
+        # an events long-poll and a cancel all go through the node that does not hold it.
+        size = 64 * 1024
+        task = other.json("POST", f"/v1/sessions/{sid}/tasks", {"kind": "data", "request": {"url": f"{origin.url}/files/eph?size={size}"}})
+        done = other.wait_until(lambda: (t := other.json("GET", f"/v1/tasks/{task['id']}"))["state"] == "completed" and t,
+                                what="the ephemeral task completes")
+        assert done["error"] is None and done["sessionId"] == sid
+        status, _, payload = other.request("GET", f"/v1/tasks/{task['id']}/body")
+        assert status == 200 and payload == content("eph", size)
+        status, headers, payload = other.request("GET", f"/v1/tasks/{task['id']}/body", headers={"Range": "bytes=10-19"})
+        assert status == 206 and payload == content("eph", size)[10:20], (status, headers)
+        status, _, body = other.request("GET", f"/v1/sessions/{sid}/events?after=0&wait=5&limit=100", timeout=30)
+        assert status == 200, body[:300]
+        assert "didCompleteWithError" in [event["type"] for event in json.loads(body)["events"]]
+        slow = other.json("POST", f"/v1/sessions/{sid}/tasks", {"kind": "download", "request": {"url": f"{origin.url}/files/slow?size={768 * 1024}"}})
+        cancelled = other.json("POST", f"/v1/tasks/{slow['id']}/cancel", {})
+        assert cancelled["id"] == slow["id"] and cancelled["state"] in ("canceling", "completed"), cancelled
+        ended = other.wait_until(lambda: (t := other.json("GET", f"/v1/tasks/{slow['id']}"))["state"] == "completed" and t,
+                                 what="the cancelled ephemeral task completes")
+        assert ended["error"]["code"] == -999
+
+        # Nothing of it is in the shared database but where it lives.
+        assert rows(database_url, f"SELECT count(*) FROM sessions WHERE id = '{sid}'") == ["0"]
+        assert rows(database_url, f"SELECT count(*) FROM tasks WHERE id IN ({task['id']}, {slow['id']})") == ["0"]
+        assert rows(database_url, f"SELECT count(*) FROM events WHERE session_id = '{sid}'") == ["0"]
+        assert sorted(rows(database_url, "SELECT key || ' ' || node FROM ephemeral_routes")) == sorted(
+            [f"s {sid} e1", f"t {task['id']} e1", f"t {slow['id']} e1"])
+
+        # Another tenant gets the holder's 404 through either node, and a name no node holds is 404.
+        as_beta = {"Authorization": f"Bearer {beta}"}
+        for node in nodes:
+            for method, path in (("GET", f"/v1/sessions/{sid}"), ("GET", f"/v1/tasks/{task['id']}"),
+                                 ("GET", f"/v1/tasks/{task['id']}/body"), ("POST", f"/v1/tasks/{task['id']}/cancel")):
+                status, _, payload = node.request(method, path, {} if method == "POST" else None, headers=as_beta)
+                assert status == 404, f"{method} {path} as beta through {node.url}: {status} {payload[:200]!r}"
+        status, _, _ = other.request("GET", "/v1/sessions/no-such-session")
+        assert status == 404
+
+        # The holder stops: its routes go with it, and the other node answers 404 at once.
+        maker.stop()
+        assert rows(database_url, "SELECT count(*) FROM ephemeral_routes") == ["0"]
+        status, _, payload = other.request("GET", f"/v1/tasks/{task['id']}")
+        assert status == 404, payload[:300]
+    finally:
+        for node in nodes:
+            if node.process.poll() is None:
+                node.stop()
