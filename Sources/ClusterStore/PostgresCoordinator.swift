@@ -1,4 +1,5 @@
 internal import FoundationEssentials
+internal import Glibc
 public import PostgreSQL
 package import TransferModel
 package import TransferStore
@@ -226,5 +227,33 @@ extension PostgresCoordinator {
 
     package func ephemeralHolder(session: String?, task: Int?, except node: String, liveWithin seconds: Double) throws -> String? {
         try EphemeralRoutes.holder(session: session, task: task, except: node, within: seconds, on: database)
+    }
+}
+
+/// Creations for one tenant take turns across the nodes while a task quota is set: a
+/// transaction-less advisory lock on the coordinator's connection (the class number, the
+/// tenant's hash), taken by polling `pg_try_advisory_lock` so the connection is never blocked
+/// for this node's claims and commands. Two requests of one node share its turn (a session's
+/// advisory lock is re-entrant), where `CreationsInFlight` counts what each has on its way. A
+/// connection lost meanwhile gives the turn up early: the read that follows may then miss another
+/// node's creation, as before these turns.
+extension PostgresCoordinator {
+    /// The advisory lock class of tenant creation turns (any fixed number no other lock uses).
+    static let creationTurns: Int32 = 0x7472_6431  // "trd1"
+
+    package func beginTenantCreations(owner: String?) throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var pause: UInt32 = 500  // µs, doubling to 20 ms
+        while try database.run("SELECT pg_try_advisory_lock($1::int4, hashtext($2))", Int(Self.creationTurns), owner ?? "").first?.bool(0) != true {
+            guard ContinuousClock.now < deadline else {
+                throw PostgresError(sqlState: "", message: "another node kept the tenant's creation turn for 10 s", context: "quota")
+            }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+    }
+
+    package func endTenantCreations(owner: String?) {
+        _ = try? database.run("SELECT pg_advisory_unlock($1::int4, hashtext($2))", Int(Self.creationTurns), owner ?? "")
     }
 }

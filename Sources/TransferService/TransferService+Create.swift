@@ -61,7 +61,11 @@ extension TransferService {
     /// their rows are committed (`settleCreation`): a task the store refused never runs.
     private func create(in sessionId: String, _ prepared: [PreparedTask], owner: String?) throws -> [TransferTask] {
         try learnSession(sessionId)
-        // In a cluster with quotas, the tenant's usage on every node: read before the lock.
+        // In a cluster with quotas, the tenant's usage on every node, read in the tenant's
+        // creation turn (held until the commit: no other node creates for it meanwhile), before
+        // the lock.
+        let turn = readsStoredUsage ? try beginTenantCreations(owner: owner) : nil
+        defer { turn?.end() }
         let stored = readsStoredUsage ? try storedUsage(owner: owner) : nil
         let (ids, written, created, ephemeral) = try state.withLock { s throws -> (Range<Int>, Int?, Deliveries, Bool) in
             guard s.accepting else { throw ServiceError.shuttingDown }

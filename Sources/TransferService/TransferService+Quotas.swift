@@ -9,9 +9,9 @@ internal import TransferStore
 /// In a cluster a tenant's tasks and blobs are on every node and in the store's queue, so its
 /// usage is the store's (`ClusterCoordinator.usage`, a read per check), plus what only this node
 /// knows: the tasks of its ephemeral sessions (never stored; `TenantUsage` counts only those
-/// here) and the creations still on their way to the store (`CreationsInFlight`). What other
-/// nodes are creating for the same tenant at the same moment is not seen: the task quota may be
-/// passed by what those nodes create between this read and this commit.
+/// here) and the creations still on their way to the store (`CreationsInFlight`). A creation
+/// reads and commits in the tenant's turn (`beginTenantCreations`): what another node creates
+/// for the same tenant at the same moment waits for it, so the task quota holds across nodes.
 extension TransferService {
     /// What a tenant holds and may hold (`GET /v1/quota`); a quota without a limit is null.
     public struct QuotaUsage: Codable, Sendable, Equatable {
@@ -47,6 +47,21 @@ extension TransferService {
     func heldUsage(owner: String?) throws -> HeldUsage {
         let stored = try storedUsage(owner: owner)
         return state.withLock { s in heldUsage(s, owner: owner, stored: stored) }
+    }
+
+    /// A tenant's creation turn across the cluster, held from the usage read to the commit.
+    struct CreationTurn {
+        let end: () -> Void
+    }
+
+    func beginTenantCreations(owner: String?) throws -> CreationTurn? {
+        guard let coordinator = store.coordinator else { return nil }
+        do {
+            try coordinator.beginTenantCreations(owner: owner)
+        } catch {
+            throw StoreReadFailure(reason: "the tenant's creations cannot take their turn in the store: \(error)")
+        }
+        return CreationTurn { coordinator.endTenantCreations(owner: owner) }
     }
 
     /// The store's figures for `owner` and this node's count of landed creations before the read

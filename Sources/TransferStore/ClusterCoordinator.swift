@@ -51,6 +51,13 @@ package protocol ClusterCoordinator: Sendable {
 
     /// What `owner` (nil: the anonymous user) holds across the cluster, for its quotas.
     func usage(owner: String?) throws -> StoredUsage
+    /// Waits until no other node is between reading `owner`'s usage and committing its
+    /// creations (`usage`), and holds that turn until `endTenantCreations`: so a task quota
+    /// cannot be passed by two nodes creating for one tenant at once. Throws when the store
+    /// cannot be reached or the turn does not come within a few seconds.
+    func beginTenantCreations(owner: String?) throws
+    /// Gives the turn `beginTenantCreations` took back.
+    func endTenantCreations(owner: String?)
     /// The first `limit` queued tasks `owner` may see, in admission order. Positions and the
     /// total count every queued task when `everyone` (an admin), else only those it may see.
     func queue(owner: String?, everyone: Bool, limit: Int) throws -> StoredQueuePage

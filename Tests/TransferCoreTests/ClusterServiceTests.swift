@@ -318,6 +318,25 @@ struct ClusterServiceTests {
         }
     }
 
+    @Test("a tenant's task quota holds when two nodes create for it at the same moment")
+    func theTaskQuotaHoldsAcrossNodesCreatingAtOnce() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 2) { $0.tenantQuotas = TenantQuotas(maxTasks: 12) }
+        defer { cluster.stop() }
+        let session = try cluster.nodes[0].service.createSession(SessionCreate(configuration: SessionConfiguration()), owner: "alice").session.id
+        let spec = TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/quota"))
+        // 40 creations of two tasks each, half through each node, eight at a time.
+        let made = Mutex(0)
+        let nodes = cluster.nodes.map(\.service)
+        DispatchQueue.concurrentPerform(iterations: 40) { index in
+            if (try? nodes[index % 2].createTasks(in: session, [spec, spec], owner: "alice")) != nil {
+                made.withLock { $0 += 2 }
+            }
+        }
+        #expect(made.withLock { $0 } == 12, "the quota of 12 was passed or not reached")
+        #expect(try cluster.database.run("SELECT count(*) FROM tasks WHERE owner = 'alice' AND state <> 'completed'").first?.int(0) == 12)
+        #expect(try nodes[1].quotaUsage(owner: "alice").tasks == 12)
+    }
+
     @Test("the change feed of tasks is every node's, in commit order, through any node, and each tenant's own")
     func theChangeFeedSpansTheNodes() async throws {
         let cluster = try Cluster(nodes: 2, maxConcurrent: 4)
