@@ -14,10 +14,14 @@ extension TransferService {
     }
 
     /// In a cluster, the node that runs `task` now (holds its lease): this one for a task in
-    /// its memory under a lease, else the store's; nil when none does, and for a daemon alone.
+    /// its memory under a lease or of an ephemeral session (which never leaves it), else the
+    /// store's; nil when none does, and for a daemon alone.
     public func node(running task: ServedTask) throws -> String? {
         guard let coordinator = store.coordinator, task.state != .completed else { return nil }
-        if state.withLock({ ($0.tasks[task.id]?.leaseEpoch ?? 0) > 0 }) { return membership.nodeId }
+        let here = state.withLock { s in
+            (s.tasks[task.id]?.leaseEpoch ?? 0) > 0 || (s.tasks[task.id] != nil && s.sessions[task.sessionId]?.kind == .ephemeral)
+        }
+        if here { return membership.nodeId }
         do {
             return try coordinator.holder(of: task.id)
         } catch {

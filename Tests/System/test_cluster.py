@@ -312,6 +312,7 @@ def test_an_ephemeral_session_is_answered_through_any_node_and_stays_off_the_sto
         assert status == 200, body[:300]
         assert "didCompleteWithError" in [event["type"] for event in json.loads(body)["events"]]
         slow = other.json("POST", f"/v1/sessions/{sid}/tasks", {"kind": "download", "request": {"url": f"{origin.url}/files/slow?size={768 * 1024}"}})
+        assert other.json("GET", f"/v1/tasks/{slow['id']}").get("node") == "e1"  # where it runs, through either node
         cancelled = other.json("POST", f"/v1/tasks/{slow['id']}/cancel", {})
         assert cancelled["id"] == slow["id"] and cancelled["state"] in ("canceling", "completed"), cancelled
         ended = other.wait_until(lambda: (t := other.json("GET", f"/v1/tasks/{slow['id']}"))["state"] == "completed" and t,
