@@ -22,18 +22,15 @@ extension APIHandler {
         let exchange = NodeForwarding.Exchange(method: request.method, target: Self.target(request),
                                                headers: headers.map { ($0.name, $0.value) }, body: request.body, timeout: wait + 30)
         return .later { [service] respond in
-            service.forward(exchange, to: address) { result in
-                switch result {
-                case .success(let answer):
-                    respond(HTTPResponse(status: answer.status, headers: HTTPHeaders(answer.headers.map { ($0.name, $0.value) }), body: answer.body))
-                case .failure(.busy):
-                    respond(APIError(503, "node_busy", "too many requests are being passed on to other nodes; retry shortly").response)
-                case .failure(.unreachable(let reason)):
-                    respond(APIError(503, "node_unreachable", "the node at \(address) holds this ephemeral session (it lives only there) and did not answer: \(reason)").response)
-                case .failure(.tooLarge):
-                    respond(APIError(502, "answer_too_large", "the answer of the node at \(address), which holds this ephemeral session, is over 64 MiB; ask that node directly").response)
+            let answer = ForwardedAnswer(respond: respond) { failure in
+                switch failure {
+                case .busy:
+                    APIError(503, "node_busy", "too many requests are being passed on to other nodes; retry shortly").response
+                case .unreachable(let reason):
+                    APIError(503, "node_unreachable", "the node at \(address) holds this ephemeral session (it lives only there) and did not answer: \(reason)").response
                 }
             }
+            service.forward(exchange, to: address, sink: answer)
         }
     }
 

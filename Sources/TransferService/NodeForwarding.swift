@@ -10,7 +10,9 @@ internal import TransferEngine
 ///
 /// Execution: each exchange is one blocking libcurl easy transfer on a thread of its own (a
 /// passed-on event long-poll waits as long as the client asked), at most `maxInFlight` at once;
-/// no HTTP worker waits for it (the route answers later).
+/// no HTTP worker waits for it (the route answers later). The answer's body goes on to the
+/// client as it arrives (`ForwardedAnswerSink`: its writes may block this thread while the
+/// client is slow, so memory stays bounded whatever the size, a big ephemeral download included).
 ///
 /// Connections: to an address from the nodes' registry, never a tenant's URL, so they do not
 /// pass the tenants' network policy: plain http, no proxy, no redirects. The request keeps the
@@ -20,9 +22,6 @@ internal import TransferEngine
 package final class NodeForwarding: Sendable {
     package static let header = "X-Transferd-Forwarded"
     static let maxInFlight = 64
-    /// An answer larger than this (a big ephemeral download's file) is refused with a 502 that
-    /// names the node to ask; buffering it whole is what keeps this simple.
-    static let maxAnswerBytes = 64 << 20
 
     private let inFlight = Atomic<Int>(0)
 
@@ -47,41 +46,33 @@ package final class NodeForwarding: Sendable {
         }
     }
 
-    /// The holder's answer, as it gave it.
-    package struct Answer: Sendable {
-        package var status: Int
-        package var headers: [(name: String, value: String)]
-        package var body: Data
-    }
-
     /// Why no answer came back.
     package enum Failure: Error, Sendable, Equatable {
         /// `maxInFlight` exchanges are running.
         case busy
         /// The node could not be reached or did not answer in time.
         case unreachable(String)
-        /// Its answer is larger than `maxAnswerBytes`.
-        case tooLarge
     }
 
-    /// Sends `exchange` to `address` (host:port) on a thread of its own; `done` runs there.
-    package func forward(_ exchange: Exchange, to address: String, done: @escaping @Sendable (Result<Answer, Failure>) -> Void) {
+    /// Sends `exchange` to `address` (host:port) on a thread of its own, where `sink` hears the
+    /// answer (or the failure before one).
+    package func forward(_ exchange: Exchange, to address: String, sink: any ForwardedAnswerSink) {
         guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
-            return done(.failure(.busy))
+            return sink.failed(.busy)
         }
         DedicatedThread.start { [self] in
             defer { inFlight.subtract(1, ordering: .relaxed) }
-            done(Self.exchange(exchange, address: address))
+            Self.exchange(exchange, address: address, sink: sink)
         }
     }
 
     /// Hop-by-hop and framing headers: curl and the server set their own.
-    private static let notPassed: Set<String> = ["connection", "keep-alive", "transfer-encoding", "content-length", "host", "expect",
-                                                 "te", "trailer", "upgrade", "proxy-authorization", "proxy-connection", "date"]
+    fileprivate static let notPassed: Set<String> = ["connection", "keep-alive", "transfer-encoding", "content-length", "host", "expect",
+                                                     "te", "trailer", "upgrade", "proxy-authorization", "proxy-connection", "date"]
 
-    private static func exchange(_ exchange: Exchange, address: String) -> Result<Answer, Failure> {
-        let collector = AnswerCollector()
+    private static func exchange(_ exchange: Exchange, address: String, sink: any ForwardedAnswerSink) {
+        let collector = AnswerCollector(sink: sink)
         do {
             let handle = try EasyHandle()
             handle.delegate = collector
@@ -91,7 +82,8 @@ package final class NodeForwarding: Sendable {
             try handle.set(.proxy(""))
             try handle.set(.noProxy("*"))
             try handle.set(.connectTimeoutMilliseconds(5_000))
-            try handle.set(.timeoutMilliseconds(Int(exchange.timeout * 1000)))
+            // A whole answer may take long (a big file to a slow client); a stalled one may not.
+            try handle.set(.lowSpeed(bytesPerSecond: 1, seconds: Int(exchange.timeout)))
             try handle.set(.acceptEncoding(nil))
             var lines = exchange.headers.filter { !notPassed.contains($0.name.lowercased()) }.map { "\($0.name): \($0.value)" }
             lines += ["\(header): 1", "Expect:"]
@@ -104,46 +96,70 @@ package final class NodeForwarding: Sendable {
                 try handle.set(.body(exchange.body))
             }
             let code = handle.perform()
-            if collector.tooLarge { return .failure(.tooLarge) }
-            guard code == .ok, let status = collector.status else {
-                return .failure(.unreachable(handle.errorMessage ?? "\(code)"))
-            }
-            return .success(Answer(status: status, headers: collector.headers, body: collector.body))
+            collector.finish(ok: code == .ok, reason: handle.errorMessage ?? "\(code)")
         } catch {
-            return .failure(.unreachable("\(error)"))
+            collector.finish(ok: false, reason: "\(error)")
         }
     }
 
-    /// The answer as curl hands it over, on the exchange's thread.
+    /// The answer as curl hands it over, on the exchange's thread: the head once the final one
+    /// is complete, then the body to the sink.
     private final class AnswerCollector: EasyHandleDelegate {
+        let sink: any ForwardedAnswerSink
         var status: Int?
         var headers: [(name: String, value: String)] = []
-        var body = Data()
-        var tooLarge = false
+        var length: Int?
+        var headSent = false
+        var stopped = false
+
+        init(sink: any ForwardedAnswerSink) { self.sink = sink }
 
         func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: String) -> Bool {
             if line.hasPrefix("HTTP/") {
                 // A new status line (after a 100 Continue): the headers start over.
                 status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
                 headers = []
+                length = nil
+            } else if line.isEmpty {
+                if let status, status >= 200, !headSent {
+                    headSent = true
+                    sink.head(status: status, headers: headers, length: length)
+                }
             } else if let colon = line.firstIndex(of: ":") {
                 let name = String(line[..<colon])
+                let raw = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+                let value = String(raw.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+                if name.lowercased() == "content-length" { length = Int(value) }
                 guard !NodeForwarding.notPassed.contains(name.lowercased()) else { return true }
-                let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
-                headers.append((name, String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())))
+                headers.append((name, value))
             }
             return true
         }
 
         func easyHandle(_ handle: EasyHandle, didReceive bytes: RawSpan) -> WriteDisposition {
-            guard body.count + bytes.byteCount <= NodeForwarding.maxAnswerBytes else {
-                tooLarge = true
-                return .fail
-            }
-            bytes.withUnsafeBytes { body.append(contentsOf: $0) }
-            return .accept
+            let taken = bytes.withUnsafeBytes { sink.body($0) }
+            if !taken { stopped = true }
+            return taken ? .accept : .fail
         }
 
         func easyHandle(_ handle: EasyHandle, progress: TransferCounters) -> Bool { true }
+
+        func finish(ok: Bool, reason: String) {
+            if headSent {
+                sink.end(complete: ok && !stopped)
+            } else {
+                sink.failed(.unreachable(reason))
+            }
+        }
     }
+}
+
+/// Where a passed-on answer goes (the API's streamed response). Called on the exchange's thread:
+/// `head` once, then `body` for each chunk (it may block until the client took earlier bytes;
+/// false stops the exchange: the client went away), then `end`; or only `failed`, before any head.
+package protocol ForwardedAnswerSink: Sendable {
+    func head(status: Int, headers: [(name: String, value: String)], length: Int?)
+    func body(_ bytes: UnsafeRawBufferPointer) -> Bool
+    func end(complete: Bool)
+    func failed(_ failure: NodeForwarding.Failure)
 }

@@ -41,9 +41,9 @@ extension TransferService {
         return try? coordinator.ephemeralHolder(session: session, task: task, except: node, liveWithin: configuration.leaseTimeout)
     }
 
-    /// Passes `exchange` on to the node at `address`; `done` runs on the exchange's own thread.
-    package func forward(_ exchange: NodeForwarding.Exchange, to address: String,
-                        done: @escaping @Sendable (Result<NodeForwarding.Answer, NodeForwarding.Failure>) -> Void) {
-        nodeForwarding.forward(exchange, to: address, done: done)
+    /// Passes `exchange` on to the node at `address`; `sink` hears its answer on the exchange's
+    /// own thread.
+    package func forward(_ exchange: NodeForwarding.Exchange, to address: String, sink: any ForwardedAnswerSink) {
+        nodeForwarding.forward(exchange, to: address, sink: sink)
     }
 }

@@ -319,12 +319,22 @@ def test_an_ephemeral_session_is_answered_through_any_node_and_stays_off_the_sto
                                  what="the cancelled ephemeral task completes")
         assert ended["error"]["code"] == -999
 
+        # A download's file, streamed through the node that does not hold it (a 2 MiB answer,
+        # more than the 1 MiB the passing node buffers).
+        big = 2 * 1024 * 1024
+        fetched = other.json("POST", f"/v1/sessions/{sid}/tasks", {"kind": "download", "request": {"url": f"{origin.url}/files/big?size={big}"}})
+        other.wait_until(lambda: other.json("GET", f"/v1/tasks/{fetched['id']}")["state"] == "completed", timeout=60,
+                         what="the ephemeral download completes")
+        status, headers, payload = other.request("GET", f"/v1/tasks/{fetched['id']}/file", timeout=60)
+        assert status == 200 and payload == content("big", big), (status, len(payload))
+        assert int({k.lower(): v for k, v in headers.items()}["content-length"]) == big
+
         # Nothing of it is in the shared database but where it lives.
         assert rows(database_url, f"SELECT count(*) FROM sessions WHERE id = '{sid}'") == ["0"]
         assert rows(database_url, f"SELECT count(*) FROM tasks WHERE id IN ({task['id']}, {slow['id']})") == ["0"]
         assert rows(database_url, f"SELECT count(*) FROM events WHERE session_id = '{sid}'") == ["0"]
         assert sorted(rows(database_url, "SELECT key || ' ' || node FROM ephemeral_routes")) == sorted(
-            [f"s {sid} e1", f"t {task['id']} e1", f"t {slow['id']} e1"])
+            [f"s {sid} e1", f"t {task['id']} e1", f"t {slow['id']} e1", f"t {fetched['id']} e1"])
 
         # Another tenant gets the holder's 404 through either node, and a name no node holds is 404.
         as_beta = {"Authorization": f"Bearer {beta}"}
