@@ -174,20 +174,18 @@ public final class APIHandler: HTTPRequestHandler {
             if access == .admin && !identity.isAdmin {
                 return (.now(Self.forbidden(request.method, resolution.pattern ?? request.path).response), resolution.pattern, identity)
             }
+            var result: RouteResult
             do {
-                let result = try handler(APIRequest(http: request, parameters: parameters, identity: identity))
-                if case .now(let answer) = result, answer.status == 404,
-                   let passed = passedOn(request, parameters: parameters, requestId: requestId) {
-                    return (passed, resolution.pattern, identity)
-                }
-                return (result, resolution.pattern, identity)
+                result = try handler(APIRequest(http: request, parameters: parameters, identity: identity))
             } catch {
-                let answer = response(for: error, request, requestId: requestId)
-                if answer.status == 404, let passed = passedOn(request, parameters: parameters, requestId: requestId) {
-                    return (passed, resolution.pattern, identity)
-                }
-                return (.now(answer), resolution.pattern, identity)
+                result = .now(response(for: error, request, requestId: requestId))
             }
+            // In a cluster, a session or task another node holds in memory (`passedOn`).
+            if case .now(let answer) = result, answer.status == 404,
+               let passed = passedOn(request, parameters: parameters, requestId: requestId) {
+                result = passed
+            }
+            return (result, resolution.pattern, identity)
         }
     }
 
