@@ -63,7 +63,7 @@ extension TransferService {
         task id: Int, after: Int, deadline: ContinuousClock.Instant, owner: String?, first: Bool,
         answer: @escaping @Sendable (ProgressSnapshot) -> Void
     ) throws {
-        let stored = try storedVisibleTask(id, owner: owner)
+        let stored = try visibleRecord(id, owner: owner).task
         guard let work = clusterWork, stored.version <= after, ContinuousClock.now < deadline, stored.state != .completed,
               state.withLock({ $0.accepting }) else {
             return answer(ProgressSnapshot(stored))

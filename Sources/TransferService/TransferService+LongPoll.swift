@@ -28,7 +28,7 @@ extension TransferService {
             let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
             try storedTaskProgress(task: id, after: after, deadline: deadline, owner: owner, first: true, answer: answer)
         case .notHeld:
-            answer(ProgressSnapshot(try storedVisibleTask(id, owner: owner)))
+            answer(ProgressSnapshot(try visibleRecord(id, owner: owner).task))
         case .waiting:
             break
         }

@@ -14,25 +14,28 @@ internal import TransferStore
 /// requester's and the anonymous rows.
 extension TransferService {
     /// A task `owner` may see: the entry held in memory, or the stored record of a completed
-    /// task that left it (entry nil).
+    /// task that left it (entry nil). In a cluster, also the row of a task no node of this one
+    /// holds (queued, or another node's).
     func visibleRecord(_ id: Int, owner: String?) throws -> (task: TransferTask, entry: TaskEntry?) {
         let held = try state.withLock { s throws -> TaskEntry? in
             s.tasks.contains(id) ? try visibleTask(s, id, owner) : nil
         }
         if let held { return (held.task, held) }
-        return (try storedVisibleTask(id, owner: owner), nil)
-    }
-
-    /// A completed task that left memory, read from the store, if `owner` may see it.
-    func storedVisibleTask(_ id: Int, owner: String?) throws -> TransferTask {
-        // In a cluster a task of any state may be in the store alone (queued, or another node's).
         let stored = try store.storedTask(id: id)?.task
         if let stored { try learnSession(stored.sessionId) }
-        guard let task = stored, task.state == .completed || isClustered, task.isVisible(to: owner),
-              state.withLock({ storedTaskIsVisible($0, id, session: task.sessionId, owner: owner) }) else {
-            throw ServiceError.notFound("no task \(id)")
+        return try state.withLock { s throws -> (TransferTask, TaskEntry?) in
+            // Taken into memory since the first look (this node claimed it, or a retry was
+            // queued here): memory answers, never a 404 for a task that exists.
+            if s.tasks.contains(id) {
+                let entry = try visibleTask(s, id, owner)
+                return (entry.task, entry)
+            }
+            guard let task = stored, task.state == .completed || isClustered, task.isVisible(to: owner),
+                  storedTaskIsVisible(s, id, session: task.sessionId, owner: owner) else {
+                throw ServiceError.notFound("no task \(id)")
+            }
+            return (task, nil)
         }
-        return task
     }
 
     /// Under the lock, for a stored completed task `owner` may see by its own owner: whether its

@@ -105,6 +105,58 @@ struct ClusterServiceTests {
         #expect(cluster.nodes.flatMap(\.engine.startedIds).count <= 2, "one start per lease at most")
     }
 
+    @Test("a task is never 404 through the node that takes it into memory while it is being read")
+    func aTaskBeingClaimedIsReadWithoutA404() async throws {
+        // The read looks in memory, then at the row: a claim between the two used to answer
+        // 404 for a task that exists (test_cluster's kill test saw it in CI).
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 8, joined: 0)
+        defer { cluster.stop() }
+        let (maker, reader) = (cluster.nodes[0], cluster.nodes[1])
+        var configuration = SessionConfiguration()
+        configuration.httpMaximumConnectionsPerHost = 8
+        let session = try maker.service.createSession(SessionCreate(configuration: configuration), owner: nil).session.id
+        let ids = try maker.service.createTasks(in: session, (0..<64).map { index in
+            TaskCreate(kind: .data, request: RequestSpec(url: "http://127.0.0.1:9/read\(index)"))
+        }, owner: nil).map(\.id)
+
+        final class Reads: Sendable {
+            let failures = Mutex<[String]>([])
+            let count = Atomic<Int>(0)
+            let stop = Atomic<Bool>(false)
+        }
+        let reads = Reads()
+        let service = reader.service
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            while !reads.stop.load(ordering: .acquiring) {
+                for id in ids {
+                    do {
+                        _ = try service.task(id, owner: nil)
+                        _ = try service.servedTask(id, owner: nil)
+                    } catch {
+                        reads.failures.withLock { $0.append("task \(id): \(error)") }
+                    }
+                    reads.count.add(1, ordering: .relaxed)
+                }
+            }
+            done.signal()
+        }
+        cluster.join(1)
+        var finished = Set<Int>()
+        try await cluster.waitUntil("the reading node runs every task", timeout: 60) {
+            for id in reader.engine.startedIds where reader.engine.isRunning(id) && !finished.contains(id) {
+                reader.engine.succeed(id)
+                finished.insert(id)
+            }
+            return finished.count == ids.count
+        }
+        reads.stop.store(true, ordering: .releasing)
+        done.wait()
+        #expect(reads.count.load(ordering: .relaxed) >= ids.count)
+        let failures = reads.failures.withLock { $0 }
+        #expect(failures.isEmpty, "\(failures.count) reads failed, first: \(failures.prefix(3))")
+    }
+
     @Test("a command on a task no node holds is applied through any node, which gives the task back")
     func commandsOnQueuedTasks() async throws {
         let cluster = try Cluster(nodes: 2, maxConcurrent: 1)
