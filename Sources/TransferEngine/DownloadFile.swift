@@ -83,14 +83,17 @@ final class DownloadFile {
             descriptor = -1
         }
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
+        if offset == 0 {
+            descriptor = try Self.createAnew(target.partialPath)
+            return
+        }
         // A partial file with a second name was placed at its destination with link(2) and the
         // daemon stopped before it removed this name: writing on would change the placed file.
         // This name is let go; the download starts a new partial file.
         var info = stat()
         if stat(target.partialPath, &info) == 0, info.st_nlink > 1 { unlink(target.partialPath) }
         // Read-write: a resumed download's kept bytes are read back once for its digest.
-        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (offset > 0 ? 0 : O_TRUNC)
-        descriptor = open(target.partialPath, flags, 0o666)  // the umask applies, as for curl -o
+        descriptor = open(target.partialPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)  // the umask applies, as for curl -o
         guard descriptor >= 0 else {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
         }
@@ -102,6 +105,35 @@ final class DownloadFile {
         } else if offset > 0 {
             truncate(to: min(offset, size))
         }
+    }
+
+    /// A new, empty file at `path` (a new inode), whatever was there. A download that starts
+    /// from zero never truncates a file it finds: whoever may still hold that file open keeps
+    /// writing into it, not into this download. In a cluster that is a node that lost its lease
+    /// and has not noticed yet (`LeasedPartials`): its late bytes, possibly of another version of
+    /// the resource, must not mix with its successor's. Alone, it is a placed file's second name.
+    private static func createAnew(_ path: String) throws(TaskError) -> Int32 {
+        for _ in 0..<3 {
+            if unlink(path) != 0, errno != ENOENT { break }
+            let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)  // the umask applies, as for curl -o
+            if descriptor >= 0 { return descriptor }
+            if errno != EEXIST { break }
+        }
+        throw TaskError(.cannotCreateFile, "cannot create \(path): \(FileSystem.lastError)")
+    }
+
+    /// Starts the file again from zero, as a new file (`createAnew`): the range asked for was
+    /// refused and the whole resource follows. Gathered bytes of the old answer are dropped.
+    func startOver() {
+        gathered?.clear()
+        close()
+        do {
+            descriptor = try Self.createAnew(target.partialPath)
+        } catch {
+            writeError = error.message
+        }
+        length = 0
+        digest.truncated(to: 0)
     }
 
     /// A second descriptor of the file, for an fdatasync off the engine thread (-1 on failure).

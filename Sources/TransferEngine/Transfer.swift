@@ -394,8 +394,8 @@ package final class Transfer: EasyHandleDelegate {
             failure = URLErrorMapping.downloadError(status: head.statusCode)
         default:
             // Range ignored, or the resource changed (If-Range failed): the whole resource
-            // follows, so start the file again.
-            file.truncate(to: 0)
+            // follows, so start the file again (a new one: `DownloadFile.startOver`).
+            file.startOver()
             base = 0
             expectedTotal = response?.expectedContentLength
             report(.resumed(offset: 0, expectedTotal: expectedTotal))

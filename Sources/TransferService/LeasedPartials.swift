@@ -7,8 +7,10 @@ internal import Synchronization
 /// previous holder still does by path once it lost its lease (place the file at completion,
 /// delete it after a failure) finds nothing and changes nothing: the file operations are fenced
 /// by the same epoch as the task's row. (Bytes it still writes through a descriptor it holds
-/// open land in the renamed file: the same bytes at the same offsets while the resource is the
-/// same, and its lease renewal stops the transfer within a third of the lease timeout.)
+/// open, until its lease renewal stops the transfer within a third of the lease timeout, land
+/// in the renamed file only while the successor continues the same version of the resource:
+/// the same bytes at the same offsets. A successor that starts from zero, because the resource
+/// changed or ranges are refused, writes a new file (`DownloadFile.startOver`), out of reach.)
 ///
 /// A task no node holds, and every task of a daemon alone, keeps `partial/<id>.part`.
 final class LeasedPartials: Sendable {

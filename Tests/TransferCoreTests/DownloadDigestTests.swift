@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 @testable import TransferModel
@@ -160,6 +161,42 @@ import TestSupport
         write(file, Self.body.subdata(in: (2 << 20)..<Self.body.count), chunk: 512 << 10)
         _ = try file.finish(suggestedFilename: nil)
         #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+    }
+
+    /// Whoever still holds the old partial file open (in a cluster, a node that lost its lease
+    /// and has not noticed yet) writes into that file only: a download that starts from zero,
+    /// from its start or when a range is refused, is a new file, so no late byte of another
+    /// version mixes into it.
+    @Test func aStartFromZeroIsANewFileThatAStaleWriterCannotReach() throws {
+        let folder = try TempDirectory(prefix: "download-digest")
+        defer { folder.remove() }
+        let old = Data(repeating: 0xEE, count: 1 << 20)
+        for restartInPlace in [false, true] {
+            let first = try DownloadFile(target: target(folder))
+            write(first, old.prefix(512 << 10), chunk: 256 << 10)
+            // The stale holder's descriptor, as a lost lease's node keeps it.
+            let stale = open(folder.path + "/partial/1.part", O_WRONLY | O_CLOEXEC)
+            #expect(stale >= 0)
+            defer { Glibc.close(stale) }
+            let file: DownloadFile
+            if restartInPlace {
+                // The successor's 200 answered its range (the resource changed): it starts over.
+                file = first
+                file.startOver()
+            } else {
+                // The successor starts from zero over the file it found.
+                file = try DownloadFile(target: target(folder))
+            }
+            write(file, Self.body.prefix(1 << 20), chunk: 256 << 10)
+            // The stale holder writes on at its offsets, after and before the successor's end.
+            let late = old.withUnsafeBytes { pwrite(stale, $0.baseAddress!, 256 << 10, 0) }
+            #expect(late == 256 << 10)
+            let placed = try file.finish(suggestedFilename: nil).path
+            #expect(try Data(contentsOf: URL(fileURLWithPath: placed)) == Self.body.prefix(1 << 20),
+                    "a stale writer's bytes reached the download (restart in place: \(restartInPlace))")
+            #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body.prefix(1 << 20))))
+            try FileManager.default.removeItem(atPath: placed)
+        }
     }
 
     @Test func aMismatchDeletesThePartialFileAndMovesNothing() throws {
