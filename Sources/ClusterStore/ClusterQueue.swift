@@ -177,9 +177,13 @@ public enum ClusterQueue {
     /// Puts the tasks whose lease expired (their node stopped renewing) back in the queue, in
     /// their old place; returns their ids. Their epoch stays until the next claim raises it.
     public static func requeueExpired(on database: PostgresConnection) throws -> [Int] {
+        // Rows another transaction holds are skipped, not waited for: that may be the frozen
+        // node itself, mid-transaction; its session ends (`transactionIdleTimeout`) and the
+        // next round takes them.
         try database.run("""
             UPDATE tasks SET queued = true, node = NULL, lease_expires = NULL
-            WHERE node IS NOT NULL AND lease_expires < now() RETURNING id
+            WHERE id IN (SELECT id FROM tasks WHERE node IS NOT NULL AND lease_expires < now() FOR UPDATE SKIP LOCKED)
+            RETURNING id
             """).compactMap { $0.int(0) }
     }
 

@@ -42,19 +42,28 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     /// Connects to `url` and brings its schema to the newest version (`ClusterMigrator`, safe
     /// when several nodes start at once). A session's feed keeps its newest `eventRetention`
     /// events.
-    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger, eventRetention: Int = 10_000) throws {
-        let database = try PostgresConnection(url: url)
+    ///
+    /// `transactionIdleTimeout` (seconds): the server ends a session of this node that waits
+    /// inside a transaction longer than that (`idle_in_transaction_session_timeout`). A node
+    /// frozen mid-transaction (SIGSTOP, a VM paused, a partition) would otherwise keep its row
+    /// and advisory locks, and the other nodes' requeues, claims and commands on its tasks would
+    /// wait for it however long it stays frozen. The node's own statements never idle that long
+    /// inside a transaction; when it wakes, its connection is made again and the writer retries.
+    package init(url: String, instruments: (any StoreInstruments)?, logger: Logger, eventRetention: Int = 10_000,
+                 transactionIdleTimeout: Double = 5) throws {
+        let setup = "SET idle_in_transaction_session_timeout = \(max(1, Int(transactionIdleTimeout * 1_000)))"
+        let database = try PostgresConnection(url: url, setup: setup)
         var opened = [database]
         do {
-            let membership = try PostgresConnection(url: url)
+            let membership = try PostgresConnection(url: url, setup: setup)
             opened.append(membership)
             try ClusterMigrator.migrate(database)
             readers = try (0..<Self.readConnections).map { _ in
-                let reader = try PostgresConnection(url: url)
+                let reader = try PostgresConnection(url: url, setup: setup)
                 opened.append(reader)
                 return reader
             }
-            coordination = try PostgresConnection(url: url)
+            coordination = try PostgresConnection(url: url, setup: setup)
             opened.append(coordination)
             self.membership = membership
         } catch {

@@ -16,8 +16,10 @@ public final class PostgresConnection: Sendable {
     public let displayURL: String
 
     /// Connects to `url` (`postgresql://USER[:PASSWORD]@HOST:PORT/DB` or a libpq keyword string).
+    /// `setup`, statements without parameters (`SET ...`), runs on the new session and again
+    /// on every session a reconnect makes.
     /// - SeeAlso: https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNSTRING
-    public init(url: String) throws(PostgresError) {
+    public init(url: String, setup: String? = nil) throws(PostgresError) {
         displayURL = Self.withoutPassword(url)
         guard let handle = PQconnectdb(url) else {
             throw PostgresError(sqlState: "", message: "out of memory", context: "connect \(displayURL)")
@@ -27,7 +29,9 @@ public final class PostgresConnection: Sendable {
             PQfinish(handle)
             throw PostgresError(sqlState: "", message: message, context: "connect \(displayURL)")
         }
-        connection = Mutex(Handle(handle))
+        let owned = Handle(handle, setup: setup)
+        if let setup { try owned.execute(setup) }
+        connection = Mutex(owned)
     }
 
     /// Executes statements that take no parameters (a migration's script), in one round trip.
@@ -155,7 +159,13 @@ private final class Handle {
     /// Whether the connection is lost (the next statement would make it again).
     var isBroken: Bool { pointer.map { PQstatus($0) == CONNECTION_BAD } ?? true }
 
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    /// Run on every session this handle opens (`PostgresConnection.init`'s `setup`).
+    private let setup: String?
+
+    init(_ pointer: OpaquePointer, setup: String?) {
+        self.pointer = pointer
+        self.setup = setup
+    }
 
     /// The open handle; a connection the server or the network dropped is made again first
     /// (`PQreset`, same parameters), so a store writer's retry finds the database once it is
@@ -168,6 +178,11 @@ private final class Handle {
             PQreset(pointer)
             guard PQstatus(pointer) == CONNECTION_OK else {
                 throw PostgresError(sqlState: "", message: PostgresConnection.trimmed(PQerrorMessage(pointer)), context: "reconnect for \(context)")
+            }
+            if let setup {
+                let result = PQexec(pointer, setup)
+                defer { PQclear(result) }
+                _ = try Self.check(result, pointer, "setup after reconnect for \(context)")
             }
         }
         return pointer

@@ -152,9 +152,14 @@ struct TransferdCommand: AsyncParsableCommand {
     /// `SettingSources`), then defaults.
     func resolve(_ environment: [String: String]) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(dataDirectory: dataDir ?? environment["TRANSFERD_DATA_DIR"] ?? "./data")
+        if let value = try integer(leaseTimeout, environment, "TRANSFERD_LEASE_TIMEOUT", 3...600) { configuration.service.leaseTimeout = Double(value) }
         if let url = databaseURL ?? environment["TRANSFERD_DATABASE_URL"], !url.isEmpty {
+            // A node frozen inside a transaction must not hold its row locks much past its
+            // lease: the others could not take its tasks over. (Not below 5 s: a big batch's
+            // rows are gathered between the writer's statements.)
+            let idle = max(5, configuration.service.leaseTimeout / 3)
             configuration.service.openStore = { instruments, logger in
-                try PostgresStore(url: url, instruments: instruments, logger: logger)
+                try PostgresStore(url: url, instruments: instruments, logger: logger, transactionIdleTimeout: idle)
             }
         }
         if let id = nodeId ?? environment["TRANSFERD_NODE_ID"] {
@@ -163,7 +168,6 @@ struct TransferdCommand: AsyncParsableCommand {
             }
             configuration.service.nodeId = id
         }
-        if let value = try integer(leaseTimeout, environment, "TRANSFERD_LEASE_TIMEOUT", 3...600) { configuration.service.leaseTimeout = Double(value) }
         configuration.service.downloadsDirectory = downloadsDir ?? environment["TRANSFERD_DOWNLOADS_DIR"]
         configuration.service.uploadsDirectory = uploadsDir ?? environment["TRANSFERD_UPLOADS_DIR"]
         configuration.service.fileURLRoots = try Self.fileURLRoots(fileURLRoots ?? environment["TRANSFERD_FILE_URL_ROOTS"])

@@ -139,6 +139,25 @@ import PostgreSQL
         }
     }
 
+    /// A node frozen inside a transaction that wrote one of its task rows: another node's
+    /// requeue does not wait for it (it would wait as long as the node stays frozen), takes the
+    /// other expired rows, and takes that one once the transaction is gone.
+    @Test func aRequeueSkipsTheRowsAFrozenNodeHoldsInsteadOfWaiting() throws {
+        try ScratchDatabase.migrated { scratch, db in
+            for id in 1...2 { try ClusterQueue.enqueue(QueuedTaskRow(id: id, sessionId: "s", host: "h"), on: db) }
+            #expect(try ClusterQueue.claim(node: "a", limit: 2, leaseSeconds: 1, on: db).count == 2)
+            let frozen = try scratch.connect()
+            // A statement timeout turns a wait into a failure the test sees.
+            let other = try PostgresConnection(url: scratch.url, setup: "SET statement_timeout = 5000")
+            defer { frozen.close(); other.close() }
+            try frozen.execute(script: "BEGIN; UPDATE tasks SET version = version + 1 WHERE id = 1")
+            Thread.sleep(forTimeInterval: 1.2)  // the leases expire
+            #expect(try ClusterQueue.requeueExpired(on: other) == [2])
+            try frozen.execute(script: "ROLLBACK")
+            #expect(try ClusterQueue.requeueExpired(on: other) == [1])
+        }
+    }
+
     @Test func textArraysAreQuotedForAnyName() {
         #expect(ClusterQueue.textArray([String]()) == "{}")
         #expect(ClusterQueue.textArray(["b", "a\"x", "c\\d"]) == "{\"a\\\"x\",\"b\",\"c\\\\d\"}")

@@ -153,6 +153,32 @@ import TestSupport
         #expect(try db.run("SELECT count(*) FROM \(table)").first?.int(0) == 0)
     }
 
+    /// A session frozen inside a transaction (a node stopped with SIGSTOP) is ended by the
+    /// server once `idle_in_transaction_session_timeout` (its `setup`) passes: its row lock no
+    /// longer holds the others up. When it wakes, its next statement fails and the one after
+    /// reconnects, with its setup run again.
+    @Test func aSessionIdleInATransactionIsEndedAndItsSetupOutlivesTheReconnect() throws {
+        let server = try Peers.postgres()
+        let frozen = try PostgresConnection(url: server, setup: "SET idle_in_transaction_session_timeout = 500")
+        let other = try PostgresConnection(url: server, setup: "SET lock_timeout = 10000")
+        defer { frozen.close(); other.close() }
+        #expect(try frozen.run("SHOW idle_in_transaction_session_timeout").first?.string(0) == "500ms")
+        let table = Self.table("frozen")
+        try other.execute(script: "CREATE TABLE \(table) (id bigint PRIMARY KEY, n bigint); INSERT INTO \(table) VALUES (1, 0)")
+        defer { _ = try? other.run("DROP TABLE \(table)") }
+        try frozen.execute(script: "BEGIN; UPDATE \(table) SET n = 1 WHERE id = 1")
+
+        // Another session's write of the same row waits for the frozen one's end, not 10 s.
+        let started = Date()
+        try other.run("UPDATE \(table) SET n = 2 WHERE id = 1")
+        #expect(Date().timeIntervalSince(started) < 5)
+        // The frozen transaction's write is gone with its session.
+        #expect(try other.run("SELECT n FROM \(table) WHERE id = 1").first?.int(0) == 2)
+
+        #expect(throws: PostgresError.self) { try frozen.run("SELECT 1") }
+        #expect(try frozen.run("SHOW idle_in_transaction_session_timeout").first?.string(0) == "500ms")
+    }
+
     @Test func aListenerGetsWhatAnotherConnectionNotifies() throws {
         let listener = try Self.connect(), sender = try Self.connect()
         defer { listener.close(); sender.close() }
