@@ -52,6 +52,19 @@ source scripts/lib/peers-stream.sh
 source scripts/lib/peers-postgres.sh
 
 log "repository: $PWD"
+# Where the command's time goes, printed last (CI shows the end of the output): each phase's
+# seconds, from the end of the one before.
+phase_times=()
+phase_started=$SECONDS
+phase_done() {
+    phase_times+=("$1 $((SECONDS - phase_started)) s")
+    phase_started=$SECONDS
+}
+report_phase_times() {
+    local summary="" phase
+    for phase in "${phase_times[@]}"; do summary+="$phase, "; done
+    log "time: ${summary}total ${SECONDS} s"
+}
 ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq openssl tcpdump publicsuffix tinyproxy microsocks \
     chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
@@ -68,7 +81,7 @@ stop_container_prebuild() {
 }
 
 # Stop the peers on every exit; turn SIGINT and SIGTERM into an exit so the EXIT trap runs.
-trap 'stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files' EXIT
+trap 'stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files; report_phase_times' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -78,6 +91,7 @@ start_network_peers
 start_ftp_peers
 start_stream_peers
 start_postgres_peer
+phase_done "install and peers"
 
 if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     log "TRANSFERD_TEST_ONLY_PEERS=1: checking the peers, then stopping them"
@@ -109,6 +123,7 @@ fi
 # Builds the tests and every executable (transferd, transferctl): the system tests run them.
 log "swift build --build-tests ${scratch[*]}"
 swift build --build-tests "${scratch[@]}"
+phase_done build
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
 # The container check (a system test) needs a release build of its own (the package check makes
@@ -139,11 +154,13 @@ if [ "$mode" != system ]; then
         log "swift test ${scratch[*]} --parallel --skip <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --parallel --skip "$serial_pattern" || swift_status=$?
         log "swift test (parallel pass) exited with $swift_status"
+        phase_done "parallel tests"
         start_container_prebuild
         serial_status=0
         log "swift test ${scratch[*]} --no-parallel --filter <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --no-parallel --filter "$serial_pattern" || serial_status=$?
         log "swift test (serial pass) exited with $serial_status"
+        phase_done "serial tests"
         if [ "$swift_status" -eq 0 ]; then swift_status=$serial_status; fi
     else
         # With arguments (a --filter, say): one run, serial unless --parallel is given.
@@ -153,6 +170,7 @@ if [ "$mode" != system ]; then
         done
         log "swift test ${scratch[*]} ${order[*]} $*"
         swift test "${scratch[@]}" "${order[@]}" "$@" || swift_status=$?
+        phase_done "swift tests"
     fi
     log "swift test exited with $swift_status"
 fi
@@ -168,6 +186,7 @@ if [ "$mode" != swift ]; then
     log "system tests: pytest Tests/System ${pytest_arguments[*]} (executables in $TRANSFERD_TEST_BIN_DIR)"
     "$PEERS_VENV/bin/python" -m pytest Tests/System -v --durations=8 -p no:cacheprovider "${pytest_arguments[@]}" || system_status=$?
     log "system tests exited with $system_status"
+    phase_done "system tests"
 fi
 
 if [ "$swift_status" -ne 0 ]; then exit "$swift_status"; fi

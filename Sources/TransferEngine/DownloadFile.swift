@@ -83,7 +83,8 @@ final class DownloadFile {
             descriptor = -1
         }
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
-        if offset == 0 {
+        // (A segmented download's parts past a first part that has nothing yet are kept.)
+        if offset == 0, !keepingParts {
             descriptor = try Self.createAnew(target.partialPath)
             return
         }
