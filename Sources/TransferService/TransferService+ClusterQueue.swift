@@ -264,12 +264,17 @@ extension TransferService {
               state.withLock({ !$0.tasks.contains(id) }) else { return .here }
         guard let stored = try store.storedTask(id: id)?.task, stored.isVisible(to: owner), stored.state != .completed else { return .here }
         return try work.onQueue { node -> CommandPlace in
-            if let holder = try coordinator.holder(of: id), holder != node { return .elsewhere(holder) }
-            // Taken by another node or gone between the two statements: the command's own checks
-            // answer for it here (as before a take).
-            guard let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) else { return .here }
-            try adopt([taken], settle: false)
-            state.withLock { s in s.tasks[id]?.commandReturn = .pending }
+            // A take fails when another node claimed the task between the two statements: it is
+            // that node's now, so look again (a few times: it may be given back just as fast).
+            for _ in 0..<3 {
+                if let holder = try coordinator.holder(of: id), holder != node { return .elsewhere(holder) }
+                if let taken = try coordinator.take(id: id, node: node, leaseSeconds: configuration.leaseTimeout) {
+                    try adopt([taken], settle: false)
+                    state.withLock { s in s.tasks[id]?.commandReturn = .pending }
+                    return .here
+                }
+            }
+            // Gone, or held by this node already: the command's own checks answer for it here.
             return .here
         }
     }
