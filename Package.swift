@@ -121,7 +121,7 @@ let package = Package(
         .target(
             name: "TransferAPI",
             dependencies: [
-                "TransferModel", "TransferStore", "TransferService", "HTTPServer",
+                "TransferModel", "TransferStore", "TransferService", "HTTPServer", "JSONModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // HTTP request latency by route, and rendering GET /metrics.

@@ -35,4 +35,15 @@ public enum EphemeralRoutes {
             WHERE r.key = $1 AND r.node <> $2 AND n.heartbeat_at > now() - make_interval(secs => $3)
             """, key, node, seconds).first?.string(0)
     }
+
+    /// The addresses of the live nodes other than `node` that hold ephemeral sessions, for a
+    /// list of sessions, which asks each of them for its own.
+    public static func holders(except node: String, within seconds: Double, on database: PostgresConnection) throws -> [String] {
+        try database.run("""
+            SELECT n.address FROM cluster_nodes n
+            WHERE n.id <> $1 AND n.heartbeat_at > now() - make_interval(secs => $2)
+              AND EXISTS (SELECT 1 FROM ephemeral_routes r WHERE r.node = n.id AND r.key LIKE 's %')
+            ORDER BY n.id
+            """, node, seconds).compactMap { $0.string(0) }
+    }
 }

@@ -102,6 +102,12 @@ package struct PostgresCoordinator: ClusterCoordinator {
                                 PostgresArrays.texts(ids)).map(StoredRows.session)
     }
 
+    package func sessions(createdAfter mark: Int, limit: Int) throws -> (sessions: [Session], mark: Int) {
+        let rows = try database.run("SELECT \(StoredRows.sessionColumns), created FROM sessions WHERE created > $1 ORDER BY created LIMIT $2",
+                                    mark, limit)
+        return (try rows.map(StoredRows.session), rows.last?.int(2) ?? mark)
+    }
+
     package func finishInvalidation(of session: Session) throws -> Bool {
         !(try database.run("""
             UPDATE sessions SET record = $2, version = $3, identifier = NULL
@@ -227,6 +233,10 @@ extension PostgresCoordinator {
 
     package func ephemeralHolder(session: String?, task: Int?, except node: String, liveWithin seconds: Double) throws -> String? {
         try EphemeralRoutes.holder(session: session, task: task, except: node, within: seconds, on: database)
+    }
+
+    package func ephemeralHolders(except node: String, liveWithin seconds: Double) throws -> [String] {
+        try EphemeralRoutes.holders(except: node, within: seconds, on: database)
     }
 }
 

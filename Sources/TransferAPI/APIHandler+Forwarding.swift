@@ -42,7 +42,7 @@ extension APIHandler {
     }
 
     /// Percent-encodes all but RFC 3986's unreserved characters (and `/`, `:` in a path).
-    private static func encoded(_ text: String, keepSlashes: Bool = false) -> String {
+    static func encoded(_ text: String, keepSlashes: Bool = false) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {

@@ -83,6 +83,15 @@ public struct APIRequest: Sendable {
         return value
     }
 
+    /// `kind` (a session kind), nil when not given.
+    func sessionKind() throws -> SessionKind? {
+        guard let text = http.query["kind"] else { return nil }
+        guard let kind = SessionKind(rawValue: text) else {
+            throw APIError(400, "invalid_query", "kind must be one of default, ephemeral, background", field: "kind")
+        }
+        return kind
+    }
+
     /// `after` (an integer >= 0, default 0).
     func after() throws -> Int {
         guard let text = http.query["after"] else { return 0 }

@@ -14,8 +14,17 @@ enum SessionRoutes {
             return .now(response)
         }
         router.add("GET", "/v1/sessions") { request in
-            let page = try service.listSessions(owner: request.owner, limit: try request.limit(), cursor: request.http.query["cursor"])
-            return .json(Page(items: page.items, next: page.next))
+            let (limit, cursor, kind) = (try request.limit(), request.http.query["cursor"], try request.sessionKind())
+            // In a cluster, the other nodes' ephemeral sessions too (`ClusterSessionList`); a
+            // request another node passed on answers for this node's own.
+            let holders = (kind == nil || kind == .ephemeral) && request.http.headers[NodeForwarding.header] == nil
+                ? try service.otherEphemeralHolders() : []
+            guard !holders.isEmpty else {
+                let page = try service.listSessions(owner: request.owner, limit: limit, cursor: cursor, kind: kind)
+                return .json(Page(items: page.items, next: page.next))
+            }
+            return ClusterSessionList.answer(request, here: try service.listSessions(owner: request.owner, limit: .max, cursor: nil, kind: kind).items,
+                                             holders: holders, limit: limit, cursor: cursor, service: service)
         }
         router.add("GET", "/v1/sessions/{sid}") { request in
             .json(try service.session(request.parameter("sid"), owner: request.owner))

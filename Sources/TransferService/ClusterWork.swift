@@ -144,6 +144,7 @@ final class ClusterWork: Sendable {
                             nudge()  // a task queued or a slot freed, on any node
                         case .session(let session):
                             commandQueue.async { [weak service] in
+                                service?.learnSignalledSession(session)
                                 service?.refreshSession(session)
                                 service?.learnWebhook(session)
                             }

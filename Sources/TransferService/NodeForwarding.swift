@@ -67,6 +67,69 @@ package final class NodeForwarding: Sendable {
         }
     }
 
+    /// Runs `body` on a thread of its own (a list that asks several nodes, one after the other).
+    package func onThread(_ body: @escaping @Sendable () -> Void) {
+        DedicatedThread.start(body)
+    }
+
+    /// Sends `exchange` to `address` on the calling thread (one of its own, never an HTTP
+    /// worker) and returns the whole answer; an answer longer than `limit` bytes is a failure.
+    package func fetch(_ exchange: Exchange, from address: String, limit: Int) throws(Failure) -> (status: Int, body: Data) {
+        guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
+            inFlight.subtract(1, ordering: .relaxed)
+            throw .busy
+        }
+        defer { inFlight.subtract(1, ordering: .relaxed) }
+        let answer = CollectedAnswer(limit: limit)
+        Self.exchange(exchange, address: address, sink: answer)
+        return try answer.result()
+    }
+
+    /// An answer kept whole in memory, for `fetch`.
+    private final class CollectedAnswer: ForwardedAnswerSink {
+        private struct State {
+            var status = 0
+            var body = Data()
+            var outcome: Result<Void, Failure>?
+        }
+        private let limit: Int
+        private let state = Mutex(State())
+
+        init(limit: Int) { self.limit = limit }
+
+        func head(status: Int, headers: [(name: String, value: String)], length: Int?) {
+            state.withLock { $0.status = status }
+        }
+
+        func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            state.withLock { s in
+                guard s.body.count + bytes.count <= limit else {
+                    s.outcome = .failure(.unreachable("the answer is longer than \(limit) bytes"))
+                    return false
+                }
+                s.body.append(contentsOf: bytes)
+                return true
+            }
+        }
+
+        func end(complete: Bool) {
+            state.withLock { s in
+                if s.outcome == nil { s.outcome = complete ? .success(()) : .failure(.unreachable("the answer was cut short")) }
+            }
+        }
+
+        func failed(_ failure: Failure) { state.withLock { $0.outcome = .failure(failure) } }
+
+        func result() throws(Failure) -> (status: Int, body: Data) {
+            let s = state.withLock { $0 }
+            switch s.outcome {
+            case .success?: return (s.status, s.body)
+            case .failure(let failure)?: throw failure
+            case nil: throw .unreachable("no answer")
+            }
+        }
+    }
+
     /// Hop-by-hop and framing headers: curl and the server set their own.
     fileprivate static let notPassed: Set<String> = ["connection", "keep-alive", "transfer-encoding", "content-length", "host", "expect",
                                                      "te", "trailer", "upgrade", "proxy-authorization", "proxy-connection", "date"]

@@ -112,6 +112,9 @@ struct ServiceState: Sendable {
     var sessions: [String: Session] = [:]
     /// Session ids in creation order (the list order and its cursor).
     var sessionOrder: [String] = []
+    /// In a cluster, the store's creation number of the last session a list learned
+    /// (`learnNewSessions`): the next list asks only for those after it.
+    var learnedSessionsThrough = 0
     var tasks = TaskTable()
     /// Task ids per session, ascending.
     var tasksBySession: [String: [Int]] = [:]

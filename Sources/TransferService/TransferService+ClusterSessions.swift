@@ -15,6 +15,38 @@ internal import TransferStore
 /// the store after a commit that may have ended its last one, by any node that knows the
 /// session is invalidating; the row's own state decides which node announces didBecomeInvalid.
 extension TransferService {
+    /// In a cluster, learns the sessions other nodes stored since the last list, so that a list
+    /// through any node shows a session made through another a moment ago. (A session whose
+    /// creation committed after a later-numbered one is learned from its signal, or when its id
+    /// is asked for.) Throws when the store cannot be read.
+    func learnNewSessions() throws {
+        guard let coordinator = store.coordinator else { return }
+        while true {
+            let mark = state.withLock { $0.learnedSessionsThrough }
+            let page: (sessions: [Session], mark: Int)
+            do {
+                page = try coordinator.sessions(createdAfter: mark, limit: 1_000)
+            } catch {
+                throw StoreReadFailure(reason: "the sessions cannot be read: \(error)")
+            }
+            state.withLock { s in
+                for session in page.sessions { know(&s, session) }
+                s.learnedSessionsThrough = max(s.learnedSessionsThrough, page.mark)
+            }
+            if page.sessions.count < 1_000 { return }
+        }
+    }
+
+    /// Learns session `id`, made on another node, from its signal (nothing when it is known).
+    func learnSignalledSession(_ id: String) {
+        guard store.coordinator != nil, state.withLock({ $0.sessions[id] == nil }) else { return }
+        do {
+            try learnSession(id)
+        } catch {
+            logger.warning("a session another node made cannot be read", metadata: ["transfer.session.id": "\(id)", "error": "\(error)"])
+        }
+    }
+
     /// Reads session `id` again when this node holds it and the store has a newer version.
     func refreshSession(_ id: String) {
         guard let coordinator = store.coordinator, state.withLock({ $0.sessions[id] != nil }) else { return }

@@ -1,4 +1,4 @@
-internal import FoundationEssentials
+package import FoundationEssentials
 internal import Logging
 internal import TransferModel
 internal import TransferStore
@@ -39,6 +39,30 @@ extension TransferService {
     public func ephemeralHolder(session: String?, task: Int?) -> String? {
         guard let coordinator = store.coordinator, let node = membership.nodeId else { return nil }
         return try? coordinator.ephemeralHolder(session: session, task: task, except: node, liveWithin: configuration.leaseTimeout)
+    }
+
+    /// The addresses of the other live nodes that hold ephemeral sessions (for a list of
+    /// sessions, which asks each of them for its own); empty for a daemon alone. Throws when
+    /// the store cannot be read.
+    public func otherEphemeralHolders() throws -> [String] {
+        guard let coordinator = store.coordinator, let node = membership.nodeId else { return [] }
+        do {
+            return try coordinator.ephemeralHolders(except: node, liveWithin: configuration.leaseTimeout)
+        } catch {
+            throw StoreReadFailure(reason: "the nodes that hold ephemeral sessions cannot be read: \(error)")
+        }
+    }
+
+    /// Runs `body` on a thread of its own, where it may `fetch` from other nodes: never on an
+    /// HTTP worker, which answers later.
+    package func onExchangeThread(_ body: @escaping @Sendable () -> Void) {
+        nodeForwarding.onThread(body)
+    }
+
+    /// `exchange` sent to the node at `address` on this thread (one of `onExchangeThread`'s),
+    /// with its whole answer; one longer than `limit` bytes is a failure.
+    package func fetch(_ exchange: NodeForwarding.Exchange, from address: String, limit: Int) throws(NodeForwarding.Failure) -> (status: Int, body: Data) {
+        try nodeForwarding.fetch(exchange, from: address, limit: limit)
     }
 
     /// Passes `exchange` on to the node at `address`; `sink` hears its answer on the exchange's

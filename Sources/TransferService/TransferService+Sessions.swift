@@ -77,9 +77,11 @@ extension TransferService {
         return session
     }
 
-    /// A page of the sessions this client sees, in creation order. The cursor is the last id seen.
-    public func listSessions(owner: String?, limit: Int, cursor: String?) throws -> (items: [Session], next: String?) {
-        try state.withLock { s in
+    /// A page of the sessions this client sees (of `kind` only, when given), in creation order.
+    /// The cursor is the last id seen.
+    public func listSessions(owner: String?, limit: Int, cursor: String?, kind: SessionKind? = nil) throws -> (items: [Session], next: String?) {
+        try learnNewSessions()
+        return try state.withLock { s in
             var start = 0
             if let cursor {
                 guard let index = s.sessionOrder.firstIndex(of: cursor) else { throw ServiceError.invalidQuery("unknown cursor") }
@@ -88,10 +90,14 @@ extension TransferService {
             var items: [Session] = []
             var index = start
             while index < s.sessionOrder.count, items.count < limit {
-                if let session = s.sessions[s.sessionOrder[index]], session.isVisible(to: owner) { items.append(session) }
+                if let session = s.sessions[s.sessionOrder[index]], session.isVisible(to: owner), kind == nil || session.kind == kind {
+                    items.append(session)
+                }
                 index += 1
             }
-            let more = s.sessionOrder[index...].contains { s.sessions[$0]?.isVisible(to: owner) == true }
+            let more = s.sessionOrder[index...].contains { id in
+                s.sessions[id].map { $0.isVisible(to: owner) && (kind == nil || $0.kind == kind) } == true
+            }
             return (items, more ? items.last?.id : nil)
         }
     }

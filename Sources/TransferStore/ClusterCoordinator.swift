@@ -38,6 +38,9 @@ package protocol ClusterCoordinator: Sendable {
     func queuedCount() throws -> Int
     /// The stored sessions among `ids` (made on other nodes, for the tasks a claim brings).
     func sessions(ids: [String]) throws -> [Session]
+    /// Up to `limit` stored sessions made after creation number `mark`, in creation order, and
+    /// the number of the last one (`mark` when none).
+    func sessions(createdAfter mark: Int, limit: Int) throws -> (sessions: [Session], mark: Int)
     /// Writes `session` (invalidated, its next version) only while the stored row is still
     /// invalidating: of nodes ending one session's invalidation at once, exactly one gets true.
     func finishInvalidation(of session: Session) throws -> Bool
@@ -114,6 +117,8 @@ package protocol ClusterCoordinator: Sendable {
     /// The address of the live node, other than `node`, holding ephemeral session `session` (or
     /// `task`, when given); nil when no other node does.
     func ephemeralHolder(session: String?, task: Int?, except node: String, liveWithin seconds: Double) throws -> String?
+    /// The addresses of the live nodes, other than `node`, that hold ephemeral sessions.
+    func ephemeralHolders(except node: String, liveWithin seconds: Double) throws -> [String]
 }
 
 /// The numbers the nodes of a cluster hand out from one sequence each.

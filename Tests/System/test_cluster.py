@@ -333,11 +333,40 @@ def test_an_ephemeral_session_is_answered_through_any_node_and_stays_off_the_sto
         assert rows(database_url, f"SELECT count(*) FROM sessions WHERE id = '{sid}'") == ["0"]
         assert rows(database_url, f"SELECT count(*) FROM tasks WHERE id IN ({task['id']}, {slow['id']})") == ["0"]
         assert rows(database_url, f"SELECT count(*) FROM events WHERE session_id = '{sid}'") == ["0"]
-        assert sorted(rows(database_url, "SELECT key || ' ' || node FROM ephemeral_routes")) == sorted(
-            [f"s {sid} e1", f"t {task['id']} e1", f"t {slow['id']} e1", f"t {fetched['id']} e1"])
+        routes = [f"s {sid} e1", f"t {task['id']} e1", f"t {slow['id']} e1", f"t {fetched['id']} e1"]
+        assert sorted(rows(database_url, "SELECT key || ' ' || node FROM ephemeral_routes")) == sorted(routes)
+
+        # Both nodes list it among the sessions (the other node asks the holder), paged with one
+        # cursor through this node's sessions and the holder's; a second ephemeral session of the
+        # other tenant is listed to that tenant only.
+        as_beta = {"Authorization": f"Bearer {beta}"}
+        stored = other.json("POST", "/v1/sessions", {"description": "stored"})["id"]
+        betas = maker.request("POST", "/v1/sessions", {"kind": "ephemeral"}, headers=as_beta)
+        assert betas[0] == 201, betas
+        beta_sid = json.loads(betas[2])["id"]
+        for node in nodes:
+            # (A session made through one node reaches the others' lists with its signal.)
+            def listing(node=node):
+                ids = [s["id"] for s in node.json("GET", "/v1/sessions?limit=1000")["items"]]
+                return ids if stored in ids else None
+            listed = node.wait_until(listing, what="the stored session is listed")
+            assert sid in listed and stored in listed and beta_sid not in listed, (node.url, listed)
+            paged, cursor = [], None
+            for _ in range(20):
+                page = node.json("GET", "/v1/sessions?limit=1" + (f"&cursor={cursor}" if cursor else ""))
+                paged += [s["id"] for s in page["items"]]
+                cursor = page["next"]
+                if cursor is None:
+                    break
+            assert paged == listed, (node.url, paged, listed)
+            assert [s["id"] for s in node.json("GET", "/v1/sessions?kind=ephemeral")["items"]] == [sid]
+            status, _, payload = node.request("GET", "/v1/sessions?limit=1000", headers=as_beta)
+            assert status == 200 and beta_sid in [s["id"] for s in json.loads(payload)["items"]], payload[:300]
+            assert sid not in [s["id"] for s in json.loads(payload)["items"]]
+        status, _, payload = other.request("GET", "/v1/sessions?kind=weekly")
+        assert status == 400 and json.loads(payload)["error"]["code"] == "invalid_query", payload[:300]
 
         # Another tenant gets the holder's 404 through either node, and a name no node holds is 404.
-        as_beta = {"Authorization": f"Bearer {beta}"}
         for node in nodes:
             for method, path in (("GET", f"/v1/sessions/{sid}"), ("GET", f"/v1/tasks/{task['id']}"),
                                  ("GET", f"/v1/tasks/{task['id']}/body"), ("POST", f"/v1/tasks/{task['id']}/cancel")):
@@ -346,11 +375,13 @@ def test_an_ephemeral_session_is_answered_through_any_node_and_stays_off_the_sto
         status, _, _ = other.request("GET", "/v1/sessions/no-such-session")
         assert status == 404
 
-        # The holder stops: its routes go with it, and the other node answers 404 at once.
+        # The holder stops: its routes go with it, and the other node answers 404 at once and
+        # lists none of its sessions.
         maker.stop()
         assert rows(database_url, "SELECT count(*) FROM ephemeral_routes") == ["0"]
         status, _, payload = other.request("GET", f"/v1/tasks/{task['id']}")
         assert status == 404, payload[:300]
+        assert sid not in [s["id"] for s in other.json("GET", "/v1/sessions?limit=1000")["items"]]
     finally:
         for node in nodes:
             if node.process.poll() is None:

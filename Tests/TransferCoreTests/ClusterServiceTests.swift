@@ -157,6 +157,31 @@ struct ClusterServiceTests {
         #expect(failures.isEmpty, "\(failures.count) reads failed, first: \(failures.prefix(3))")
     }
 
+    @Test("a session made through one node is in every node's list at once, and a list keeps to its kind")
+    func aSessionMadeThroughOneNodeIsListedThroughAny() async throws {
+        let cluster = try Cluster(nodes: 2, maxConcurrent: 1)
+        defer { cluster.stop() }
+        let (maker, lister) = (cluster.nodes[0].service, cluster.nodes[1].service)
+        _ = try lister.listSessions(owner: nil, limit: 1000, cursor: nil)  // it has listed before
+        var ids: [String] = []
+        for _ in 0..<3 {
+            ids.append(try maker.createSession(SessionCreate(configuration: SessionConfiguration()), owner: nil).session.id)
+        }
+        let listed = try lister.listSessions(owner: nil, limit: 1000, cursor: nil).items.map(\.id)
+        #expect(ids.allSatisfy(listed.contains), "listed through the other node: \(listed), made: \(ids)")
+        // Paged, in the same order.
+        var paged: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try lister.listSessions(owner: nil, limit: 1, cursor: cursor)
+            paged += page.items.map(\.id)
+            cursor = page.next
+        } while cursor != nil && paged.count < 100
+        #expect(paged == listed)
+        #expect(try lister.listSessions(owner: nil, limit: 1000, cursor: nil, kind: .background).items.isEmpty)
+        #expect(try lister.listSessions(owner: "someone else", limit: 1000, cursor: nil).items.allSatisfy { $0.owner == nil })
+    }
+
     @Test("a command on a task no node holds is applied through any node, which gives the task back")
     func commandsOnQueuedTasks() async throws {
         let cluster = try Cluster(nodes: 2, maxConcurrent: 1)
