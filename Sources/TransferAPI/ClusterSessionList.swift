@@ -48,7 +48,7 @@ enum ClusterSessionList {
                        service: TransferService) -> RouteResult {
         let headers = request.http.headers.map { (name: $0.name, value: $0.value) }
         return .later { respond in
-            service.onExchangeThread {
+            let started = service.onExchangeThread {
                 let elsewhere = holders.flatMap { ephemeralSessions(at: $0, headers: headers, service: service) ?? [] }
                 do {
                     let page = try page(here: here, elsewhere: elsewhere, limit: limit, cursor: cursor)
@@ -56,6 +56,9 @@ enum ClusterSessionList {
                 } catch {
                     respond(APIError.from(error).response)
                 }
+            }
+            if !started {
+                respond(APIError(503, "node_busy", "too many lists are asking other nodes for their ephemeral sessions; retry shortly").response)
             }
         }
     }

@@ -24,6 +24,9 @@ package final class NodeForwarding: Sendable {
     static let maxInFlight = 64
 
     private let inFlight = Atomic<Int>(0)
+    /// `onThread`'s threads running, at most `maxThreads`.
+    private let threads = Atomic<Int>(0)
+    static let maxThreads = 16
 
     package init() {}
 
@@ -67,9 +70,18 @@ package final class NodeForwarding: Sendable {
         }
     }
 
-    /// Runs `body` on a thread of its own (a list that asks several nodes, one after the other).
-    package func onThread(_ body: @escaping @Sendable () -> Void) {
-        DedicatedThread.start(body)
+    /// Runs `body` on a thread of its own (a list that asks several nodes, one after the other);
+    /// false, and nothing run, when `maxThreads` such threads are running.
+    package func onThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+        guard threads.add(1, ordering: .relaxed).newValue <= Self.maxThreads else {
+            threads.subtract(1, ordering: .relaxed)
+            return false
+        }
+        DedicatedThread.start { [self] in
+            defer { threads.subtract(1, ordering: .relaxed) }
+            body()
+        }
+        return true
     }
 
     /// Sends `exchange` to `address` on the calling thread (one of its own, never an HTTP

@@ -54,8 +54,9 @@ extension TransferService {
     }
 
     /// Runs `body` on a thread of its own, where it may `fetch` from other nodes: never on an
-    /// HTTP worker, which answers later.
-    package func onExchangeThread(_ body: @escaping @Sendable () -> Void) {
+    /// HTTP worker, which answers later. False, and nothing run, when too many such threads
+    /// run already (`NodeForwarding.maxThreads`).
+    package func onExchangeThread(_ body: @escaping @Sendable () -> Void) -> Bool {
         nodeForwarding.onThread(body)
     }
 
