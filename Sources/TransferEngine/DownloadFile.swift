@@ -83,7 +83,7 @@ final class DownloadFile {
             descriptor = -1
         }
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
-        // (A segmented download's parts past a first part that has nothing yet are kept.)
+        // (A segmented download's parts are kept, even when its first part has nothing yet.)
         if offset == 0, !keepingParts {
             descriptor = try Self.createAnew(target.partialPath)
             return
@@ -99,7 +99,7 @@ final class DownloadFile {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
         }
         let size = FileSystem.size(of: target.partialPath) ?? 0
-        if offset > 0, keepingParts, size > offset {
+        if keepingParts, size > offset {
             lseek(descriptor, off_t(offset), SEEK_SET)
             length = offset
             gathers = false

@@ -14,8 +14,8 @@ internal import TransferStore
 /// requester's and the anonymous rows.
 extension TransferService {
     /// A task `owner` may see: the entry held in memory, or the stored record of a completed
-    /// task that left it (entry nil). In a cluster, also the row of a task no node of this one
-    /// holds (queued, or another node's).
+    /// task that left it (entry nil). In a cluster, also the row of a task this node does not
+    /// hold (queued, or another node's).
     func visibleRecord(_ id: Int, owner: String?) throws -> (task: TransferTask, entry: TaskEntry?) {
         let held = try state.withLock { s throws -> TaskEntry? in
             s.tasks.contains(id) ? try visibleTask(s, id, owner) : nil
