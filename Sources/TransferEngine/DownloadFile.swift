@@ -83,8 +83,9 @@ final class DownloadFile {
             descriptor = -1
         }
         try FileSystem.makeDirectories(FileSystem.parent(of: target.partialPath))
-        // (A segmented download's parts are kept, even when its first part has nothing yet.)
-        if offset == 0, !keepingParts {
+        // (A segmented download resumed with nothing in its first part starts a new plan, so its
+        // file starts anew too: `EngineLoop.plan(for:)` restores recorded parts only past 0.)
+        if offset == 0 {
             descriptor = try Self.createAnew(target.partialPath)
             return
         }
@@ -99,7 +100,7 @@ final class DownloadFile {
             throw TaskError(.cannotCreateFile, "cannot create \(target.partialPath): \(FileSystem.lastError)")
         }
         let size = FileSystem.size(of: target.partialPath) ?? 0
-        if keepingParts, size > offset {
+        if offset > 0, keepingParts, size > offset {
             lseek(descriptor, off_t(offset), SEEK_SET)
             length = offset
             gathers = false

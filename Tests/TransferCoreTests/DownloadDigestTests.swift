@@ -199,19 +199,6 @@ import TestSupport
         }
     }
 
-    /// A segmented download resumed with nothing in its first part yet: the other parts' bytes
-    /// in the file are kept (written in place later), not cut away with the first part's.
-    @Test func aSegmentedResumeWithAnEmptyFirstPartKeepsTheOtherParts() throws {
-        let folder = try TempDirectory(prefix: "download-digest")
-        defer { folder.remove() }
-        let parts = Data(repeating: 0, count: 1 << 20) + Self.body.subdata(in: (1 << 20)..<(2 << 20))
-        try FileManager.default.createDirectory(atPath: folder.path + "/partial", withIntermediateDirectories: true)
-        try parts.write(to: URL(fileURLWithPath: folder.path + "/partial/1.part"))
-        let file = try DownloadFile(target: target(folder), resumeAt: 0, keepingParts: true)
-        #expect(file.written == 0)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/partial/1.part")) == parts)
-    }
-
     @Test func aMismatchDeletesThePartialFileAndMovesNothing() throws {
         let folder = try TempDirectory(prefix: "download-digest")
         defer { folder.remove() }
