@@ -8,7 +8,7 @@ internal import TransferService
 /// ephemeral session lives only in the memory of the node that made it (never stored). So the
 /// node asked lists its own sessions, then the other nodes' ephemeral ones: it asks each node
 /// that holds some (`EphemeralRoutes`) for `GET /v1/sessions?kind=ephemeral`, with the client's
-/// own token, passed on once (the holder checks the token as for its own clients and never asks
+/// own token (and no other header of the client's), passed on once (the holder checks the token as for its own clients and never asks
 /// further). A node that does not answer is left out: its sessions cannot be reached either.
 ///
 /// Order: this node's list as on a daemon alone, then the others' ephemeral sessions by
@@ -46,7 +46,11 @@ enum ClusterSessionList {
     /// (no HTTP worker waits for another node).
     static func answer(_ request: APIRequest, here: [Session], holders: [String], limit: Int, cursor: String?,
                        service: TransferService) -> RouteResult {
-        let headers = request.http.headers.map { (name: $0.name, value: $0.value) }
+        // Only who asks (the holder checks the token) and the request's id: nothing of the
+        // client's own framing or ranges, since the answer is read here, not passed through.
+        let headers = request.http.headers.filter { header in
+            ["authorization", RequestID.header.lowercased()].contains(header.name.lowercased())
+        }.map { (name: $0.name, value: $0.value) }
         return .later { respond in
             let started = service.onExchangeThread {
                 let elsewhere = holders.flatMap { ephemeralSessions(at: $0, headers: headers, service: service) ?? [] }
