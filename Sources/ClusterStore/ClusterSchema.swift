@@ -245,5 +245,10 @@ enum ClusterSchema {
         );
         CREATE INDEX ephemeral_routes_by_node ON ephemeral_routes (node);
         """,
+        // 12: a list of sessions asks for those made after the last it learned
+        //     (`sessions(createdAfter:)`, every GET /v1/sessions): by index, not a scan.
+        """
+        CREATE INDEX sessions_by_created ON sessions (created);
+        """,
     ]
 }

@@ -144,8 +144,7 @@ final class ClusterWork: Sendable {
                             nudge()  // a task queued or a slot freed, on any node
                         case .session(let session):
                             commandQueue.async { [weak service] in
-                                service?.learnSignalledSession(session)
-                                service?.refreshSession(session)
+                                service?.sessionSignalled(session)
                                 service?.learnWebhook(session)
                             }
                         case .feed(let session):

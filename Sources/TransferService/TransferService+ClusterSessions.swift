@@ -37,9 +37,11 @@ extension TransferService {
         }
     }
 
-    /// Learns session `id`, made on another node, from its signal (nothing when it is known).
-    func learnSignalledSession(_ id: String) {
-        guard store.coordinator != nil, state.withLock({ $0.sessions[id] == nil }) else { return }
+    /// What a session's signal asks of this node: learn the session when it is new here (made
+    /// on another node), else read it again (`refreshSession`). One read of its row either way.
+    func sessionSignalled(_ id: String) {
+        guard store.coordinator != nil else { return }
+        guard state.withLock({ $0.sessions[id] == nil }) else { return refreshSession(id) }
         do {
             try learnSession(id)
         } catch {
