@@ -9,7 +9,8 @@ internal import Synchronization
 ///
 /// One per attempt of a data task, made by the service as the task starts and ended by it when
 /// the attempt ends (`finish`). Shared by reference between threads: every field is behind the
-/// lock, and the wake-ups run after it is released.
+/// lock, and the wake-ups run after it is released: the engine's at once (it holds no other
+/// lock), the service's (`finish`, `supply`, under its own lock) handed back as `Wakes`.
 package final class LiveBody: Sendable {
     /// How the body ended: whole (the task succeeded), or not (failed, cancelled, retried,
     /// turned into a download).
@@ -61,36 +62,44 @@ package final class LiveBody: Sendable {
         for wake in woken { wake() }
     }
 
-    /// The attempt ended: readers get the rest and then the end (or the failure).
-    package func finish(_ ending: Ending) {
-        let woken = state.withLock { state -> [@Sendable () -> Void] in
+    /// The readers a change woke, taken under the body's lock. `run()` them once the caller
+    /// holds no lock of its own: a reader's wake answers its request, and may take other locks
+    /// (a body stream read to its end lets its task go under the service's lock).
+    package struct Wakes: Sendable {
+        fileprivate let readers: [@Sendable () -> Void]
+        package func run() { for wake in readers { wake() } }
+    }
+
+    /// The attempt ended: readers get the rest and then the end (or the failure), once the
+    /// wakes run.
+    package func finish(_ ending: Ending) -> Wakes {
+        Wakes(readers: state.withLock { state -> [@Sendable () -> Void] in
             guard state.ending == nil else { return [] }
             state.ending = ending
             return state.takeWaiting()
-        }
-        for wake in woken { wake() }
+        })
     }
 
     /// The task succeeded with `body`: what arrived is it (or, when nothing arrived through the
-    /// engine, as when the URL cache answered, it becomes it), and readers get the end.
-    package func finish(with body: Data) {
-        let woken = state.withLock { state -> [@Sendable () -> Void] in
+    /// engine, as when the URL cache answered, it becomes it), and readers get the end, once the
+    /// wakes run.
+    package func finish(with body: Data) -> Wakes {
+        Wakes(readers: state.withLock { state -> [@Sendable () -> Void] in
             guard state.ending == nil else { return [] }
             if state.bytes.isEmpty { state.bytes = body }
             state.ending = state.bytes.count == body.count ? .complete : .failed("the body that completed is not the one that arrived")
             return state.takeWaiting()
-        }
-        for wake in woken { wake() }
+        })
     }
 
-    /// The whole body at once, when it came from elsewhere than a transfer (the URL cache).
-    package func supply(_ body: Data) {
-        let woken = state.withLock { state -> [@Sendable () -> Void] in
+    /// The whole body at once, when it came from elsewhere than a transfer (the URL cache);
+    /// readers get it once the wakes run.
+    package func supply(_ body: Data) -> Wakes {
+        Wakes(readers: state.withLock { state -> [@Sendable () -> Void] in
             guard state.ending == nil, state.bytes.isEmpty else { return [] }
             state.bytes = body
             return state.takeWaiting()
-        }
-        for wake in woken { wake() }
+        })
     }
 
     /// A new reader's id, for `read` and `leave`.

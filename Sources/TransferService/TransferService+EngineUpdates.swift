@@ -83,7 +83,9 @@ extension TransferService {
             // URLSession gives a new download task object; here the same task goes on as a
             // download (its id, events and endpoints), so the event names that same id.
             s.tasks[id]?.task.kind = .download
-            s.tasks[id]?.liveBody?.finish(.failed("the task became a download: its body is a file, at GET /v1/tasks/\(id)/file"))
+            if let ended = s.tasks[id]?.liveBody?.finish(.failed("the task became a download: its body is a file, at GET /v1/tasks/\(id)/file")) {
+                deliveries.add(ended.run)
+            }
             s.tasks[id]?.liveBody = nil
             emit(&s, session: session, task: id, .didBecomeDownloadTask, ["downloadTaskId": .integer(Int64(id))], &deliveries)
             changed(&s, task: id, persist: true, &deliveries)

@@ -346,7 +346,7 @@ extension TransferService {
         s.tasks[id]?.inEngine = true
         // A data task's body as it arrives, for readers that follow it (from the network or the
         // URL cache); an earlier attempt's readers are told that attempt ended.
-        s.tasks[id]?.liveBody?.finish(.failed("the attempt ended; the task is tried again"))
+        if let ended = s.tasks[id]?.liveBody?.finish(.failed("the attempt ended; the task is tried again")) { deliveries.add(ended.run) }
         s.tasks[id]?.liveBody = entry.task.kind == .data && LocalScheme(url: entry.task.originalRequest.url) == nil ? LiveBody() : nil
         guard let request = requestAfterCache(&s, task: id, &deliveries) else { return }  // the URL cache answered
         let elapsed = now.timeIntervalSince(entry.task.createdAt)
@@ -418,7 +418,7 @@ extension TransferService {
         var recorded = false
         for action in transition(&s, task: id, .finish) {  // none once it has completed
             if action == .recordCompletion {
-                recordCompletion(&s, task: id, error: error, body: body)
+                recordCompletion(&s, task: id, error: error, body: body, &deliveries)
                 recorded = true
             } else {
                 perform(action, task: id, &s, &deliveries)
@@ -432,7 +432,7 @@ extension TransferService {
     }
 
     /// A completed task's outcome; it lets go of what it held for its transfer.
-    private func recordCompletion(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?) {
+    private func recordCompletion(_ s: inout ServiceState, task id: Int, error: TaskError?, body: Data?, _ deliveries: inout Deliveries) {
         guard var task = s.tasks[id]?.task else { return }
         // The URL's login was for this task's transfer only: it goes with it (resume data,
         // made before this, carries it sealed for a continuation).
@@ -441,8 +441,10 @@ extension TransferService {
         s.tasks[id]?.cacheDecision = nil
         s.tasks[id]?.urlLogin = nil
         if let live = s.tasks[id]?.liveBody {
-            // Readers that follow the body get its end, or the failure.
-            if let error { live.finish(.failed("the task failed (\(error.name)): \(error.message)")) } else { live.finish(with: body ?? Data()) }
+            // Readers that follow the body get its end, or the failure (after the lock: a stream
+            // reader read to the end lets the task go, under it).
+            let ended = error.map { live.finish(.failed("the task failed (\($0.name)): \($0.message)")) } ?? live.finish(with: body ?? Data())
+            deliveries.add(ended.run)
             s.tasks[id]?.liveBody = nil
         }
         task.error = error

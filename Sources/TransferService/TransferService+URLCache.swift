@@ -197,11 +197,12 @@ extension TransferService {
             deliveries.run()
             return
         }
-        guard let (request, checksum) = state.withLock({ s -> (RequestInfo, Checksum?)? in
+        guard let (request, checksum, supplied) = state.withLock({ s -> (RequestInfo, Checksum?, LiveBody.Wakes?)? in
             guard let task = s.tasks[id]?.task, s.tasks[id]?.cache?.role == .serving else { return nil }
-            s.tasks[id]?.liveBody?.supply(body)  // its readers (and dataInEvents) read the stored body
-            return (task.originalRequest, task.checksum)
+            let supplied = s.tasks[id]?.liveBody?.supply(body)  // its readers (and dataInEvents) read the stored body
+            return (task.originalRequest, task.checksum, supplied)
         }) else { return }
+        supplied?.run()
         let info = response.info
         handle(id, .transactions([.fromCache(url: request.url, method: request.method, statusCode: info.statusCode, fetchStart: fetchStart, end: Date())]))
         handle(id, .response(info))

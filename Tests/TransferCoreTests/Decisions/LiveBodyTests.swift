@@ -36,7 +36,7 @@ import Testing
         #expect(read(body, second, at: 8).1 == "rl")  // the last byte waits for a complete end
         #expect(read(body, second, at: 10, woken: woken).0 == .wait)
         body.leave(second)  // gone: its wake is dropped
-        body.finish(with: Data("hello world".utf8))
+        body.finish(with: Data("hello world".utf8)).run()
         #expect(woken.value == 2)
         #expect(read(body, first, at: 10).1 == "d")
         #expect(read(body, first, at: 11).0 == .end)
@@ -49,18 +49,18 @@ import Testing
         append(body, "abcdef")
         #expect(read(body, reader, at: 2, end: 4).1 == "cd")
         #expect(read(body, reader, at: 4, end: 4).0 == .end)
-        body.finish(.failed("cancelled"))
+        body.finish(.failed("cancelled")).run()
         #expect(read(body, reader, at: 6).0 == .failed("cancelled"))
         #expect(read(body, reader, at: 0).1 == "abcd")  // what arrived is still readable
     }
 
     @Test func aBodyTheCacheAnsweredBecomesTheLiveOne() {
         let body = LiveBody()
-        body.finish(with: Data("cached".utf8))
+        body.finish(with: Data("cached".utf8)).run()
         #expect(body.contents == Data("cached".utf8) && body.ending == .complete)
         let other = LiveBody()
         Data("abc".utf8).withUnsafeBytes { other.append($0) }
-        other.finish(with: Data("xyz!".utf8))
+        other.finish(with: Data("xyz!".utf8)).run()
         #expect(other.ending != .complete)
     }
 }
