@@ -15,6 +15,7 @@ package import TransferStore
 /// long-polls, which answer on their own threads).
 package final class ClusterChangeListener: ClusterListening {
     private let url: String
+    private let setup: String?
     private let handle: @Sendable (ClusterHeard) -> Void
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
@@ -22,11 +23,13 @@ package final class ClusterChangeListener: ClusterListening {
 
     /// Starts listening; `handle` gets every batch of changes (in the order sent) until `stop()`
     /// (the loop keeps the listener alive until then).
-    package init(url: String, retryDelay: Double = 1, handle: @escaping @Sendable (ClusterHeard) -> Void) throws {
+    /// `setup` runs on each of its sessions (`PostgresConnection`).
+    package init(url: String, setup: String? = nil, retryDelay: Double = 1, handle: @escaping @Sendable (ClusterHeard) -> Void) throws {
         self.url = url
+        self.setup = setup
         self.handle = handle
         self.retryDelay = retryDelay
-        let first = try Self.listen(url)  // fails here, not on the thread, when the database is not there
+        let first = try Self.listen(url, setup: setup)  // fails here, not on the thread, when the database is not there
         DispatchQueue(label: "transferd.cluster.listener").async { [self] in run(first) }
     }
 
@@ -38,8 +41,8 @@ package final class ClusterChangeListener: ClusterListening {
 
     private static let pollInterval = 0.2
 
-    private static func listen(_ url: String) throws -> PostgresConnection {
-        let connection = try PostgresConnection(url: url)
+    private static func listen(_ url: String, setup: String?) throws -> PostgresConnection {
+        let connection = try PostgresConnection(url: url, setup: setup)
         try connection.execute(script: "LISTEN \(ClusterChange.channel)")
         return connection
     }
@@ -49,7 +52,7 @@ package final class ClusterChangeListener: ClusterListening {
         while !stopping.load(ordering: .relaxed) {
             guard let live = connection else {
                 usleep(useconds_t(retryDelay * 1_000_000))
-                connection = try? Self.listen(url)
+                connection = try? Self.listen(url, setup: setup)
                 if connection != nil { handle(.resync) }
                 continue
             }

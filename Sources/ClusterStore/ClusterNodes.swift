@@ -10,12 +10,15 @@ public enum ClusterNodes {
     /// Registers `id` (again, after a restart: its start time is renewed). The routes of its
     /// ephemeral sessions go: they lived in the memory of the process that registered before
     /// (a node the registry forgot and that comes back routes what it still holds again).
-    public static func register(id: String, address: String, on database: PostgresConnection) throws {
+    /// `instance` is the `application_name` of the registering process's sessions
+    /// (`endSessions`); nil leaves them out of reach.
+    public static func register(id: String, address: String, instance: String? = nil, on database: PostgresConnection) throws {
         try database.transaction { tx in
             try tx.run("""
-                INSERT INTO cluster_nodes (id, address) VALUES ($1, $2)
-                ON CONFLICT (id) DO UPDATE SET address = excluded.address, started_at = now(), heartbeat_at = now()
-                """, id, address)
+                INSERT INTO cluster_nodes (id, address, instance) VALUES ($1, $2, $3)
+                ON CONFLICT (id) DO UPDATE SET address = excluded.address, instance = excluded.instance,
+                                               started_at = now(), heartbeat_at = now()
+                """, id, address, instance)
             try tx.run("DELETE FROM ephemeral_routes WHERE node = $1", id)
         }
     }
@@ -62,6 +65,28 @@ public enum ClusterNodes {
                                running: row.int(5) ?? 0, queued: row.int(6) ?? 0, maxConcurrentTransfers: row.int(7) ?? 0,
                                leasedTasks: leased)
         }
+    }
+
+    /// Ends the server sessions of every node silent for more than `seconds` (the lease timeout),
+    /// but those of `instance` (the caller's own process); returns how many it ended.
+    ///
+    /// A node frozen (SIGSTOP, a paused VM, a partition that keeps its TCP connections open)
+    /// keeps its sessions, and with them what it holds outside a transaction: a tenant's creation
+    /// turn (a session-level advisory lock) that every node's creations for that tenant wait for,
+    /// and a LISTEN that holds back the server's notification queue. Its leases are already
+    /// taken back by then, and an open transaction ends by `idle_in_transaction_session_timeout`;
+    /// this frees the rest. When it wakes, its statements fail, it connects again, its renewal
+    /// finds its leases gone and its fenced writes are refused, as for any lost lease.
+    /// Sessions are matched by `application_name` (`PostgresStore.instance`), which names one
+    /// process; a session of another role is ended only where the server allows it
+    /// (`pg_terminate_backend`: the same role, or `pg_signal_backend`), else this throws.
+    public static func endSessions(silentFor seconds: Double, except instance: String, on database: PostgresConnection) throws -> Int {
+        try database.run("""
+            SELECT pg_terminate_backend(a.pid)
+            FROM cluster_nodes n JOIN pg_stat_activity a ON a.application_name = n.instance
+            WHERE n.heartbeat_at < now() - make_interval(secs => $1) AND n.instance <> $2
+              AND a.datname = current_database() AND a.pid <> pg_backend_pid()
+            """, seconds, instance).filter { $0.bool(0) == true }.count
     }
 
     /// Removes the nodes silent for more than `seconds` (long past the lease timeout); returns

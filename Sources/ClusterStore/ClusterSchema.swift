@@ -250,5 +250,10 @@ enum ClusterSchema {
         """
         CREATE INDEX sessions_by_created ON sessions (created);
         """,
+        // 13: the server-side name (`application_name`) of a node's sessions, so the others can
+        //     end them once it falls silent (`ClusterNodes.endSessions`).
+        """
+        ALTER TABLE cluster_nodes ADD COLUMN instance text;
+        """,
     ]
 }

@@ -18,8 +18,11 @@ package struct PostgresCoordinator: ClusterCoordinator {
     let database: PostgresConnection
     /// Feed reads run on the store's read connections, beside the API's other reads.
     let readers: PostgresStore
-    /// For the listener's own connection.
+    /// For the listener's own connection, set up as the store's others (`PostgresStore.setup`).
     let url: String
+    let setup: String
+    /// This process's sessions' name (`PostgresStore.instance`), never ended by itself.
+    let instance: String
 
     /// A block from a counter row: one UPDATE, whose row lock makes two nodes' blocks follow
     /// each other. Migration 5 starts each counter above what was handed out before it.
@@ -73,6 +76,10 @@ package struct PostgresCoordinator: ClusterCoordinator {
         try database.run("DELETE FROM task_commands WHERE requested < now() - interval '10 minutes'")
         try ClusterTaskFeed.forgetOldRemovals(on: database)
         return try ClusterQueue.requeueExpired(on: database)
+    }
+
+    package func endSessions(ofNodesSilentFor seconds: Double) throws -> Int {
+        try ClusterNodes.endSessions(silentFor: seconds, except: instance, on: database)
     }
 
     package func requeueAll(of node: String) throws -> [Int] {
@@ -183,7 +190,7 @@ package struct PostgresCoordinator: ClusterCoordinator {
     }
 
     package func listen(_ handle: @escaping @Sendable (ClusterHeard) -> Void) throws -> any ClusterListening {
-        try ClusterChangeListener(url: url, handle: handle)
+        try ClusterChangeListener(url: url, setup: setup, handle: handle)
     }
 
     // MARK: commands between nodes

@@ -5,8 +5,12 @@ package import TransferStore
 /// `NodeRegistry` on the cluster's database (`ClusterNodes`), for `GET /v1/cluster`.
 package struct PostgresNodeRegistry: NodeRegistry {
     let database: PostgresConnection
+    /// The server-side name of this process's sessions (`PostgresStore.instance`).
+    let instance: String
 
-    package func register(id: String, address: String) throws { try ClusterNodes.register(id: id, address: address, on: database) }
+    package func register(id: String, address: String) throws {
+        try ClusterNodes.register(id: id, address: address, instance: instance, on: database)
+    }
 
     package func heartbeat(id: String, load: NodeLoad) throws -> Bool { try ClusterNodes.heartbeat(id: id, load: load, on: database) }
 

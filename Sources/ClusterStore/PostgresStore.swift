@@ -35,6 +35,12 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     package let location: String
     /// For the listener's connection.
     private let url: String
+    /// What every session of this process is named on the server (`application_name`): a name
+    /// of this process alone, written into its registry row at registration, so the other nodes
+    /// can end this process's sessions once it falls silent (`ClusterNodes.endSessions`).
+    package let instance: String
+    /// Run on each new session of this process, after a reconnect too.
+    private let setup: String
 
     /// Reads at once: the HTTP workers' body and metrics reads, and start-up loads.
     static let readConnections = 2
@@ -49,9 +55,13 @@ package final class PostgresStore: TaskStore, QueuedWrites {
     /// and advisory locks, and the other nodes' requeues, claims and commands on its tasks would
     /// wait for it however long it stays frozen. The node's own statements never idle that long
     /// inside a transaction; when it wakes, its connection is made again and the writer retries.
+    /// What a frozen node holds outside a transaction (a tenant's creation turn, its listener) is
+    /// ended by the others through the `instance` name (`ClusterNodes.endSessions`).
     package init(url: String, instruments: (any StoreInstruments)?, logger: Logger, eventRetention: Int = 10_000,
                  transactionIdleTimeout: Double = 5) throws {
-        let setup = "SET idle_in_transaction_session_timeout = \(max(1, Int(transactionIdleTimeout * 1_000)))"
+        let instance = Self.newInstanceName()
+        let setup = "SET idle_in_transaction_session_timeout = \(max(1, Int(transactionIdleTimeout * 1_000))); "
+            + "SET application_name = '\(instance)'"
         let database = try PostgresConnection(url: url, setup: setup)
         var opened = [database]
         do {
@@ -72,14 +82,27 @@ package final class PostgresStore: TaskStore, QueuedWrites {
         }
         self.database = database
         self.url = url
+        self.instance = instance
+        self.setup = setup
         location = database.displayURL
         writer = QueuedWriter(target: PostgresWrites(database: database, eventRetention: eventRetention), instruments: instruments, logger: logger)
     }
 
     /// The nodes' registry, on the membership connection (otherwise idle).
-    package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: membership) }
+    package var nodeRegistry: (any NodeRegistry)? { PostgresNodeRegistry(database: membership, instance: instance) }
 
-    package var coordinator: (any ClusterCoordinator)? { PostgresCoordinator(database: coordination, readers: self, url: url) }
+    package var coordinator: (any ClusterCoordinator)? {
+        PostgresCoordinator(database: coordination, readers: self, url: url, setup: setup, instance: instance)
+    }
+
+    /// "transferd/" and 16 random hex digits: unique per process start (a node restarted with
+    /// the same id is another instance, so its predecessor's sessions can be told apart), and
+    /// well inside the server's 63 bytes.
+    static func newInstanceName() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = String(generator.next(), radix: 16)
+        return "transferd/" + String(repeating: "0", count: 16 - digits.count) + digits
+    }
 
     /// Runs one read on the next read connection. What PostgreSQL throws (the server down, the
     /// connection dropped: the next read makes it again) is a `StoreReadFailure`, which the API

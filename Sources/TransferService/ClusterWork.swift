@@ -74,6 +74,7 @@ final class ClusterWork: Sendable {
             guard let self, let service, let coordinator = service.store.coordinator else { return }
             round("renew leases") { _ = try service.renewLeases(node: id) }
             round("requeue expired leases") { _ = try coordinator.requeueExpired() }
+            endSilentNodesSessions(coordinator)
             claim(service, node: id)
             carryOutCommands(service, node: id)  // one whose signal was missed
             round("webhooks behind") { try service.sweepWebhooks() }
@@ -214,6 +215,24 @@ final class ClusterWork: Sendable {
         guard let id = node.withLock({ let id = $0; $0 = nil; return id }) else { return }
         queue.sync {
             round("give leases back") { _ = try store.coordinator?.requeueAll(of: id) }
+        }
+    }
+
+    /// Whether the last try to end silent nodes' sessions failed (logged once per failure run:
+    /// a role the server does not let end others' sessions fails every round, and must not
+    /// make the other steps' failure log flap).
+    private let endingFails = Atomic<Bool>(false)
+
+    /// Frees what a frozen node holds outside a transaction (`ClusterCoordinator.endSessions`).
+    private func endSilentNodesSessions(_ coordinator: any ClusterCoordinator) {
+        do {
+            let ended = try coordinator.endSessions(ofNodesSilentFor: leaseTimeout)
+            if ended > 0 { logger.warning("ended the database sessions of a silent node", metadata: ["sessions": "\(ended)"]) }
+            endingFails.store(false, ordering: .relaxed)
+        } catch {
+            if !endingFails.exchange(true, ordering: .relaxed) {
+                logger.warning("could not end a silent node's database sessions", metadata: ["error": "\(error)"])
+            }
         }
     }
 

@@ -28,6 +28,9 @@ package protocol ClusterCoordinator: Sendable {
     func renew(node: String, leaseSeconds: Double) throws -> [Int: Int]
     /// Puts the tasks whose lease expired back in the queue; returns their ids.
     func requeueExpired() throws -> [Int]
+    /// Ends the database sessions of the nodes silent for more than `seconds` (a frozen node's
+    /// locks held outside a transaction, `ClusterNodes.endSessions`); returns how many.
+    func endSessions(ofNodesSilentFor seconds: Double) throws -> Int
     /// Puts every task `node` holds back in the queue (its previous run's, at its start).
     func requeueAll(of node: String) throws -> [Int]
     /// Puts the tasks among `ids` that `node` holds back in the queue.

@@ -1,9 +1,11 @@
 import Foundation
+import Logging
 import Testing
 import TestSupport
 @testable import ClusterStore
 import PostgreSQL
 import TransferModel
+import TransferStore
 
 /// The nodes' registry: registration, heartbeats, the live list with each node's load, and a
 /// silent node left out and then forgotten.
@@ -40,5 +42,48 @@ import TransferModel
             try ClusterNodes.leave(id: "b", on: db)
             #expect(try ClusterNodes.live(within: 15, on: db).map(\.id) == ["a", "c"])
         }
+    }
+
+    /// A node frozen outside a transaction keeps its sessions and what they hold: here a tenant's
+    /// creation turn (a session-level advisory lock). Once it is silent past the lease timeout,
+    /// another node ends its sessions, and only its: the turn is free; the frozen node, when it
+    /// wakes, connects again under the same name.
+    @Test func aSilentNodesSessionsAreEndedAndWhatTheyHeldIsFreed() throws {
+        let scratch = try ScratchDatabase()
+        defer { scratch.drop() }
+        let frozen = try PostgresStore(url: scratch.url, instruments: nil, logger: Logger(label: "test"))
+        let other = try PostgresStore(url: scratch.url, instruments: nil, logger: Logger(label: "test"))
+        let probe = try scratch.connect()
+        defer { frozen.close(); other.close(); probe.close() }
+        #expect(frozen.instance != other.instance)
+        try frozen.nodeRegistry?.register(id: "frozen", address: "127.0.0.1:1")
+        try other.nodeRegistry?.register(id: "other", address: "127.0.0.1:2")
+        let sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1"
+        let frozenSessions = try probe.run(sessions, frozen.instance).first?.int(0) ?? 0
+        #expect(frozenSessions == PostgresStore.readConnections + 3)
+
+        try frozen.coordinator?.beginTenantCreations(owner: "tenant")
+        let tryTurn = "SELECT pg_try_advisory_lock($1::int4, hashtext('tenant'))"
+        #expect(try probe.run(tryTurn, Int(PostgresCoordinator.creationTurns)).first?.bool(0) == false)
+        // Live: nothing is ended.
+        #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 15) == 0)
+
+        try probe.run("UPDATE cluster_nodes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'frozen'")
+        #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 15) == frozenSessions)
+        // The turn is free once the ended sessions are gone (a backend ends soon after its signal).
+        var free = false
+        let deadline = Date().addingTimeInterval(10)
+        while !free && Date() < deadline {
+            free = try probe.run(tryTurn, Int(PostgresCoordinator.creationTurns)).first?.bool(0) == true
+            if !free { usleep(20_000) }
+        }
+        #expect(free)
+        #expect(try probe.run(sessions, other.instance).first?.int(0) == PostgresStore.readConnections + 3)
+        #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 15) == 0)
+
+        // The frozen node wakes: a statement fails on the ended session, the next connects again,
+        // named as before.
+        _ = try? frozen.database.run("SELECT 1")
+        #expect(try frozen.database.run("SELECT current_setting('application_name')").first?.string(0) == frozen.instance)
     }
 }
