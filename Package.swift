@@ -26,15 +26,14 @@ let package = Package(
         // 1.16.2: LogHandler.log(event:), which LogfmtLogHandler implements.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        // UnixSignals only: SIGTERM and SIGINT as an async sequence. (Its ServiceLifecycle brings
+        // swift-async-algorithms and four modules of swift-collections, built anew on every new
+        // machine, for one service that a loop over the signals runs as well.)
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // GET /metrics: counters, gauges and histograms in a registry the daemon owns, rendered
         // in Prometheus' text format (brings swift-metrics' CoreMetrics and swift-atomics).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // Tests only (TLSTests read a certificate's SubjectPublicKeyInfo to pin it): X509 imports
-        // all of Foundation, which the daemon avoids (STYLE.md: binary size).
-        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
-        .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
     ],
     targets: [
         // C libraries: one system-library target each, shims only for variadic calls.
@@ -151,7 +150,6 @@ let package = Package(
                 "TransferAPI", "TransferModel", "TransferService", "ClusterStore", "BuildInfo", "JSONModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
@@ -178,6 +176,6 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "ClusterStore", "TransferStore", "TransferModel", "JSONModel", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TransferCoreTests", dependencies: ["TransferModel", "TransferStore", "TransferEngine", "TransferService", "JSONModel", "SQLite", "Curl", "Zlib", "PostgreSQL", "ClusterStore", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
-        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", "BuildInfo", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", "BuildInfo", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
     ]
 )

@@ -2,7 +2,6 @@ import ArgumentParser
 internal import BuildInfo
 import FoundationEssentials
 import Logging
-import ServiceLifecycle
 import TransferAPI
 internal import TransferModel
 internal import TransferService
@@ -141,11 +140,16 @@ struct TransferdCommand: AsyncParsableCommand {
         let logger = Logger(label: "transferd")
         let configuration = try resolve(environment)
         let daemon = try TransferDaemon(configuration: configuration, logger: logger)
-        let group = ServiceGroup(
-            services: [DaemonService(daemon: daemon)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        try await group.run()
+        // Trapped before the start, so a signal that comes while it starts is not lost (nor
+        // fatal); the first one stops the daemon in order, and the trap stays until it stopped,
+        // so a second one meanwhile changes nothing.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        try daemon.start()
+        for await signal in signals {
+            logger.info("stopping", metadata: ["signal": "\(signal)"])
+            break
+        }
+        withExtendedLifetime(signals) { daemon.stop() }
     }
 
     /// Flags first, then the environment (with the configuration file's values under it,
@@ -234,16 +238,5 @@ struct TransferdCommand: AsyncParsableCommand {
         }
         guard range.contains(value) else { throw ValidationError("\(name) must be within \(range.lowerBound)...\(range.upperBound)") }
         return value
-    }
-}
-
-/// Runs the daemon as a lifecycle service: start, wait for graceful shutdown, stop in order.
-struct DaemonService: Service {
-    let daemon: TransferDaemon
-
-    func run() async throws {
-        try daemon.start()
-        try? await gracefulShutdown()
-        daemon.stop()
     }
 }

@@ -10,6 +10,16 @@ import pytest
 
 from daemon import Daemon
 
+# Run after the others: they use the release build that scripts/test.sh starts beside the Swift
+# tests (scripts/container-check.sh --build-only), which on a new machine is not done when the
+# system tests begin. Run first, they waited minutes for it while the others could have run.
+NEEDS_THE_RELEASE_BUILD = ("test_container.py", "test_package.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The tests of NEEDS_THE_RELEASE_BUILD last, every other test in its collected order."""
+    items.sort(key=lambda item: item.path.name in NEEDS_THE_RELEASE_BUILD)
+
 
 @pytest.fixture
 def artifacts() -> Path:

@@ -54,10 +54,9 @@ extension Peers {
         try String(contentsOfFile: try value(of: "nginx-tls", variable: "TRANSFERD_TEST_TLS_OTHER_CA"), encoding: .utf8)
     }
 
-    /// The valid server's chain (PEM, leaf first), to compute its pin. `TRANSFERD_TEST_TLS_LEAF`.
-    public static func tlsLeafChainPEM() throws -> String {
-        try String(contentsOfFile: try value(of: "nginx-tls", variable: "TRANSFERD_TEST_TLS_LEAF"), encoding: .utf8)
-    }
+    /// The valid server's pin: `sha256//` and the base64 SHA-256 of its leaf's
+    /// SubjectPublicKeyInfo (DER), made by openssl from the leaf. `TRANSFERD_TEST_TLS_PIN`.
+    public static func tlsValidServerPin() throws -> String { try value(of: "nginx-tls", variable: "TRANSFERD_TEST_TLS_PIN") }
 
     private static func proxy(_ name: String, _ variable: String) throws -> ProxyPeer {
         let address = try value(of: name, variable: variable)

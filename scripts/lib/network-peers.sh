@@ -10,6 +10,8 @@
 #                                               _TLS12 (https://127.0.0.1:PORT, /files/ as nginx),
 #                                               TRANSFERD_TEST_TLS_CA (the test CA's PEM file),
 #                                               TRANSFERD_TEST_TLS_LEAF (the valid leaf's chain),
+#                                               TRANSFERD_TEST_TLS_PIN (its public key's pin, as
+#                                               curl's --pinnedpubkey takes it: sha256//BASE64),
 #                                               TRANSFERD_TEST_TLS_OTHER_CA (the untrusted one's CA)
 #   the same nginx speaking HTTP/2               -> TRANSFERD_TEST_H2 (https, ALPN h2 and http/1.1,
 #                                               the valid certificate; /files/ and /slow/),
@@ -197,6 +199,9 @@ CONF
             export TRANSFERD_TEST_TLS_VALID="https://127.0.0.1:$valid" TRANSFERD_TEST_TLS_EXPIRED="https://127.0.0.1:$expired"
             export TRANSFERD_TEST_TLS_UNTRUSTED="https://127.0.0.1:$untrusted" TRANSFERD_TEST_TLS_TLS12="https://127.0.0.1:$tls12"
             export TRANSFERD_TEST_TLS_CA="$certs/ca.pem" TRANSFERD_TEST_TLS_LEAF="$certs/valid.crt"
+            TRANSFERD_TEST_TLS_PIN="sha256//$(openssl x509 -in "$certs/valid.crt" -pubkey -noout | openssl pkey -pubin -outform DER |
+                openssl dgst -sha256 -binary | base64 -w0)"
+            export TRANSFERD_TEST_TLS_PIN
             export TRANSFERD_TEST_TLS_OTHER_CA="$certs/other-ca.pem"
             export TRANSFERD_TEST_H2="https://127.0.0.1:$h2" TRANSFERD_TEST_H2C="http://127.0.0.1:$h2c"
             export TRANSFERD_TEST_TLS_UPLOADS="$uploads"

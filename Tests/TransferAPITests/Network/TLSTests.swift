@@ -1,9 +1,7 @@
 import Crypto
 import Foundation
-import SwiftASN1
 import Testing
 import TestSupport
-import X509
 
 /// TLS per session against nginx with certificates made for the run: a custom CA bundle, the
 /// protocol version bounds, SPKI pinning, and certificate failures mapped to URLSession's codes
@@ -14,14 +12,6 @@ import X509
         var configuration: [String: Any] = ["tlsCABundle": try Peers.tlsCertificateAuthorityPEM()]
         configuration.merge(extra) { _, new in new }
         return configuration
-    }
-
-    /// The pin of the valid server: the base64 SHA-256 of its leaf's SubjectPublicKeyInfo (DER).
-    private static func validServerPin() throws -> String {
-        let leaf = try #require(try Peers.tlsLeafChainPEM().components(separatedBy: "-----END CERTIFICATE-----").first) + "-----END CERTIFICATE-----\n"
-        let certificate = try Certificate(pemEncoded: leaf)
-        let spki = try certificate.publicKey.serializeAsPEM().derBytes
-        return "sha256//" + Data(SHA256.hash(data: spki)).base64EncodedString()
     }
 
     @Test func aCustomCABundleIsTrustedAndWithoutItTheServerIsNot() async throws {
@@ -72,7 +62,7 @@ import X509
             // Another query, so the answer cannot come from the shared URL cache instead.
             let failed = try await daemon.run("data", url + "?pinned", in: mismatched)
             #expect(failed.errorName == "serverCertificateUntrusted", "\(failed.object("error") ?? [:])")
-            let pinned = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong, try Self.validServerPin()]]))
+            let pinned = try await daemon.session(configuration: try Self.trustingTestCA(["tlsPinnedPublicKeys": [wrong, try Peers.tlsValidServerPin()]]))
             #expect(try await daemon.downloadDigest(url, in: pinned) == (try TestFile.digest("hello.txt")))
         }
     }

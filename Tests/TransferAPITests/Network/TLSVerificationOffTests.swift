@@ -1,10 +1,8 @@
 import Crypto
 import Foundation
 import Logging
-import SwiftASN1
 import Testing
 import TestSupport
-import X509
 
 /// `tlsVerifiesServerCertificate: false`, curl's `-k` for one session (issue 20, `transferctl
 /// -k`), against the TLS nginx whose certificates nothing on this machine trusts: the untrusted
@@ -15,13 +13,6 @@ import X509
 @Suite struct TLSVerificationOffTests {
     static var insecure: [String: Any] { ["tlsVerifiesServerCertificate": false] }
     static let warning = "TLS certificate verification is off (tlsVerifiesServerCertificate false)"
-
-    /// The valid server's pin: the base64 SHA-256 of its leaf's SubjectPublicKeyInfo (DER).
-    static func validServerPin() throws -> String {
-        let leaf = try #require(try Peers.tlsLeafChainPEM().components(separatedBy: "-----END CERTIFICATE-----").first) + "-----END CERTIFICATE-----\n"
-        let spki = try Certificate(pemEncoded: leaf).publicKey.serializeAsPEM().derBytes
-        return "sha256//" + Data(SHA256.hash(data: spki)).base64EncodedString()
-    }
 
     @Test(arguments: [Peers.TLSOrigin.untrusted, .expired, .valid])
     func anUntrustedServerFailsByDefaultAndDownloadsByteIdenticalWithVerificationOff(origin: Peers.TLSOrigin) async throws {
@@ -104,9 +95,9 @@ import X509
             #expect(failed.errorName == "serverCertificateUntrusted", "a wrong pin was not checked: \(failed.object("error") ?? [:])")
             // The pin failed it (curl's 90), not a verification that should have been off.
             #expect(failed.object("error")?.string("message")?.contains("pinned public key") == true, "\(failed.object("error") ?? [:])")
-            let pinned = try await daemon.session(configuration: ["tlsVerifiesServerCertificate": false, "tlsPinnedPublicKeys": [try Self.validServerPin()]])
+            let pinned = try await daemon.session(configuration: ["tlsVerifiesServerCertificate": false, "tlsPinnedPublicKeys": [try Peers.tlsValidServerPin()]])
             #expect(try await daemon.downloadDigest(url, in: pinned) == (try TestFile.digest("hello.txt")))
-            #expect(try await daemon.session(pinned).object("configuration")?["tlsPinnedPublicKeys"] as? [String] == [try Self.validServerPin()])
+            #expect(try await daemon.session(pinned).object("configuration")?["tlsPinnedPublicKeys"] as? [String] == [try Peers.tlsValidServerPin()])
         }
     }
 
