@@ -30,7 +30,7 @@ public final class PostgresConnection: Sendable {
             throw PostgresError(sqlState: "", message: message, context: "connect \(displayURL)")
         }
         let owned = Handle(handle, setup: setup)
-        if let setup { try owned.execute(setup) }
+        try owned.runSetup(on: handle, context: "connect \(displayURL)")
         connection = Mutex(owned)
     }
 
@@ -179,13 +179,17 @@ private final class Handle {
             guard PQstatus(pointer) == CONNECTION_OK else {
                 throw PostgresError(sqlState: "", message: PostgresConnection.trimmed(PQerrorMessage(pointer)), context: "reconnect for \(context)")
             }
-            if let setup {
-                let result = PQexec(pointer, setup)
-                defer { PQclear(result) }
-                _ = try Self.check(result, pointer, "setup after reconnect for \(context)")
-            }
+            try runSetup(on: pointer, context: "reconnect for \(context)")
         }
         return pointer
+    }
+
+    /// `setup` on a new session: the first, and each a reconnect makes.
+    func runSetup(on pointer: OpaquePointer, context: String) throws(PostgresError) {
+        guard let setup else { return }
+        let result = PQexec(pointer, setup)
+        defer { PQclear(result) }
+        _ = try Self.check(result, pointer, "setup for \(context)")
     }
 
     func execute(_ script: String) throws(PostgresError) {

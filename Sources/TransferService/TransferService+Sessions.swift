@@ -87,17 +87,17 @@ extension TransferService {
                 guard let index = s.sessionOrder.firstIndex(of: cursor) else { throw ServiceError.invalidQuery("unknown cursor") }
                 start = index + 1
             }
+            let sessions = s.sessions  // shared, not copied: read only
+            let listed = { (id: String) -> Session? in
+                sessions[id].flatMap { $0.isVisible(to: owner) && (kind == nil || $0.kind == kind) ? $0 : nil }
+            }
             var items: [Session] = []
             var index = start
             while index < s.sessionOrder.count, items.count < limit {
-                if let session = s.sessions[s.sessionOrder[index]], session.isVisible(to: owner), kind == nil || session.kind == kind {
-                    items.append(session)
-                }
+                if let session = listed(s.sessionOrder[index]) { items.append(session) }
                 index += 1
             }
-            let more = s.sessionOrder[index...].contains { id in
-                s.sessions[id].map { $0.isVisible(to: owner) && (kind == nil || $0.kind == kind) } == true
-            }
+            let more = s.sessionOrder[index...].contains { listed($0) != nil }
             return (items, more ? items.last?.id : nil)
         }
     }
