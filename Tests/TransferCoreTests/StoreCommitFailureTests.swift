@@ -30,6 +30,13 @@ import Testing
         try store.database.execute(script: "PRAGMA max_page_count = 1073741823")
     }
 
+    /// Reads the pending writes on the writer's queue: a drain scheduled before a failure (the
+    /// group commit of an earlier enqueue) may be running, and between taking the writes and
+    /// committing or putting them back it holds them, so a read beside it sees neither.
+    static func pending<T>(_ store: Store, _ body: (PendingWrites) throws -> T) rethrows -> T {
+        try store.writer.queue.sync { try store.writer.writes.withLock { try body($0) } }
+    }
+
     static func failures(_ metrics: TransferMetrics, _ reason: String = "disk_full") -> Double? {
         let text = String(decoding: metrics.registry.emitToBuffer(), as: UTF8.self)
         let prefix = "transferd_store_commit_failures_total{reason=\"\(reason)\"} "
@@ -53,7 +60,7 @@ import Testing
         #expect((Self.failures(metrics) ?? 0) >= 1)
         // Nothing of the failed batch went in, and nothing was dropped: it is all still queued.
         #expect(try store.loadSessions().map(\.id) == ["s0"])
-        #expect(store.writer.writes.withLock { $0.items.count } == 20)
+        #expect(Self.pending(store) { $0.items.count } == 20)
 
         try Self.uncap(store)
         try store.commit()
@@ -101,7 +108,7 @@ import Testing
         #expect(failure?.kind == .diskFull)
         // The background write is not withdrawn with the creation: it stays queued, or the group
         // commit scheduled when it was queued has committed it already (alone, it fits).
-        let kept = try store.writer.writes.withLock { $0.contains(background) } || store.loadTasks().map(\.0.id) == [1]
+        let kept = try Self.pending(store) { try $0.contains(background) || store.loadTasks().map(\.0.id) == [1] }
         #expect(kept, "the background write was lost with the refused creation")
 
         try Self.uncap(store)
