@@ -65,8 +65,9 @@ import TransferStore
         try frozen.coordinator?.beginTenantCreations(owner: "tenant")
         let tryTurn = "SELECT pg_try_advisory_lock($1::int4, hashtext('tenant'))"
         #expect(try probe.run(tryTurn, Int(PostgresCoordinator.creationTurns)).first?.bool(0) == false)
-        // Live: nothing is ended.
-        #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 15) == 0)
+        // Live: nothing is ended. (An hour, not the lease timeout: on a loaded machine the steps
+        // above have taken more than 15 s.)
+        #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 3600) == 0)
 
         try probe.run("UPDATE cluster_nodes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'frozen'")
         #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 15) == frozenSessions)
@@ -78,8 +79,9 @@ import TransferStore
             if !free { usleep(20_000) }
         }
         #expect(free)
+        // None of its own. (A second round may end the frozen node's listener again, if it has
+        // connected anew meanwhile: that is right, so it is not asserted either way.)
         #expect(try probe.run(sessions, other.instance).first?.int(0) == PostgresStore.readConnections + 3)
-        #expect(try other.coordinator?.endSessions(ofNodesSilentFor: 15) == 0)
 
         // The frozen node wakes: a statement fails on the ended session, the next connects again,
         // named as before.
