@@ -16,8 +16,8 @@
 #      their addresses (TRANSFERD_TEST_HTTPBIN, ..., TRANSFERD_TEST_POSTGRES),
 #   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments; with
 #      none, in two passes: every test in parallel but those of Tests/serial-suites.txt (timed
-#      ones), then those one at a time,
-#   5. runs the system tests (Tests/System, pytest): the built executables from outside, as
+#      ones), then those in two shards at once, each one test at a time,
+#   5. runs the system tests (Tests/System, pytest, two at a time): the built executables from outside, as
 #      users meet them (dashboard in a browser, transferctl in a terminal, /metrics, the
 #      OpenAPI contract, the container's runtime stage, the .deb installed and run),
 #   6. stops the peers it started, by PID, however it exits.
@@ -80,8 +80,17 @@ stop_container_prebuild() {
     fi
 }
 
+# The serial pass's shards, if still running (run_serial_shards).
+serial_shard_pids=()
+stop_serial_shards() {
+    local pid
+    for pid in "${serial_shard_pids[@]}"; do
+        kill -0 "$pid" 2>/dev/null && kill "$pid" 2>/dev/null || true
+    done
+}
+
 # Stop the peers on every exit; turn SIGINT and SIGTERM into an exit so the EXIT trap runs.
-trap 'stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files; report_phase_times' EXIT
+trap 'stop_serial_shards; stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files; report_phase_times' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -139,27 +148,66 @@ start_container_prebuild() {
     container_prebuild=$!
     log "container check's release build started beside the tests (pid $container_prebuild, log .build-peers/logs/container-prebuild.log)"
 }
+# The lines of Tests/serial-suites.txt as "seconds name", comments and blank lines left out.
+serial_lines() {
+    awk '!/^#/ && NF { print ($2 ? $2 : 1), $1 }' Tests/serial-suites.txt
+}
+
+# A swift test --filter/--skip pattern matching the tests named by "seconds name" lines.
+serial_pattern_of() {
+    printf '[.](%s)[/(]' "$(printf '%s\n' "$1" | awk 'NF { print $2 }' | paste -sd'|')"
+}
+
+# The serial pass: the lines of Tests/serial-suites.txt split into two shards of about equal
+# seconds (longest first, each to the shard with fewer), run at once, each one test at a time,
+# by the test bundle swift test built (two swift test commands would wait on each other's lock
+# of the build folder). Each shard's output goes to a log, printed whole once both have ended.
+run_serial_shards() {
+    local bundle shard status=0 shard_status
+    bundle="$(swift build "${scratch[@]}" --show-bin-path)/transferdPackageTests.xctest"
+    [ -x "$bundle" ] || die "no test bundle at $bundle"
+    mkdir -p .build-peers/logs
+    local assigned
+    assigned="$(serial_lines | sort -rn -k1,1 | awk '{ if (a <= b) { a += $1; print 0, $0 } else { b += $1; print 1, $0 } }')"
+    for shard in 0 1; do
+        local lines
+        lines="$(printf '%s\n' "$assigned" | awk -v s="$shard" '$1 == s { print $2, $3 }')"
+        log "serial shard $shard: $(printf '%s\n' "$lines" | awk '{ n++; t += $1 } END { print n " lines, about " t " s" }'), log .build-peers/logs/serial-shard-$shard.log"
+        NO_COLOR=1 "$bundle" --testing-library swift-testing --no-parallel --filter "$(serial_pattern_of "$lines")" \
+            >".build-peers/logs/serial-shard-$shard.log" 2>&1 &
+        serial_shard_pids+=($!)
+    done
+    for shard in 0 1; do
+        shard_status=0
+        wait "${serial_shard_pids[$shard]}" || shard_status=$?
+        log "serial shard $shard exited with $shard_status; its output:"
+        cat ".build-peers/logs/serial-shard-$shard.log"
+        if [ "$status" -eq 0 ]; then status=$shard_status; fi
+    done
+    return "$status"
+}
+
 swift_status=0
 if [ "$mode" != system ]; then
     if [ "$#" -eq 0 ]; then
         # Two passes. Most tests run in parallel; those of Tests/serial-suites.txt (they assert
         # elapsed time, rates or memory, kill processes, or race a running transfer; its header
-        # says more) then run one at a time: beside other suites on 2 cores the CPU contention
-        # alone made them fail. Measured on a quiet 2-core machine: 431 s all serial; about
-        # 100 s all parallel, with 7 timed suites failing; about 70 s + 225 s in two passes.
+        # says more) then run apart: beside other suites on 2 cores the CPU contention alone
+        # made them fail. Measured on a quiet 2-core machine: 431 s all serial; about 100 s all
+        # parallel, with 7 timed suites failing; about 70 s + 225 s in two passes. The second
+        # pass runs as two shards at once, each one test at a time (run_serial_shards).
         # A test's id is Target.Suite/test(...): a line 'Suite' matches '.Suite/', a line
         # 'Suite/test' matches '.Suite/test(' (swift test's filter has no word boundaries: \b
         # matches nothing).
-        serial_pattern="[.]($(grep -v '^#' Tests/serial-suites.txt | grep -v '^$' | paste -sd'|'))[/(]"
+        serial_pattern="$(serial_pattern_of "$(serial_lines)")"
         log "swift test ${scratch[*]} --parallel --skip <the tests of Tests/serial-suites.txt>"
         swift test "${scratch[@]}" --parallel --skip "$serial_pattern" || swift_status=$?
         log "swift test (parallel pass) exited with $swift_status"
         phase_done "parallel tests"
         start_container_prebuild
         serial_status=0
-        log "swift test ${scratch[*]} --no-parallel --filter <the tests of Tests/serial-suites.txt>"
-        swift test "${scratch[@]}" --no-parallel --filter "$serial_pattern" || serial_status=$?
-        log "swift test (serial pass) exited with $serial_status"
+        run_serial_shards || serial_status=$?
+        log "serial pass exited with $serial_status"
         phase_done "serial tests"
         if [ "$swift_status" -eq 0 ]; then swift_status=$serial_status; fi
     else
@@ -184,7 +232,13 @@ if [ "$mode" != swift ]; then
     pytest_arguments=("$@")
     [ "$mode" = all ] && pytest_arguments=()
     log "system tests: pytest Tests/System ${pytest_arguments[*]} (executables in $TRANSFERD_TEST_BIN_DIR)"
-    "$PEERS_VENV/bin/python" -m pytest Tests/System -v --durations=8 -p no:cacheprovider "${pytest_arguments[@]}" || system_status=$?
+    # Two at a time, a file's tests together in one worker (a file's tests share fixtures and
+    # folders), files in collection order (not xdist's largest-first): conftest.py puts the
+    # checks that wait for the release build last. Arguments come after, so -n 0 runs them one
+    # at a time again.
+    "$PEERS_VENV/bin/python" -m pytest Tests/System -v --durations=8 -p no:cacheprovider \
+        -n 2 --dist loadfile --no-loadscope-reorder \
+        "${pytest_arguments[@]}" || system_status=$?
     log "system tests exited with $system_status"
     phase_done "system tests"
 fi
