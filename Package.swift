@@ -25,7 +25,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // 1.16.2: LogHandler.log(event:), which LogfmtLogHandler implements.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         // UnixSignals only: SIGTERM and SIGINT as an async sequence. (Its ServiceLifecycle brings
         // swift-async-algorithms and four modules of swift-collections, built anew on every new
         // machine, for one service that a loop over the signals runs as well.)
@@ -42,6 +41,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // gzip and deflate response bodies: decoded by transferd, not libcurl, to know they ended.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // OpenSSL's libcrypto: hashes, HMAC, ChaCha20-Poly1305, random keys. libcurl links it
+        // already; swift-crypto brought a second copy (BoringSSL, 359 C files) that every new
+        // machine built twice, for the tests and for the release image.
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // PostgreSQL's client library, for the cluster's shared store (issue 19).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
@@ -51,6 +54,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "Zlib", dependencies: ["CZlib"], swiftSettings: strict),
         .target(name: "PostgreSQL", dependencies: ["CLibPQ"], swiftSettings: strict),
+        .target(name: "LibCrypto", dependencies: ["CLibCrypto"], swiftSettings: strict),
         // The store on PostgreSQL (`--database-url`, issue 19, docs/cluster.md): the TaskStore
         // for one daemon today, and the cluster's schema, queue and leases.
         .target(
@@ -86,7 +90,7 @@ let package = Package(
                 "TransferModel", "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of blobs, computed while they stream to disk (BlobWriter).
-                .product(name: "Crypto", package: "swift-crypto"),
+                "LibCrypto",
             ],
             swiftSettings: strict
         ),
@@ -96,7 +100,7 @@ let package = Package(
             name: "TransferEngine",
             dependencies: [
                 "TransferModel", "Curl", "Zlib",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "LibCrypto",
             ],
             swiftSettings: strict
         ),
@@ -107,7 +111,7 @@ let package = Package(
             dependencies: [
                 "TransferModel", "TransferStore", "TransferEngine", "Curl", "JSONModel", "BuildInfo",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "LibCrypto",
                 // Heaps: the scheduler's queues (O(log n) admission with 100,000 tasks queued)
                 // and timed holds (retry backoff, waiting for connectivity, earliestBeginDate).
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -122,7 +126,7 @@ let package = Package(
             dependencies: [
                 "TransferModel", "TransferStore", "TransferService", "HTTPServer", "JSONModel",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "LibCrypto",
                 // HTTP request latency by route, and rendering GET /metrics.
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -158,24 +162,23 @@ let package = Package(
         // Foundation networking), never the Transfer* domain targets or TransferAPI.
         .executableTarget(
             name: "transferctl",
-            // Crypto: a daemon's file moved into place is checked against the task's SHA-256.
-            dependencies: ["Curl", "JSONModel", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            // LibCrypto: a daemon's file moved into place is checked against the task's SHA-256.
+            dependencies: ["Curl", "JSONModel", "BuildInfo", "LibCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
 
         // Test support: an in-process origin server for fault injection, peers, a client.
         .target(
             name: "TestSupport",
-            // Crypto: StreamingOrigin hashes the bodies it receives (1 GiB uploads, never held).
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            // LibCrypto: StreamingOrigin hashes the bodies it receives (1 GiB uploads, never held).
+            dependencies: ["LibCrypto"],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "ClusterStore", "TransferStore", "TransferModel", "JSONModel", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "TransferCoreTests", dependencies: ["TransferModel", "TransferStore", "TransferEngine", "TransferService", "JSONModel", "SQLite", "Curl", "Zlib", "PostgreSQL", "ClusterStore", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "TransferCoreTests", dependencies: ["TransferModel", "TransferStore", "TransferEngine", "TransferService", "JSONModel", "SQLite", "Curl", "Zlib", "PostgreSQL", "ClusterStore", "LibCrypto", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TransferctlTests", dependencies: ["transferctl", "JSONModel", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
-        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", "BuildInfo", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        .testTarget(name: "TransferAPITests", dependencies: ["TransferAPI", "TransferModel", "TransferService", "HTTPServer", "TestSupport", "BuildInfo", "LibCrypto"], swiftSettings: strict),
     ]
 )

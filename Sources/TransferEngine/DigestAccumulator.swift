@@ -1,56 +1,16 @@
-internal import Crypto
+internal import LibCrypto
 package import FoundationEssentials
 package import TransferModel
 
-/// Hashes one stream of bytes with several algorithms in one pass (swift-crypto's BoringSSL
-/// hashes). A value owned by whoever feeds it: a `DownloadDigest`, or a data task's body.
+/// Hashes one stream of bytes with several algorithms in one pass (OpenSSL's hashes, through
+/// LibCrypto). A value owned by whoever feeds it: a `DownloadDigest`, or a data task's body.
 struct DigestAccumulator {
-    /// One algorithm's running hash (swift-crypto's types share no protocol with `update` that
-    /// could hold them in one array without boxing).
-    private enum Hash {
-        case md5(Insecure.MD5)
-        case sha1(Insecure.SHA1)
-        case sha256(SHA256)
-        case sha384(SHA384)
-        case sha512(SHA512)
-
-        init(_ algorithm: DigestAlgorithm) {
-            switch algorithm {
-            case .md5: self = .md5(Insecure.MD5())
-            case .sha1: self = .sha1(Insecure.SHA1())
-            case .sha256: self = .sha256(SHA256())
-            case .sha384: self = .sha384(SHA384())
-            case .sha512: self = .sha512(SHA512())
-            }
-        }
-
-        mutating func update(_ buffer: UnsafeRawBufferPointer) {
-            switch self {
-            case .md5(var hash): hash.update(bufferPointer: buffer); self = .md5(hash)
-            case .sha1(var hash): hash.update(bufferPointer: buffer); self = .sha1(hash)
-            case .sha256(var hash): hash.update(bufferPointer: buffer); self = .sha256(hash)
-            case .sha384(var hash): hash.update(bufferPointer: buffer); self = .sha384(hash)
-            case .sha512(var hash): hash.update(bufferPointer: buffer); self = .sha512(hash)
-            }
-        }
-
-        func hex() -> String {
-            switch self {
-            case .md5(let hash): hexString(hash.finalize())
-            case .sha1(let hash): hexString(hash.finalize())
-            case .sha256(let hash): hexString(hash.finalize())
-            case .sha384(let hash): hexString(hash.finalize())
-            case .sha512(let hash): hexString(hash.finalize())
-            }
-        }
-    }
-
-    private var hashes: [(DigestAlgorithm, Hash)]
+    private var hashes: [(DigestAlgorithm, StreamingHash)]
 
     /// SHA-256 (every task reports it) and `extra`.
     init(_ extra: some Sequence<DigestAlgorithm> = []) {
         let algorithms = Set(extra).union([.sha256]).sorted()
-        hashes = algorithms.map { ($0, Hash($0)) }
+        hashes = algorithms.map { ($0, StreamingHash($0.hashFunction)) }
     }
 
     var algorithms: Set<DigestAlgorithm> { Set(hashes.map(\.0)) }
@@ -61,7 +21,19 @@ struct DigestAccumulator {
 
     /// The digests so far (the accumulator may go on).
     func digest() -> TaskDigest {
-        TaskDigest(values: Dictionary(uniqueKeysWithValues: hashes.map { ($0.0.rawValue, $0.1.hex()) }))
+        TaskDigest(values: Dictionary(uniqueKeysWithValues: hashes.map { ($0.0.rawValue, hexString($0.1.finalize())) }))
+    }
+}
+
+extension DigestAlgorithm {
+    var hashFunction: HashFunction {
+        switch self {
+        case .md5: .md5
+        case .sha1: .sha1
+        case .sha256: .sha256
+        case .sha384: .sha384
+        case .sha512: .sha512
+        }
     }
 }
 

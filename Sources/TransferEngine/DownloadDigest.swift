@@ -4,7 +4,7 @@ internal import TransferModel
 /// must match. Owned by its `DownloadFile` (one thread).
 ///
 /// A resumed download (resume data, a checkpoint after a restart or kill -9, a retry) starts with
-/// bytes it did not see: swift-crypto has no way to save and restore a hash's state, so the kept
+/// bytes it did not see: OpenSSL has no public way to save and restore a hash's state, so the kept
 /// prefix is read back from the file once, which also makes the digest cover exactly the bytes on
 /// disk whatever happened to them. That read is spread over the writes that follow (at most
 /// `catchUpBudget` bytes per write, so one callback never stalls the engine thread for long on a

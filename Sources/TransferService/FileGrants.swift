@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 internal import TransferModel
 
@@ -31,9 +31,8 @@ public struct FileGrants: Sendable {
         guard parts.count == 3, let expiry = Int(parts[0]), expiry >= now, expiry <= now + Self.lifetime + 60 else { return nil }
         let owner: String? = parts[1] == "-" ? nil : String(parts[1])
         guard let code = ResumeDataSealer.data(base64url: parts[2]),
-              // swift-crypto compares in constant time.
-              HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: message(task: task, owner: owner, expiry: expiry),
-                                                     using: SymmetricKey(data: keyBytes)) else { return nil }
+              // Compared in constant time.
+              HMACSHA256.isValid(code, for: message(task: task, owner: owner, expiry: expiry), key: keyBytes) else { return nil }
         return .some(owner)
     }
 
@@ -42,7 +41,7 @@ public struct FileGrants: Sendable {
     }
 
     private func mac(task: Int, owner: String?, expiry: Int) -> String {
-        let code = HMAC<SHA256>.authenticationCode(for: message(task: task, owner: owner, expiry: expiry), using: SymmetricKey(data: keyBytes))
+        let code = HMACSHA256.code(for: message(task: task, owner: owner, expiry: expiry), key: keyBytes)
         return ResumeDataSealer.base64url(Data(code))
     }
 }

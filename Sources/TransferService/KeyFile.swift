@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 internal import Glibc
 internal import TransferModel
@@ -31,7 +31,8 @@ enum KeyFile {
 
     /// A new key in a temporary file beside `path`.
     private static func written(_ path: String) throws -> (key: Data, temporary: String) {
-        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        guard let bytes = try? SecureRandom.bytes(ChaChaPoly.keyByteCount) else { throw TaskError(.cannotCreateFile, "cannot make a key for \(path): no random bytes") }
+        let key = Data(bytes)
         let temporary = path + ".\(UUID().uuidString).tmp"
         let descriptor = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw TaskError(.cannotCreateFile, "cannot create \(temporary): \(FileSystem.lastError)") }

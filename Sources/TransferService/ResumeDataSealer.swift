@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 internal import Glibc
 internal import TransferModel
@@ -12,20 +12,18 @@ internal import TransferModel
 /// data does. Encrypted, because it holds the request: its URL and headers, `Authorization`
 /// included, which the client that got it back must not be able to read out or change.
 struct ResumeDataSealer: Sendable {
-    /// The key's bytes (SymmetricKey is not Sendable in this swift-crypto; it is rebuilt per use).
-    private let keyBytes: Data
-    private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
+    private let key: Data
     private static let prefix = "v2."
 
     init(dataDirectory: String) throws {
-        keyBytes = try KeyFile.load(dataDirectory + "/resume-data.key")
+        key = try KeyFile.load(dataDirectory + "/resume-data.key")
     }
 
     /// Resume data for `owner`'s eyes only.
     func seal(_ resume: ResumeData, owner: String?) -> String? {
         guard let payload = try? JSONCoding.encoder.encode(resume),
-              let box = try? ChaChaPoly.seal(payload, using: key, authenticating: Self.tenant(owner)) else { return nil }
-        return Self.prefix + Self.base64url(box.combined)
+              let box = try? ChaChaPoly.seal(payload, key: key, authenticating: Self.tenant(owner)) else { return nil }
+        return Self.prefix + Self.base64url(box)
     }
 
     /// The resume data inside `text`, sealed for `owner`, or `InputError.refused` (400
@@ -38,8 +36,7 @@ struct ResumeDataSealer: Sendable {
               let combined = Self.data(base64url: text.dropFirst(Self.prefix.count)) else {
             throw refuse("is not resume data made by this daemon (or by a version before resume data was sealed)")
         }
-        guard let box = try? ChaChaPoly.SealedBox(combined: combined),
-              let payload = try? ChaChaPoly.open(box, using: key, authenticating: Self.tenant(owner)) else {
+        guard let payload = try? ChaChaPoly.open(combined, key: key, authenticating: Self.tenant(owner)) else {
             throw refuse("was altered, or made by another daemon or for another token")
         }
         guard let resume = try? JSONCoding.decoder.decode(ResumeData.self, from: payload), resume.version == 1 else {

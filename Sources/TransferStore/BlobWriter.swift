@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 internal import Glibc
 internal import Synchronization
@@ -15,7 +15,7 @@ public final class BlobWriter: Sendable {
         /// The temporary file; -1 once committed or discarded.
         var fd: Int32
         var size = 0
-        var hasher = SHA256()
+        var hasher = StreamingHash(.sha256)
     }
 
     public let id: String
@@ -59,7 +59,7 @@ public final class BlobWriter: Sendable {
                     }
                     offset += written
                 }
-                s.hasher.update(bufferPointer: buffer)
+                s.hasher.update(buffer)
                 s.size += buffer.count
             }
         }
@@ -75,7 +75,7 @@ public final class BlobWriter: Sendable {
         let (fd, size, digest) = try state.withLock { (s: inout State) throws(BlobStoreError) in
             guard s.fd >= 0 else { throw .failed("commit after the blob was ended") }
             defer { s.fd = -1 }
-            return (s.fd, s.size, Self.hex(s.hasher.finalize()))
+            return (s.fd, s.size, hexString(s.hasher.finalize()))
         }
         // Checked again when the row is recorded, under the lock that counts the bytes.
         if let limit, blobs.heldBytes(owner: owner) + size > limit {
@@ -130,12 +130,5 @@ public final class BlobWriter: Sendable {
         guard fd >= 0 else { return }
         _ = fsync(fd)
         close(fd)
-    }
-
-    private static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
     }
 }

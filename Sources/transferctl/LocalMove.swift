@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import Glibc
 
 /// The daemon's finished file moved into place instead of copied over HTTP, when the daemon runs
@@ -27,13 +27,13 @@ enum LocalMove {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var hasher = SHA256()
+        var hasher = StreamingHash(.sha256)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 { return nil }
             if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         }
         return hasher.finalize().map { byte in
             let hex = Array("0123456789abcdef")

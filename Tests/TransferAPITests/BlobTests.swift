@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import HTTPServer
 import Testing
@@ -15,7 +15,7 @@ import TransferService
     static let alpha = "token-alpha-0123456789"
     static let beta = "token-beta-9876543210"
 
-    static func hex(_ digest: SHA256.Digest) -> String {
+    static func hex(_ digest: [UInt8]) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
     }
 
@@ -40,7 +40,7 @@ import TransferService
         let id = try #require(blob.string("id"), sourceLocation: sourceLocation)
         #expect(Blob.isWellFormedID(id), sourceLocation: sourceLocation)
         #expect(blob.int("size") == body.count, sourceLocation: sourceLocation)
-        #expect(blob.string("sha256") == hex(SHA256.hash(data: body)), sourceLocation: sourceLocation)
+        #expect(blob.string("sha256") == hex(HashFunction.sha256.hash(body)), sourceLocation: sourceLocation)
         #expect(parseTimestamp(blob["createdAt"]) != nil, sourceLocation: sourceLocation)
         #expect(Set(blob.keys) == ["id", "size", "sha256", "createdAt"], sourceLocation: sourceLocation)
         #expect(response.header("Location") == "/v1/blobs/\(id)", sourceLocation: sourceLocation)
@@ -198,7 +198,7 @@ import TransferService
             #expect(stored.status == 201)
             guard case .data(let json) = stored.body else { Issue.record("not a data body"); return }
             let blob = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
-            #expect(blob.string("sha256") == Self.hex(SHA256.hash(data: Data("abc".utf8))))
+            #expect(blob.string("sha256") == Self.hex(HashFunction.sha256.hash(Data("abc".utf8))))
             #expect(Self.files(daemon) == [blob.string("id") ?? ""])
             let tooLarge = try await post("abcde")
             #expect(tooLarge.status == 413)
@@ -217,11 +217,11 @@ import TransferService
             let (response, digest) = try await onThread { [port = daemon.port] in
                 let upload = try StreamingRequest(port: port, path: "/v1/blobs", headers: ["Content-Type": "application/octet-stream"], contentLength: total, timeout: 300)
                 var piece = [UInt8](try randomBytes(1 << 20))
-                var hasher = SHA256()
+                var hasher = StreamingHash(.sha256)
                 for index in 0..<(total >> 20) {
                     // Each MiB differs from the others: its first 8 bytes are its index.
                     withUnsafeBytes(of: UInt64(index).littleEndian) { piece.replaceSubrange(0..<8, with: $0) }
-                    hasher.update(data: piece)
+                    hasher.update(piece)
                     try upload.write(piece)
                 }
                 return (try upload.finish(), Self.hex(hasher.finalize()))

@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Testing
 import TestSupport
@@ -18,18 +18,18 @@ import TransferService
     static let etag = "\"sums-v1\""
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-    static let sha256 = hex(SHA256.hash(data: body))
-    static let sha512 = hex(SHA512.hash(data: body))
+    static let sha256 = hex(HashFunction.sha256.hash(body))
+    static let sha512 = hex(HashFunction.sha512.hash(body))
     static let wrong = String(repeating: "ab", count: 32)
 
     /// The hex digest of `body` under aria2's algorithm name.
     static func digest(_ algorithm: String, of data: Data = body) -> String {
         switch algorithm {
-        case "md5": hex(Insecure.MD5.hash(data: data))
-        case "sha-1": hex(Insecure.SHA1.hash(data: data))
-        case "sha-384": hex(SHA384.hash(data: data))
-        case "sha-512": hex(SHA512.hash(data: data))
-        default: hex(SHA256.hash(data: data))
+        case "md5": hex(HashFunction.md5.hash(data))
+        case "sha-1": hex(HashFunction.sha1.hash(data))
+        case "sha-384": hex(HashFunction.sha384.hash(data))
+        case "sha-512": hex(HashFunction.sha512.hash(data))
+        default: hex(HashFunction.sha256.hash(data))
         }
     }
 

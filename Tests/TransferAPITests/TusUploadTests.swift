@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Testing
 import TestSupport

@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Testing
 import TestSupport
@@ -15,7 +15,7 @@ import TransferService
     /// An origin that answers every request with the SHA-256 and length of the body it received.
     private static func echoDigestOrigin() throws -> OriginServer {
         try OriginServer { request in
-            let digest = SHA256.hash(data: request.body).map { String(format: "%02x", $0) }.joined()
+            let digest = HashFunction.sha256.hash(request.body).map { String(format: "%02x", $0) }.joined()
             return .text("\(request.method) \(request.body.count) \(digest)", status: 201)
         }
     }

@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Synchronization
 import Testing
@@ -42,7 +42,7 @@ import TransferService
         }
         let timestamp = try #require(parts["t"].flatMap { Int($0) }, "\(header)", sourceLocation: sourceLocation)
         #expect(abs(Double(timestamp) - Date().timeIntervalSince1970) < 120, sourceLocation: sourceLocation)
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).".utf8) + request.body, using: SymmetricKey(data: Data(Self.secret.utf8)))
+        let mac = HMACSHA256.code(for: Data("\(timestamp).".utf8) + request.body, key: Data(Self.secret.utf8))
         let expected = mac.map { String(format: "%02x", $0) }.joined()
         guard parts["v1"] == expected else {
             Issue.record("the signature does not verify: \(header)", sourceLocation: sourceLocation)

@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Glibc
 import Testing
@@ -38,7 +38,7 @@ import TestSupport
     func aResumedFileHashesItsKeptPrefixAndTheRest(keptBytes: Int) throws {
         let folder = try TempDirectory(prefix: "download-digest")
         defer { folder.remove() }
-        let sha512 = Self.hex(SHA512.hash(data: Self.body))
+        let sha512 = Self.hex(HashFunction.sha512.hash(Self.body))
         let checksum = Checksum(algorithm: .sha512, hex: sha512)
         let first = try DownloadFile(target: target(folder, checksum: checksum))
         write(first, Self.body.prefix(keptBytes), chunk: 512 << 10)
@@ -50,7 +50,7 @@ import TestSupport
         write(second, Self.body.subdata(in: keptBytes..<Self.body.count), chunk: 64 << 10)
         let location = try second.finish(suggestedFilename: nil).path
         #expect(second.finalDigest?[.sha512] == sha512)
-        #expect(second.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+        #expect(second.finalDigest?[.sha256] == Self.hex(HashFunction.sha256.hash(Self.body)))
         #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.body)
     }
 
@@ -61,7 +61,7 @@ import TestSupport
         let folder = try TempDirectory(prefix: "download-digest")
         defer { folder.remove() }
         let body = Data(Self.body.prefix(chunk == 1 ? DownloadDigest.inlineBytes + 4096 : (3 << 20) + 17))
-        let sha384 = Self.hex(SHA384.hash(data: body))
+        let sha384 = Self.hex(HashFunction.sha384.hash(body))
         let file = try DownloadFile(target: target(folder, checksum: Checksum(algorithm: .sha384, hex: sha384)))
         if chunk == 1 {
             // Byte by byte around the boundary: the last inline byte, then the first handed over.
@@ -72,7 +72,7 @@ import TestSupport
         }
         _ = try file.finish(suggestedFilename: nil)
         #expect(file.finalDigest?[.sha384] == sha384)
-        #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: body)))
+        #expect(file.finalDigest?[.sha256] == Self.hex(HashFunction.sha256.hash(body)))
     }
 
     /// Past `inlineBytes` writes are gathered (`GatheredWrites`): whatever asks where the file
@@ -99,7 +99,7 @@ import TestSupport
         write(file, Self.body.subdata(in: second..<Self.body.count), chunk: 16384)
         let location = try file.finish(suggestedFilename: nil).path
         #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == Self.body)
-        #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+        #expect(file.finalDigest?[.sha256] == Self.hex(HashFunction.sha256.hash(Self.body)))
     }
 
     /// Gathered bytes nobody asked for are never written after the fact: once a second
@@ -119,7 +119,7 @@ import TestSupport
         #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == found)
         write(second, Self.body.subdata(in: found..<Self.body.count), chunk: 16384)
         _ = try second.finish(suggestedFilename: nil)
-        #expect(second.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+        #expect(second.finalDigest?[.sha256] == Self.hex(HashFunction.sha256.hash(Self.body)))
     }
 
     /// Hashing read back from the file says when the file does not hold the bytes counted (a
@@ -138,14 +138,14 @@ import TestSupport
         var whole = DigestAccumulator()
         let wholeRead = whole.update(reading: 0..<data.count, of: descriptor, through: buffer)
         #expect(wholeRead)
-        #expect(whole.digest()[.sha256] == Self.hex(SHA256.hash(data: data)))
+        #expect(whole.digest()[.sha256] == Self.hex(HashFunction.sha256.hash(data)))
         var beyond = DigestAccumulator()
         let beyondRead = beyond.update(reading: 0..<(data.count + 1), of: descriptor, through: buffer)
         #expect(!beyondRead)
 
         let fromThere = try #require(OffThreadDigest(continuing: DigestAccumulator(), at: 0, descriptor: descriptor))
         fromThere.written(upTo: data.count)
-        #expect(fromThere.finish(upTo: data.count)?.digest()[.sha256] == Self.hex(SHA256.hash(data: data)))
+        #expect(fromThere.finish(upTo: data.count)?.digest()[.sha256] == Self.hex(HashFunction.sha256.hash(data)))
         let pastTheEnd = try #require(OffThreadDigest(continuing: DigestAccumulator(), at: 0, descriptor: descriptor))
         #expect(pastTheEnd.finish(upTo: data.count + 4096) == nil)
     }
@@ -160,7 +160,7 @@ import TestSupport
         file.truncate(to: 2 << 20)
         write(file, Self.body.subdata(in: (2 << 20)..<Self.body.count), chunk: 512 << 10)
         _ = try file.finish(suggestedFilename: nil)
-        #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body)))
+        #expect(file.finalDigest?[.sha256] == Self.hex(HashFunction.sha256.hash(Self.body)))
     }
 
     /// Whoever still holds the old partial file open (in a cluster, a node that lost its lease
@@ -194,7 +194,7 @@ import TestSupport
             let placed = try file.finish(suggestedFilename: nil).path
             #expect(try Data(contentsOf: URL(fileURLWithPath: placed)) == Self.body.prefix(1 << 20),
                     "a stale writer's bytes reached the download (restart in place: \(restartInPlace))")
-            #expect(file.finalDigest?[.sha256] == Self.hex(SHA256.hash(data: Self.body.prefix(1 << 20))))
+            #expect(file.finalDigest?[.sha256] == Self.hex(HashFunction.sha256.hash(Self.body.prefix(1 << 20))))
             try FileManager.default.removeItem(atPath: placed)
         }
     }
@@ -209,7 +209,7 @@ import TestSupport
             let location = try file.finish(suggestedFilename: nil).path
             Issue.record("a wrong checksum moved the file to \(location)")
         } catch {
-            let expected = Self.hex(Insecure.MD5.hash(data: Self.body.prefix(1 << 20)))
+            let expected = Self.hex(HashFunction.md5.hash(Self.body.prefix(1 << 20)))
             #expect(error.code == URLErrorCode.badServerResponse.rawValue)
             #expect(error.message.hasPrefix("checksum mismatch: expected md5=\(wrong.hex) (the task's checksum) got md5=\(expected)"), "\(error.message)")
         }
@@ -222,7 +222,7 @@ import TestSupport
         let folder = try TempDirectory(prefix: "download-digest")
         defer { folder.remove() }
         let data = Self.body.prefix(100_000)
-        let sha384 = SHA384.hash(data: data)
+        let sha384 = HashFunction.sha384.hash(data)
         let file = try DownloadFile(target: target(folder))
         file.expectDigest(announcedBy: ResponseInfo(statusCode: 200, headers: ["Repr-Digest": "sha-384=:\(Data(sha384).base64EncodedString()):"], url: "http://x/"), method: "GET")
         write(file, data, chunk: 4096)

@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 public import HTTPServer
 
@@ -29,7 +29,7 @@ public struct Authenticator: Sendable {
         known.first { $0.identity.owner == owner }?.identity
     }
 
-    private static func digest(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Data(secret.utf8))) }
+    private static func digest(_ secret: String) -> [UInt8] { HashFunction.sha256.hash(Data(secret.utf8)) }
 
     /// The owner key of a secret: unchanged since tokens had no names or roles, so what a token
     /// created before stays its own.

@@ -1,6 +1,7 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 internal import HTTPServer
+internal import TransferModel
 
 /// One file of the dashboard, embedded in the binary at build time: its bytes, media type and a
 /// strong ETag (a digest of the bytes, so it changes exactly when the file does). Built once by
@@ -13,11 +14,7 @@ struct DashboardAsset: Sendable {
     init(_ bytes: [UInt8], contentType: String) {
         body = Data(bytes)
         self.contentType = contentType
-        let digest = SHA256.hash(data: body).prefix(16).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }
-        etag = "\"" + digest.joined() + "\""
+        etag = "\"" + hexString(HashFunction.sha256.hash(body).prefix(16)) + "\""
     }
 
     /// 200 with the file, or 304 when the client's `If-None-Match` names this version.

@@ -1,4 +1,4 @@
-internal import Crypto
+internal import LibCrypto
 internal import FoundationEssentials
 internal import TransferModel
 
@@ -60,6 +60,6 @@ struct CachePartition: Sendable, Equatable {
                       "\(configuration.tlsMinimumSupportedProtocolVersion.rawValue)", "\(configuration.tlsMaximumSupportedProtocolVersion.rawValue)"]
         // Only when off, so the parts of verifying sessions keep the keys they had before.
         if !configuration.tlsVerifiesServerCertificate { fields.append("unverified") }
-        return hexString(SHA256.hash(data: Data(fields.joined(separator: "\n").utf8)).prefix(12))
+        return hexString(HashFunction.sha256.hash(Data(fields.joined(separator: "\n").utf8)).prefix(12))
     }
 }

@@ -1,5 +1,6 @@
 public import FoundationEssentials
-internal import Crypto
+internal import LibCrypto
+internal import TransferModel
 
 /// The signature of a webhook delivery: HMAC-SHA256 with the session's secret over
 /// `TIMESTAMP "." BODY` (TIMESTAMP in Unix seconds, as sent), sent as
@@ -17,10 +18,6 @@ public enum WebhookSignature {
     public static func hex(body: Data, secret: String, timestamp: Int) -> String {
         var message = Data("\(timestamp).".utf8)
         message.append(body)
-        let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
-        return code.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]], as: UTF8.self)
-        }.joined()
+        return hexString(HMACSHA256.code(for: message, key: Data(secret.utf8)))
     }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-internal import Crypto
+internal import LibCrypto
 
 /// A deterministic resource of any size (1 GiB and more) that never exists whole in memory:
 /// a 1 MiB pseudo-random block (SplitMix64 from `seed`) repeated, with the first 8 bytes of
@@ -75,8 +75,8 @@ public struct GeneratedBytes: Sendable {
 
     /// The SHA-256 of the whole resource, lowercase hex.
     public func sha256() -> String {
-        var hasher = SHA256()
-        forEachPiece { hasher.update(bufferPointer: $0) }
+        var hasher = StreamingHash(.sha256)
+        forEachPiece { hasher.update($0) }
         return hexString(hasher.finalize())
     }
 }

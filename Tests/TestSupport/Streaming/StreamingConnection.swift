@@ -1,5 +1,5 @@
 import Foundation
-internal import Crypto
+internal import LibCrypto
 internal import Glibc
 
 /// One connection of a ``StreamingOrigin``, owned by its own thread: reads requests and answers
@@ -126,11 +126,11 @@ final class StreamingConnection {
             try stream.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), until: nil)
         }
         let index = state.begin(ReceivedUpload(method: method, path: target, contentLength: length))
-        var hasher = SHA256()
+        var hasher = StreamingHash(.sha256)
         var remaining = length
         // Whatever came in with the head first.
         let early = try stream.read(exactly: min(stream.buffer.count, remaining), until: nil)
-        early.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        early.withUnsafeBytes { hasher.update($0) }
         remaining -= early.count
         state.received(early.count, upload: index)
         while remaining > 0 {
@@ -141,7 +141,7 @@ final class StreamingConnection {
                 throw SocketError.lastError("recv")
             }
             if count == 0 { throw SocketError.peerClosed }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             remaining -= count
             state.received(count, upload: index)
         }

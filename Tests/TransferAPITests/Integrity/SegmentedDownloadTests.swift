@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
-import Crypto
+import LibCrypto
 
 /// Segmented downloads (issue 18 item 2), with real libcurl against in-process origins: the
 /// parts reassemble byte for byte; a wrong ranged answer (another version, another range, a
@@ -13,7 +13,7 @@ import Crypto
     static let size = 8 * 1024 * 1024
     static let versionA = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
     static let versionB = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 3) })
-    static let checksumA = "sha-256=" + SHA256.hash(data: versionA).map { String(format: "%02x", $0) }.joined()
+    static let checksumA = "sha-256=" + HashFunction.sha256.hash(versionA).map { String(format: "%02x", $0) }.joined()
 
     /// The plain GET: version A with ETag "A" and `Accept-Ranges: bytes`, 64 KiB every 20 ms.
     static func slowWhole(_ body: Data = versionA, etag: String = "\"A\"") -> OriginBehavior {

@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Testing
 import TestSupport
@@ -52,7 +52,7 @@ import TestSupport
 
     @Test func aMatchingPinSucceedsAndAMismatchFailsEvenOnAWarmConnection() async throws {
         let url = try Peers.tls(.valid) + "/files/hello.txt"
-        let wrong = "sha256//" + Data(SHA256.hash(data: Data("not the server's key".utf8))).base64EncodedString()
+        let wrong = "sha256//" + Data(HashFunction.sha256.hash(Data("not the server's key".utf8))).base64EncodedString()
         try await DaemonFixture.with { daemon in
             // First a session with no pin, leaving a verified connection in curl's cache...
             let unpinned = try await daemon.session(configuration: try Self.trustingTestCA())
@@ -72,7 +72,7 @@ import TestSupport
     /// to one trusting another CA; a session with the same trust settings is served.
     @Test func aCachedResponseIsServedOnlyWhereItsConnectionWouldBeTrusted() async throws {
         let url = try Peers.tls(.valid) + "/files/hello.txt?trust-partition"
-        let wrong = "sha256//" + Data(SHA256.hash(data: Data("not the server's key".utf8))).base64EncodedString()
+        let wrong = "sha256//" + Data(HashFunction.sha256.hash(Data("not the server's key".utf8))).base64EncodedString()
         try await DaemonFixture.with { daemon in
             // Any stored response answers: freshness does not hide what is served.
             func data(in session: String) async throws -> [String: Any] {

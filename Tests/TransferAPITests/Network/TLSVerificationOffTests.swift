@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 import Logging
 import Testing
@@ -85,7 +85,7 @@ import TestSupport
     /// does not trust the server's CA.
     @Test func pinsAreStillCheckedWithVerificationOff() async throws {
         let url = try Peers.tls(.valid) + "/files/hello.txt"
-        let wrong = "sha256//" + Data(SHA256.hash(data: Data("not the server's key".utf8))).base64EncodedString()
+        let wrong = "sha256//" + Data(HashFunction.sha256.hash(Data("not the server's key".utf8))).base64EncodedString()
         try await DaemonFixture.with { daemon in
             // First a connection with verification off and no pin, for the pinned ones to skip.
             let insecure = try await daemon.session(configuration: Self.insecure)
