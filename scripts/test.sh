@@ -14,7 +14,8 @@
 #      and for the proxy and TLS tests tinyproxy, microsocks and nginx over TLS with certificates
 #      made now; a PostgreSQL cluster made with initdb), waits until they answer, and exports
 #      their addresses (TRANSFERD_TEST_HTTPBIN, ..., TRANSFERD_TEST_POSTGRES),
-#   4. runs 'swift build --build-tests', then 'swift test' with this script's arguments; with
+#   4. runs 'swift build --build-tests' (begun before step 2, beside it), then 'swift test'
+#      with this script's arguments; with
 #      none, in two passes: every test in parallel but those of Tests/serial-suites.txt (timed
 #      ones), then those in two shards at once, each one test at a time,
 #   5. runs the system tests (Tests/System, pytest, two at a time): the built executables from outside, as
@@ -68,6 +69,45 @@ report_phase_times() {
 ensure_swift
 ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq openssl tcpdump publicsuffix tinyproxy microsocks \
     chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
+
+scratch=()
+if [ -n "${TRANSFERD_SCRATCH_PATH:-}" ]; then
+    scratch=(--scratch-path "$TRANSFERD_SCRATCH_PATH")
+fi
+
+# The debug build (the tests and every executable: the system tests run them) starts now, in
+# the background, and the peers start while it runs: on a new machine the venv and the peers
+# took about a minute that the build, minutes long, hides. Its output goes to a log, printed
+# once it ends (wait_for_build).
+build_pid=""
+build_log=.build-peers/logs/build.log
+if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" != "1" ]; then
+    mkdir -p .build-peers/logs
+    log "swift build --build-tests ${scratch[*]} (in the background while the peers start; log $build_log)"
+    swift build --build-tests "${scratch[@]}" >"$build_log" 2>&1 &
+    build_pid=$!
+fi
+stop_build() {
+    if [ -n "$build_pid" ] && kill -0 "$build_pid" 2>/dev/null; then
+        log "stopping the build (pid $build_pid)"
+        kill "$build_pid" 2>/dev/null || true
+    fi
+}
+# Until the full trap below: a failed install must not leave the build running.
+trap 'stop_build' EXIT
+# Waits for the build; prints its end, or all of it when it failed, and then fails.
+wait_for_build() {
+    local status=0
+    wait "$build_pid" || status=$?
+    build_pid=""
+    if [ "$status" -ne 0 ]; then
+        cat "$build_log"
+        die "swift build --build-tests exited with $status"
+    fi
+    grep -E "warning:|error:" "$build_log" | sort -u || true
+    tail -n 1 "$build_log"
+}
+
 ensure_python
 ensure_peer_venv
 
@@ -90,7 +130,7 @@ stop_serial_shards() {
 }
 
 # Stop the peers on every exit; turn SIGINT and SIGTERM into an exit so the EXIT trap runs.
-trap 'stop_serial_shards; stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files; report_phase_times' EXIT
+trap 'stop_build; stop_serial_shards; stop_container_prebuild; stop_peers; remove_network_peer_files; remove_ftp_peer_files; remove_postgres_peer_files; report_phase_times' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -116,11 +156,6 @@ if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     exit 0
 fi
 
-scratch=()
-if [ -n "${TRANSFERD_SCRATCH_PATH:-}" ]; then
-    scratch=(--scratch-path "$TRANSFERD_SCRATCH_PATH")
-fi
-
 mode=all
 if [ "${1:-}" = "--system" ]; then
     mode=system
@@ -129,9 +164,7 @@ elif [ "$#" -gt 0 ]; then
     mode=swift
 fi
 
-# Builds the tests and every executable (transferd, transferctl): the system tests run them.
-log "swift build --build-tests ${scratch[*]}"
-swift build --build-tests "${scratch[@]}"
+wait_for_build
 phase_done build
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
