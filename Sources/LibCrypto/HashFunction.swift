@@ -17,17 +17,6 @@ public enum HashFunction: Sendable, CaseIterable {
         }
     }
 
-    /// The digest's length in bytes.
-    public var byteCount: Int {
-        switch self {
-        case .md5: 16
-        case .sha1: 20
-        case .sha256: 32
-        case .sha384: 48
-        case .sha512: 64
-        }
-    }
-
     /// The digest of `bytes` in one call.
     public func hash(_ bytes: some ContiguousBytes) -> [UInt8] {
         var hash = StreamingHash(self)

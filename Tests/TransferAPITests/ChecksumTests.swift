@@ -35,14 +35,7 @@ import TransferService
 
     /// RFC 9530's `:BASE64:` of a hex digest.
     static func byteSequence(_ hex: String) -> String {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return Data(bytes).base64EncodedString()
+        Data(bytes(hex: hex)).base64EncodedString()
     }
 
     private func partialFiles(_ daemon: DaemonFixture) -> [String] { FileSystemProbe.tree(daemon.dataPath + "/partial") }

@@ -86,6 +86,18 @@ func hexString(_ digest: some Sequence<UInt8>) -> String {
     digest.map { String(format: "%02x", $0) }.joined()
 }
 
+/// The bytes of a hex string written in a test (two digits a byte; a bad digit traps).
+public func bytes(hex: String) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        bytes.append(UInt8(hex[index..<next], radix: 16)!)
+        index = next
+    }
+    return bytes
+}
+
 /// SplitMix64: a tiny seeded generator, the same sequence on every machine.
 /// - SeeAlso: https://prng.di.unimi.it/splitmix64.c
 public func splitMix64(_ state: inout UInt64) -> UInt64 {
