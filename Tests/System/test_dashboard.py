@@ -312,7 +312,8 @@ def test_dashboard_is_a_download_manager(daemon, browser, nginx_url, nginx_root,
     driver.find_element(By.CSS_SELECTOR, '#detail-actions [data-action="delete-file"]').click()
     assert "and its file" in accept_confirmation(driver)
     daemon.wait_until(lambda: api_status(daemon, placed) == 404, timeout=WAIT, what="the task deleted")
-    assert not location.exists()
+    # The task is gone from the API before the file is unlinked; the DELETE answers after both.
+    daemon.wait_until(lambda: not location.exists(), timeout=WAIT, what="the file deleted with its task")
     wait_for(driver, lambda d: not d.find_element(By.ID, "detail").is_displayed(), "the panel to close with its task")
 
     # The daemon-wide limits, read and set (an admin's token).
