@@ -29,13 +29,11 @@ public enum ChaChaPoly {
     public static func open(_ box: Data, key: some ContiguousBytes, authenticating: some ContiguousBytes) throws(Failure) -> Data {
         guard box.count >= nonceByteCount + tagByteCount else { throw Failure() }
         let bytes = [UInt8](box)
-        let nonce = bytes[..<nonceByteCount]
         let sealed = bytes[nonceByteCount..<(bytes.count - tagByteCount)]
-        let tag = bytes[(bytes.count - tagByteCount)...]
-        let cipher = try Cipher(encrypting: false, key: key, nonce: Array(nonce))
+        let cipher = try Cipher(encrypting: false, key: key, nonce: Array(bytes[..<nonceByteCount]))
         try cipher.authenticate(authenticating)
         guard let plain = sealed.withUnsafeBytes({ cipher.update($0) }) else { throw Failure() }
-        try cipher.expect(tag: Array(tag))
+        try cipher.expect(tag: Array(bytes.suffix(tagByteCount)))
         try cipher.finish()
         return Data(plain)
     }
@@ -43,12 +41,10 @@ public enum ChaChaPoly {
     /// One EVP_CIPHER_CTX for one seal or open.
     private final class Cipher {
         let pointer: OpaquePointer
-        let encrypting: Bool
 
         init(encrypting: Bool, key: some ContiguousBytes, nonce: [UInt8]) throws(Failure) {
             guard let pointer = EVP_CIPHER_CTX_new() else { throw Failure() }
             self.pointer = pointer
-            self.encrypting = encrypting
             let ready = key.withUnsafeBytes { key in
                 key.count == ChaChaPoly.keyByteCount
                     && EVP_CipherInit_ex(pointer, EVP_chacha20_poly1305(), nil, nil, nil, encrypting ? 1 : 0) == 1

@@ -5,11 +5,9 @@ public import FoundationEssentials
 /// copy goes on from where the original was (copy on write of OpenSSL's context), and
 /// `finalize()` leaves the hash usable, so a digest can be read in the middle of a stream.
 public struct StreamingHash: Sendable {
-    public let function: HashFunction
     private var context: Context
 
     public init(_ function: HashFunction) {
-        self.function = function
         context = Context(function)
     }
 
