@@ -35,6 +35,9 @@ struct Scheduler: Sendable {
         var discretionary = false
         /// Can give its slot back without losing bytes (a background download).
         var preemptible = false
+        /// Who sees it in the queue besides admins: the task's owner, else its session's; nil
+        /// for everyone (`GET /v1/queue`).
+        var audience: String? = nil
     }
 
     /// What `admit` decided, in order.
@@ -98,8 +101,10 @@ struct Scheduler: Sendable {
         let schedulingClass: SchedulingClass
         let discretionary: Bool
         let preemptible: Bool
+        /// The audience's number in `audienceNames`; `everyone` when it has none.
+        let audience: Int32
 
-        init(_ ticket: Ticket, order: Int, host: Int, session: Int32) {
+        init(_ ticket: Ticket, order: Int, host: Int, session: Int32, audience: Int32) {
             priority = ticket.priority
             self.session = session
             self.order = order
@@ -109,6 +114,7 @@ struct Scheduler: Sendable {
             schedulingClass = ticket.schedulingClass
             discretionary = ticket.discretionary
             preemptible = ticket.preemptible
+            self.audience = audience
         }
 
         func key(taskId: Int) -> Key {
@@ -132,6 +138,14 @@ struct Scheduler: Sendable {
     var discretionaryWindowOpen = true
 
     private var heap = Heap<Key>()
+    /// The queued tasks in admission order, per audience: what `listing` reads, a page at a time.
+    private var listed: [Int32: OrderedKeys<Key>] = [:]
+    /// Audiences (owners) interned like sessions; `everyone` stands for none. An audience goes
+    /// when its last queued task does.
+    private var audienceNumbers: [String: Int32] = [:]
+    private var audienceNames: [Int32: String] = [:]
+    private var nextAudienceNumber: Int32 = 0
+    private static let everyone: Int32 = -1
     private var parkedByHost: [Int: Heap<Key>] = [:]
     private var parkedBySession: [String: Heap<Key>] = [:]
     /// Hosts and sessions that may have room for tasks parked on them (a slot freed, or a task
@@ -202,9 +216,11 @@ struct Scheduler: Sendable {
         if let limit = ticket.sessionLimit { sessionLimits[ticket.session] = limit }
         hostUsers[host, default: 0] += 1
         sessionUsers[ticket.session, default: 0] += 1
-        let entry = Queued(ticket, order: order, host: host, session: internSession(ticket.session))
+        let entry = Queued(ticket, order: order, host: host, session: internSession(ticket.session),
+                           audience: internAudience(ticket.audience))
         let key = entry.key(taskId: ticket.taskId)
         queued[ticket.taskId] = entry
+        listed[entry.audience, default: OrderedKeys()].insert(key)
         queuedByClass[ticket.schedulingClass, default: 0] += 1
         if !ticket.discretionary { queuedNotDiscretionary += 1 }
         heap.insert(key)
@@ -223,6 +239,7 @@ struct Scheduler: Sendable {
             }
         }
         if let entry = queued.removeValue(forKey: taskId) {
+            unlist(entry, taskId: taskId)
             queuedByClass[entry.schedulingClass, default: 1] -= 1
             if !entry.discretionary { queuedNotDiscretionary -= 1 }
             // It may have been the one sent back to take a free slot: another must take its place.
@@ -260,7 +277,8 @@ struct Scheduler: Sendable {
     /// How many hosts and sessions the scheduler keeps anything for (tests: nothing leaks).
     var bookkeeping: (hosts: Int, sessions: Int) {
         (hostIds.count + hostLimits.count + parkedByHost.count + hostUsers.count + connectionWants.bookkeeping,
-         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count + sessionNumbers.count + sessionNames.count)
+         sessionLimits.count + parkedBySession.count + sessionUsers.count + perSession.count + sessionNumbers.count + sessionNames.count
+            + listed.count + audienceNumbers.count + audienceNames.count)
     }
 
     /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
@@ -275,8 +293,11 @@ struct Scheduler: Sendable {
         // The old key stays in its heap, stale; the new one goes to the main heap (its caps are
         // checked again there). The arrival order is kept: back at the old priority, a task
         // takes its old place.
+        let audience = queued[taskId]!.audience
+        listed[audience]?.remove(queued[taskId]!.key(taskId: taskId))
         queued[taskId]!.priority = priority
         heap.insert(queued[taskId]!.key(taskId: taskId))
+        listed[audience, default: OrderedKeys()].insert(queued[taskId]!.key(taskId: taskId))
     }
 
     /// Admits as many queued tasks as the caps allow, in admission order, preempting background
@@ -394,18 +415,44 @@ struct Scheduler: Sendable {
     private func key(of running: Running) -> Key { running.entry.key(taskId: running.taskId) }
 
     /// Queued tasks in the order they would be admitted if every cap had room, with the reason
-    /// each waits. O(n log n): for listing, not for admission.
+    /// each waits: every queued task's (tests and tools; `listing` reads a page).
     func queue(limit: Int = .max) -> [QueuedTask] {
-        Array(queueSnapshot().sorted { $0.key < $1.key }.prefix(limit))
+        listed.values.flatMap { Array($0.ascending) }.sorted().prefix(limit).compactMap(queuedTask)
     }
 
-    /// The queued tasks unsorted (O(n)), so the caller can sort them outside its lock.
-    func queueSnapshot() -> [QueuedTask] {
-        queued.map { taskId, entry in
-            QueuedTask(taskId: taskId, schedulingClass: entry.schedulingClass,
-                       priority: entry.priority, discretionary: entry.discretionary,
-                       blockedBy: blocker(of: entry), key: entry.key(taskId: taskId))
+    /// A page of the queue as `requester` sees it: the first `limit` queued tasks whose audience
+    /// is everyone or the requester, in admission order, each with its 1-based place, and the
+    /// total. With `everyone` (an admin) place and total count every queued task, else only
+    /// those the requester sees. Costs the page (and, for an admin's places, the audiences), not
+    /// the queue: a page of 100 with 100,000 queued is read as fast as with 100.
+    func listing(requester: String?, everyone: Bool, limit: Int) -> (total: Int, tasks: [(task: QueuedTask, position: Int)]) {
+        let own = requester.flatMap { audienceNumbers[$0] }.flatMap { listed[$0] } ?? OrderedKeys()
+        let common = listed[Self.everyone] ?? OrderedKeys()
+        var tasks: [(task: QueuedTask, position: Int)] = []
+        var ownKeys = own.ascending.makeIterator(), commonKeys = common.ascending.makeIterator()
+        var nextOwn = ownKeys.next(), nextCommon = commonKeys.next()
+        while tasks.count < limit {
+            let key: Key
+            if let a = nextOwn, nextCommon.map({ a < $0 }) ?? true {
+                key = a
+                nextOwn = ownKeys.next()
+            } else if let b = nextCommon {
+                key = b
+                nextCommon = commonKeys.next()
+            } else {
+                break
+            }
+            guard let task = queuedTask(key) else { continue }
+            let position = everyone ? listed.values.reduce(1) { $0 + $1.rank(of: key) } : tasks.count + 1
+            tasks.append((task, position))
         }
+        return (everyone ? queued.count : own.count + common.count, tasks)
+    }
+
+    private func queuedTask(_ key: Key) -> QueuedTask? {
+        guard let entry = queued[key.taskId] else { return nil }
+        return QueuedTask(taskId: key.taskId, schedulingClass: entry.schedulingClass, priority: entry.priority,
+                          discretionary: entry.discretionary, blockedBy: blocker(of: entry), key: key)
     }
 
     // MARK: internals
@@ -435,11 +482,32 @@ struct Scheduler: Sendable {
         return number
     }
 
+    private mutating func internAudience(_ audience: String?) -> Int32 {
+        guard let audience else { return Self.everyone }
+        if let number = audienceNumbers[audience] { return number }
+        while audienceNames[nextAudienceNumber] != nil || nextAudienceNumber == Self.everyone { nextAudienceNumber &+= 1 }
+        let number = nextAudienceNumber
+        nextAudienceNumber &+= 1
+        audienceNumbers[audience] = number
+        audienceNames[number] = audience
+        return number
+    }
+
+    /// Takes a task that leaves the queue out of its audience's listing; an audience with
+    /// nothing queued is forgotten.
+    private mutating func unlist(_ entry: Queued, taskId: Int) {
+        listed[entry.audience]?.remove(entry.key(taskId: taskId))
+        guard listed[entry.audience]?.isEmpty == true else { return }
+        listed[entry.audience] = nil
+        if let name = audienceNames.removeValue(forKey: entry.audience) { audienceNumbers[name] = nil }
+    }
+
     /// The session id of a queued or running entry (its number is interned while it is here).
     private func name(of entry: Queued) -> String { sessionNames[entry.session] ?? "" }
 
     private mutating func start(_ entry: Queued, taskId id: Int) {
         queued[id] = nil
+        unlist(entry, taskId: id)
         queuedByClass[entry.schedulingClass, default: 1] -= 1
         if !entry.discretionary { queuedNotDiscretionary -= 1 }
         startOrder += 1

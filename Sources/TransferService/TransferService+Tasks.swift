@@ -296,7 +296,9 @@ extension TransferService {
             discretionary: session.configuration.isDiscretionary,
             // A download continues from its partial file with a range: stopping it loses nothing.
             // A tus upload continues too, but between steps only; data and uploads would start over.
-            preemptible: schedulingClass == .background && entry.task.kind == .download))
+            preemptible: schedulingClass == .background && entry.task.kind == .download,
+            // Who sees it listed: what `isVisible(to:)` of the task and of its session allow together.
+            audience: entry.task.owner ?? session.owner))
     }
 
     /// Hands every task the scheduler admits to the engine, and stops the background transfers
