@@ -12,6 +12,8 @@
 #   page          median of 200 GET /v1/sessions/{sid}/tasks?limit=100&cursor=C with C half-way
 #                 through the session's tasks (a deep page of a session's list)
 #   task          median of 500 GET /v1/tasks/{id} of a completed task half-way through
+#   queue         median of 200 GET /v1/queue?limit=100 (the first page of the queue, which
+#                 holds a tenth of the tasks)
 #   start-up      the daemon stopped (SIGTERM) and started again on the same data folder: seconds
 #                 from the start to the first /healthz answer (the store is loaded before it)
 #   RSS           the daemon's VmRSS after the fill, and after the restart
@@ -128,7 +130,9 @@ start_bench_nginx 1024 "keepalive_requests 100000;" "location /stall/ { limit_ra
 
 PORT="$(free_port)"
 start_daemon
-answer="$(post /v1/sessions '{"configuration":{"httpMaximumConnectionsPerHost":1}}')"
+# A background session: its download goes on across the restarts (a default session's would
+# end with networkConnectionLost, and the queue behind it would drain while the next fill runs).
+answer="$(post /v1/sessions '{"kind":"background","identifier":"bench-scale-queue","configuration":{"httpMaximumConnectionsPerHost":1}}')"
 QUEUE_SESSION="$(json_string "$answer" id)" || die "session: $answer"
 answer="$(post "/v1/sessions/$QUEUE_SESSION/tasks" "{\"kind\":\"download\",\"request\":{\"url\":\"$NGINX_URL/stall/big.bin\"}}")"
 STALLED_ID="$(json_number "$answer" id)" || die "stalled task: $answer"
@@ -193,6 +197,9 @@ for size in "${SIZES[@]}"; do
     PAGE_US="$(client_field latency_us)"
     client "/v1/tasks/$middle" - 500 200
     TASK_US="$(client_field latency_us)"
+    client "/v1/queue?limit=100" - 200 200
+    QUEUE_US="$(client_field latency_us)"
+    grep -q '"position":1,' <(sed -n 's/^last //p' "$WORK/client.out") || die "the queue's first page is empty"
 
     log "restarting the daemon with $FILLED tasks stored"
     stop_daemon
@@ -200,9 +207,10 @@ for size in "${SIZES[@]}"; do
     sleep 1
     RSS_RESTART_KIB="$(kib_field "$DAEMON_PID" VmRSS)"
     answer="$(curl -fsS "$DAEMON_URL/v1/tasks/$STALLED_ID")" || die "the stalled task is gone after the restart"
+    [[ "$answer" == *'"state":"running"'* ]] || die "the stalled download did not go on after the restart: $answer"
 
-    ROWS+=("$(printf '%10s %9s %11s %9s %9s %9s %10s %9s %11s' "$FILLED" "$POST_US" "$ADMIT_US" "$FEED_US" "$PAGE_US" "$TASK_US" "$STARTUP_S" "$(mib "$RSS_KIB")" "$(mib "$RSS_RESTART_KIB")")")
-    LAST="$FILLED tasks: POST $POST_US µs, admit $ADMIT_US µs, feed $FEED_US µs, page $PAGE_US µs, task $TASK_US µs, start-up $STARTUP_S s, RSS $(mib "$RSS_KIB") MiB"
+    ROWS+=("$(printf '%10s %9s %11s %9s %9s %9s %9s %10s %9s %11s' "$FILLED" "$POST_US" "$ADMIT_US" "$FEED_US" "$PAGE_US" "$TASK_US" "$QUEUE_US" "$STARTUP_S" "$(mib "$RSS_KIB")" "$(mib "$RSS_RESTART_KIB")")")
+    LAST="$FILLED tasks: POST $POST_US µs, admit $ADMIT_US µs, feed $FEED_US µs, page $PAGE_US µs, task $TASK_US µs, queue $QUEUE_US µs, start-up $STARTUP_S s, RSS $(mib "$RSS_KIB") MiB"
     FIRST="${FIRST:-$LAST}"
 done
 
@@ -216,7 +224,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "fill: $FILLED tasks through tasks:batch at $(awk -v n="$FILLED" -v ns="$FILL_NS" 'BEGIN { printf "%.0f", n / (ns / 1e9) }') tasks/s (8/10 completed, 1/10 suspended, 1/10 queued)"
     echo "latencies are medians in µs; start-up in s; RSS in MiB after the fill and after the restart"
     echo
-    printf '%10s %9s %11s %9s %9s %9s %10s %9s %11s\n' "tasks" "POST" "admission" "feed" "page" "task" "start-up" "RSS" "RSS again"
+    printf '%10s %9s %11s %9s %9s %9s %9s %10s %9s %11s\n' "tasks" "POST" "admission" "feed" "page" "task" "queue" "start-up" "RSS" "RSS again"
     printf '%s\n' "${ROWS[@]}"
     echo
     echo "scale: $FIRST -> $LAST"
