@@ -13,7 +13,7 @@ struct ResponseHeadLimit {
 
     /// Counts one line; false once the head is past the bound. A status line starts a new head.
     mutating func count(_ line: String) -> Bool {
-        if line.hasPrefix("HTTP/") { bytes = 0 }
+        if line.utf8.starts(with: "HTTP/".utf8) { bytes = 0 }
         bytes += line.utf8.count + 2
         return bytes <= Self.maxBytes
     }

@@ -61,8 +61,11 @@ struct ResponseHeadParser {
 
     /// The status line's second word as a number ("HTTP/1.1 200 OK" -> 200).
     private static func statusCode(of line: String) -> Int? {
-        let words = line.utf8.split(separator: 0x20, maxSplits: 2)
-        guard words.count > 1 else { return nil }
-        return Int(Substring(words[1]))
+        let bytes = line.utf8
+        guard var start = bytes.firstIndex(of: 0x20) else { return nil }
+        while start < bytes.endIndex, bytes[start] == 0x20 { start = bytes.index(after: start) }
+        let end = bytes[start...].firstIndex(of: 0x20) ?? bytes.endIndex
+        guard start < end else { return nil }
+        return Int(Substring(bytes[start..<end]))
     }
 }

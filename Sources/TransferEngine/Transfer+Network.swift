@@ -49,9 +49,10 @@ extension Transfer {
     /// Sets the proxy (or none) for the next request, to `url`: the first, or a redirect's
     /// target (options set in the header callback apply to the next request of the chain).
     func route(to url: String) throws {
-        let parsed = URL(string: url)
-        let route = parsed.flatMap { url in
-            url.scheme.flatMap { scheme in url.host.flatMap { job.network.proxies?.route(scheme: scheme, host: $0) } }
+        // Without proxies there is nothing to route: no URL parse (Foundation's), which was 3% of
+        // the engine thread's instructions per 16 KiB download.
+        let route = job.network.proxies.flatMap { proxies in
+            URL(string: url).flatMap { url in url.scheme.flatMap { scheme in url.host.flatMap { proxies.route(scheme: scheme, host: $0) } } }
         }
         if route != proxyState.route { proxyState = ProxyState(route: route) }
         // "" is no proxy, whatever http_proxy or all_proxy say in the daemon's environment.

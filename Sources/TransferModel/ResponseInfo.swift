@@ -15,7 +15,9 @@ public struct ResponseInfo: Codable, Sendable, Equatable {
         self.headers = headers
         self.url = url
         let contentType = Self.value(of: "Content-Type", in: headers)
-        let parts = contentType?.split(separator: ";").map { $0.trimmed() } ?? []
+        // Split on the byte: splitting Characters walks grapheme boundaries (4% of the engine
+        // thread's instructions for a 16 KiB download, with the trims).
+        let parts = contentType?.utf8.split(separator: UInt8(ascii: ";")).map { Substring($0).trimmed() } ?? []
         mimeType = parts.first.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
         textEncodingName = parts.dropFirst().first { $0.lowercased().hasPrefix("charset=") }
             .map { $0.dropFirst("charset=".count).trimmed(["\"", " "]).lowercased() }

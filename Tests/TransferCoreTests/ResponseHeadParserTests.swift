@@ -20,6 +20,7 @@ import Testing
         ("HTTP/1.1 204 ", 204),
         ("HTTP/1.1 204", 204),
         ("HTTP/1.1 418 I'm a teapot (really)", 418),
+        ("HTTP/1.1  301  Moved", 301),
     ])
     func statusLine(line: String, status: Int) {
         let result = heads([line, "Content-Length: 0", ""])
@@ -34,6 +35,40 @@ import Testing
         #expect(head.fields.map(\.value) == ["text/plain", "http://h:8080/a:b", ""])
         #expect(head.value("LOCATION") == "http://h:8080/a:b")
         #expect(head.value("X-Missing") == nil)
+    }
+
+    @Test func statusLinesWithoutACodeGiveNoHead() {
+        #expect(heads(["HTTP/1.1", "Content-Length: 0", ""]).isEmpty)
+        #expect(heads(["HTTP/1.1 ", "Content-Length: 0", ""]).isEmpty)
+        #expect(heads(["HTTP/1.1 abc", "Content-Length: 0", ""]).isEmpty)
+    }
+
+    /// `trimmed()` reads a String's or a Substring's bytes from both ends: spaces and tabs only.
+    @Test func trimmingTakesSpacesAndTabsFromBothEndsOnly() {
+        let cases: [(String, String)] = [
+            ("", ""), ("   ", ""), ("\t \t", ""), ("a", "a"), (" a", "a"), ("a\t", "a"), (" \ta b\t ", "a b"),
+            ("\u{00A0}x\u{00A0}", "\u{00A0}x\u{00A0}"), (" é ", "é"), ("\r x \n", "\r x \n"),
+        ]
+        for (text, expected) in cases {
+            #expect(text.trimmed() == expected, "\(text.debugDescription)")
+            #expect(("<" + text + ">").dropFirst().dropLast().trimmed() == expected, "substring \(text.debugDescription)")
+        }
+    }
+
+    @Test func aContentTypeIsSplitIntoItsTypeAndCharset() {
+        let cases: [(String, String?, String?)] = [
+            ("text/html; charset=UTF-8", "text/html", "utf-8"),
+            ("Text/HTML ;\tCharset=\"ISO-8859-1\" ", "text/html", "iso-8859-1"),
+            (";text/plain", "text/plain", nil),
+            ("  ; charset=utf-8", nil, "utf-8"),
+            ("application/json", "application/json", nil),
+            ("", nil, nil),
+        ]
+        for (contentType, mimeType, charset) in cases {
+            let info = ResponseInfo(statusCode: 200, headers: ["Content-Type": contentType], url: "http://h/x")
+            #expect(info.mimeType == mimeType, "\(contentType)")
+            #expect(info.textEncodingName == charset, "\(contentType)")
+        }
     }
 
     @Test func repeatedFieldsAreJoinedUnderTheFirstSpelling() throws {

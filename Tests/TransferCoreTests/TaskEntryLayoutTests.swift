@@ -15,6 +15,34 @@ import FoundationEssentials
         #expect(MemoryLayout<TransferTask>.stride <= 432)
     }
 
+    /// `TaskCensus.Key` hashes and compares the cases' tag bytes: each enum must be one byte,
+    /// and every pair of cases must give different keys.
+    @Test func theCensusKeyTellsEveryCaseApart() {
+        #expect(MemoryLayout<TaskState>.size == 1 && MemoryLayout<TaskPhase>.size == 1)
+        #expect(MemoryLayout<TaskKind>.size == 1 && MemoryLayout<SchedulingClass>.size == 1)
+        var seen: Set<UInt64> = []
+        var keys = 0
+        for state in TaskState.allCases {
+            for phase in TaskPhase.allCases {
+                for kind in TaskKind.allCases {
+                    for schedulingClass in SchedulingClass.allCases {
+                        for inEngine in [false, true] {
+                            let key = TaskCensus.Key(state: state, phase: phase, kind: kind, schedulingClass: schedulingClass, inEngine: inEngine)
+                            seen.insert(key.packed)
+                            keys += 1
+                        }
+                    }
+                }
+            }
+        }
+        // And an entry's key reads the entry's fields.
+        let entry = TaskEntry(task: TaskJSONTests.tasks[0], requestBody: nil)
+        let key = TaskCensus.Key(entry)
+        #expect(key == TaskCensus.Key(state: entry.task.state, phase: entry.task.phase, kind: entry.task.kind,
+                                      schedulingClass: entry.task.schedulingClass, inEngine: entry.inEngine))
+        #expect(seen.count == keys, "two different keys packed alike")
+    }
+
     @Test func theQueuedInstantKeepsItsValue() {
         var entry = TaskEntry(task: TaskJSONTests.tasks[0], requestBody: nil)
         #expect(entry.queuedAt == nil)
