@@ -1,3 +1,4 @@
+internal import Glibc
 public import FoundationEssentials
 public import JSONModel
 
@@ -53,8 +54,8 @@ extension TaskJSONWriter {
             list(items) { $0.value($1) }
         case .object(let fields):
             open()
-            for name in fields.keys.sorted(by: Self.precedes) {
-                key(named: name); self.value(fields[name] ?? .null)
+            for (name, field) in fields.sorted(by: { Self.precedes($0.key, $1.key) }) {
+                key(named: name); self.value(field)
             }
             close()
         }
@@ -86,7 +87,9 @@ extension TaskJSONWriter {
 
     mutating func strings(_ object: [String: String]) {
         open()
-        for name in object.keys.sorted(by: Self.precedes) { key(named: name); string(object[name]) }
+        // The pairs sorted together: sorting the keys and looking each value up hashed every
+        // header name again (the store writer's Hasher, 3% of its instructions).
+        for (name, value) in object.sorted(by: { Self.precedes($0.key, $1.key) }) { key(named: name); string(value) }
         close()
     }
 
@@ -106,8 +109,18 @@ extension TaskJSONWriter {
         if let value { integer(value) } else { raw("null") }
     }
 
-    /// JSONEncoder's `.sortedKeys` order: by UTF-8 bytes.
-    static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+    /// JSONEncoder's `.sortedKeys` order: by UTF-8 bytes, compared with memcmp (the UTF8View
+    /// iterators compared a byte per step).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
+    }
 }
 
 extension TaskEvent {

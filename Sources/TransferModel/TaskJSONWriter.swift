@@ -148,13 +148,38 @@ struct TaskJSONWriter {
         guard var text else { return raw("null") }
         let plain = text.withUTF8 { utf8 in
             // Quotes, backslashes and control characters need escapes: JSONEncoder writes those.
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            guard !Self.needsEscapes(utf8) else { return false }
             bytes.append(UInt8(ascii: "\""))
             bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))
             return true
         }
         if !plain { escaped(text) }
+    }
+
+    /// Whether `utf8` holds a quote, a backslash or a control character. Eight bytes at a time
+    /// (a word's bytes tested together: below 0x20, or equal to either): byte by byte this was
+    /// the store writer's largest function of its own (callgrind, 16 KiB downloads). A word that
+    /// tests positive only sends the string through `escaped`, which checks each byte again.
+    static func needsEscapes(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        if let base = UnsafeRawPointer(utf8.baseAddress) {
+            while index + 8 <= utf8.count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                let control = (word &- ones &* 0x20) & ~word
+                let zeroQuote = (quote &- ones) & ~quote, zeroBackslash = (backslash &- ones) & ~backslash
+                if (control | zeroQuote | zeroBackslash) & highs != 0 { return true }
+                index += 8
+            }
+        }
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
     }
 
     /// A string with quotes, backslashes or control characters, escaped as JSONCoding.encoder

@@ -140,6 +140,30 @@ import JSONModel
         }
     }
 
+    /// The escape check reads eight bytes at a time: a byte that needs an escape is found at
+    /// every place in a word and past the last whole word, and bytes beyond ASCII (whose high
+    /// bits are set) never look like one.
+    @Test func theWordWiseEscapeCheckFindsEveryByteThatNeedsOne() throws {
+        let specials: [UInt8] = Array(0..<0x20) + [0x22, 0x5C]
+        let plain = Array("abcdefghijklmnopqrstuvwx".utf8)
+        for special in specials {
+            for position in plain.indices {
+                var bytes = plain
+                bytes[position] = special
+                let text = String(decoding: bytes, as: UTF8.self)
+                let found = bytes.withUnsafeBufferPointer { TaskJSONWriter.needsEscapes($0) }
+                #expect(found, "byte \(special) at \(position)")
+                var writer = TaskJSONWriter()
+                writer.string(text)
+                #expect(String(decoding: writer.bytes, as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(text), as: UTF8.self))
+            }
+        }
+        for text in ["", "a", "é☃😀 ~!#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}\u{7f}", String(repeating: "ü", count: 40), String(repeating: "~", count: 17)] {
+            let found = Array(text.utf8).withUnsafeBufferPointer { TaskJSONWriter.needsEscapes($0) }
+            #expect(!found, "\(text)")
+        }
+    }
+
     @Test func eventsAndPagesAreTheBytesOfTheCodableForm() throws {
         for event in Self.events {
             #expect(String(decoding: event.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self))
