@@ -47,8 +47,9 @@ extension HTTPRequestHead {
     /// The declared body length, if the client sent a valid Content-Length.
     var contentLength: Int? {
         headers["Content-Length"].flatMap { value in
-            let fields = value.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            return fields.count == 1 ? Int(fields[0]) : nil
+            // On the bytes: a Character split walks grapheme boundaries (asked twice a request).
+            let fields = value.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 })
+            return fields.count == 1 ? Int(Substring(fields[0])) : nil
         }
     }
 
