@@ -129,7 +129,8 @@ struct TaskJSONWriter {
                 var end = 0
                 if comma { scratch[end] = UInt8(ascii: ","); end += 1 }
                 scratch[end] = UInt8(ascii: "\""); end += 1
-                _ = UnsafeMutableBufferPointer(rebasing: scratch[end...]).initialize(from: utf8)
+                // Copied as memory: `initialize(from:)` took the name a byte at a time.
+                if let name = utf8.baseAddress { UnsafeMutableRawPointer(scratch.baseAddress! + end).copyMemory(from: name, byteCount: utf8.count) }
                 end += utf8.count
                 scratch[end] = UInt8(ascii: "\""); scratch[end + 1] = UInt8(ascii: ":"); end += 2
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<end]))
