@@ -11,6 +11,16 @@ public enum RFC3339 {
     /// 1583...9999 (the caller falls back to Foundation, whose calendar is Julian before the
     /// Gregorian reform of October 1582, where gmtime_r's is proleptic Gregorian).
     static func append(_ date: Date, milliseconds: Bool, to bytes: inout [UInt8]) -> Bool {
+        withText(of: date, milliseconds: milliseconds) { bytes.append(contentsOf: $0) }
+    }
+
+    /// `append` for the JSON writers' bytes.
+    static func append(_ date: Date, milliseconds: Bool, to bytes: inout JSONBytes) -> Bool {
+        withText(of: date, milliseconds: milliseconds) { bytes.append($0) }
+    }
+
+    /// Hands `date`'s digits to `body` from the stack; false, without calling it, where `append` is.
+    private static func withText(of date: Date, milliseconds: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
         let since1970 = date.timeIntervalSince1970
         guard since1970.isFinite else { return false }
         let whole = since1970.rounded(.down)
@@ -41,7 +51,7 @@ public enum RFC3339 {
                 end = 23
             }
             text[end] = UInt8(ascii: "Z")
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[...end]))
+            body(UnsafeBufferPointer(rebasing: text[...end]))
         }
         return true
     }

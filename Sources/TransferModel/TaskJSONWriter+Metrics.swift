@@ -64,6 +64,6 @@ extension TaskMetrics {
     public func jsonData() -> Data {
         var writer = TaskJSONWriter(capacity: 256 + transactionMetrics.count * 900)
         writer.write(self)
-        return Data(writer.bytes)
+        return writer.data()
     }
 }

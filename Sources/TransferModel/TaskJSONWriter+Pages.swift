@@ -12,7 +12,7 @@ extension TransferTask {
         writer.raw(",\"next\":")
         writer.string(next)
         writer.raw("}")
-        return Data(writer.bytes)
+        return writer.data()
     }
 }
 
@@ -29,7 +29,7 @@ extension TaskChangePage {
         writer.raw(",\"tasks\":")
         writer.tasks(tasks)
         writer.raw("}")
-        return Data(writer.bytes)
+        return writer.data()
     }
 }
 

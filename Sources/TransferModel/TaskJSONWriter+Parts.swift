@@ -5,18 +5,18 @@ public import FoundationEssentials
 /// about 10 MB of JSON, written while the client waits and the machine's other cores idle.
 extension TransferTask {
     /// The served JSON of `tasks`, comma-separated, without brackets: one part of a list.
-    public static func jsonItems(_ tasks: ArraySlice<TransferTask>) -> [UInt8] {
+    public static func jsonItems(_ tasks: ArraySlice<TransferTask>) -> Data {
         var writer = TaskJSONWriter(capacity: tasks.count * 1100)
         for index in tasks.indices {
             if index != tasks.startIndex { writer.raw(",") }
             writer.write(tasks[index], stored: false)
         }
-        return writer.bytes
+        return writer.data()
     }
 
     /// `{"KEY":[...]}` from the parts `jsonItems` wrote, in their order: the same bytes as
     /// `jsonList` of the tasks the parts hold.
-    public static func jsonList(parts: [[UInt8]], under key: StaticString) -> Data {
+    public static func jsonList(parts: [Data], under key: StaticString) -> Data {
         var data = Data(capacity: parts.reduce(16 + key.utf8CodeUnitCount) { $0 + $1.count + 1 })
         data.append(contentsOf: "{\"".utf8)
         key.withUTF8Buffer { data.append(contentsOf: $0) }

@@ -37,7 +37,7 @@ extension TransferTask {
         var writer = TaskJSONWriter()
         writer.write(self, stored: true)
         let spans = writer.storedOnlySpans.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
-        return (Data(writer.bytes), Self.formId + ":" + spans)
+        return (writer.data(), Self.formId + ":" + spans)
     }
 
     /// The served JSON of `record` by its note, or nil when the note is missing, of another

@@ -128,7 +128,7 @@ extension TaskEvent {
     public func jsonData() -> Data {
         var writer = TaskJSONWriter(capacity: 256)
         writer.write(self)
-        return Data(writer.bytes)
+        return writer.data()
     }
 }
 
@@ -141,7 +141,7 @@ extension EventPage {
         writer.raw(",\"next\":")
         writer.integer(next)
         writer.raw("}")
-        return Data(writer.bytes)
+        return writer.data()
     }
 }
 

@@ -10,12 +10,15 @@ public import FoundationEssentials
 /// values (response, error, resume state, streamed body, tus state) still go through
 /// JSONCoding.encoder. `TaskJSONTests` holds the output to the Codable form, so a field added
 /// to `TransferTask.encode(to:stored:)` and not here fails a test.
-struct TaskJSONWriter {
-    var bytes: [UInt8] = []
+struct TaskJSONWriter: ~Copyable {
+    var bytes: JSONBytes
     /// Where the members only the stored form has are (`storedOnly`).
     private(set) var storedOnlySpans: [Range<Int>] = []
 
-    init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 1024) { bytes = JSONBytes(capacity: capacity) }
+
+    /// What was written, as Data (the writer's block, not a copy).
+    consuming func data() -> Data { bytes.data() }
 
     /// The served form (`stored: false`) or the stored form, which adds the owner, the resume
     /// state and the streamed body segments when they are set.
@@ -74,7 +77,7 @@ struct TaskJSONWriter {
     }
 
     mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        text.withUTF8Buffer { bytes.append($0) }
     }
 
     // MARK: the parts of a task
@@ -133,7 +136,7 @@ struct TaskJSONWriter {
                 if let name = utf8.baseAddress { UnsafeMutableRawPointer(scratch.baseAddress! + end).copyMemory(from: name, byteCount: utf8.count) }
                 end += utf8.count
                 scratch[end] = UInt8(ascii: "\""); scratch[end + 1] = UInt8(ascii: ":"); end += 2
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<end]))
+                bytes.append(UnsafeBufferPointer(rebasing: scratch[..<end]))
             }
         }
     }
@@ -151,7 +154,7 @@ struct TaskJSONWriter {
             // Quotes, backslashes and control characters need escapes: JSONEncoder writes those.
             guard !Self.needsEscapes(utf8) else { return false }
             bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: utf8)
+            bytes.append(utf8)
             bytes.append(UInt8(ascii: "\""))
             return true
         }
@@ -258,7 +261,7 @@ extension TransferTask {
     public func jsonData(stored: Bool = false) -> Data {
         var writer = TaskJSONWriter()
         writer.write(self, stored: stored)
-        return Data(writer.bytes)
+        return writer.data()
     }
 
     /// `{"KEY":[task,task,...]}` in the served form, e.g. a batch's answer.
@@ -269,6 +272,6 @@ extension TransferTask {
         writer.raw("\":")
         writer.list(tasks) { $0.write($1, stored: false) }
         writer.raw("}")
-        return Data(writer.bytes)
+        return writer.data()
     }
 }

@@ -23,8 +23,9 @@ import Testing
             let date = Date(timeIntervalSince1970: seconds)
             var writer = TaskJSONWriter()
             writer.date(date)
+            let written = writer.data()
             let reference = try JSONCoding.encoder.encode([date])
-            #expect("[" + String(decoding: writer.bytes, as: UTF8.self) + "]" == String(decoding: reference, as: UTF8.self), "\(seconds)")
+            #expect("[" + String(decoding: written, as: UTF8.self) + "]" == String(decoding: reference, as: UTF8.self), "\(seconds)")
         }
     }
 }

@@ -135,8 +135,9 @@ import JSONModel
         for text in texts {
             var writer = TaskJSONWriter()
             writer.string(text)
+            let written = writer.data()
             let expected = String(decoding: try JSONCoding.encoder.encode(text), as: UTF8.self)
-            #expect(String(decoding: writer.bytes, as: UTF8.self) == expected, "\(Array(text.utf8))")
+            #expect(String(decoding: written, as: UTF8.self) == expected, "\(Array(text.utf8))")
         }
     }
 
@@ -155,7 +156,8 @@ import JSONModel
                 #expect(found, "byte \(special) at \(position)")
                 var writer = TaskJSONWriter()
                 writer.string(text)
-                #expect(String(decoding: writer.bytes, as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(text), as: UTF8.self))
+                let written = writer.data()
+                #expect(String(decoding: written, as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(text), as: UTF8.self))
             }
         }
         for text in ["", "a", "é☃😀 ~!#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}\u{7f}", String(repeating: "ü", count: 40), String(repeating: "~", count: 17)] {
