@@ -5,20 +5,35 @@
 /// optional still took its value's whole size, so one queued task's entry in the service's
 /// table was 1,184 bytes before any string or header. Set, the value lives in an immutable box
 /// (a set replaces the box, so copies of the holder never share a change).
+///
+/// Inlinable, and without `Optional.map`: called unspecialized (TransferTask's init is used from
+/// other modules), every get, set and init looked up `Optional<Value>`'s type metadata at run
+/// time, about 650 instructions each: 4% of a batch's instructions (callgrind).
 @propertyWrapper
+@frozen
 public struct Indirect<Value: Sendable>: Sendable {
-    private final class Box: Sendable {
-        let value: Value
-        init(_ value: Value) { self.value = value }
+    @usableFromInline
+    final class Box: Sendable {
+        @usableFromInline let value: Value
+        @inlinable init(_ value: Value) { self.value = value }
     }
 
-    private var box: Box?
+    @usableFromInline var box: Box?
 
-    public init(wrappedValue: Value?) { box = wrappedValue.map(Box.init) }
+    @inlinable
+    public init(wrappedValue: Value?) {
+        if let wrappedValue { box = Box(wrappedValue) } else { box = nil }
+    }
 
+    @inlinable
     public var wrappedValue: Value? {
-        get { box?.value }
-        set { box = newValue.map(Box.init) }
+        get {
+            guard let box else { return nil }
+            return box.value
+        }
+        set {
+            if let newValue { box = Box(newValue) } else { box = nil }
+        }
     }
 }
 

@@ -122,23 +122,10 @@ struct TaskJSONWriter: ~Copyable {
 
     /// `"name":`, after a comma unless it is the object's first key. The names written here
     /// are literals that need no escapes, so their bytes are copied as they are (a task has
-    /// about 40 keys: scanning each as a string was a third of the writer's time).
-    /// The whole `,"name":` is put together on the stack and appended once: each append checks
-    /// the array's uniqueness and capacity, and five of them per key cost 1.6 times one.
+    /// about 40 keys: scanning each as a string was a third of the writer's time), the whole
+    /// `,"name":` at once (`JSONBytes.appendKey`).
     mutating func key(_ name: StaticString) {
-        let comma = bytes.last != UInt8(ascii: "{")
-        name.withUTF8Buffer { utf8 in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: utf8.count + 4) { scratch in
-                var end = 0
-                if comma { scratch[end] = UInt8(ascii: ","); end += 1 }
-                scratch[end] = UInt8(ascii: "\""); end += 1
-                // Copied as memory: `initialize(from:)` took the name a byte at a time.
-                if let name = utf8.baseAddress { UnsafeMutableRawPointer(scratch.baseAddress! + end).copyMemory(from: name, byteCount: utf8.count) }
-                end += utf8.count
-                scratch[end] = UInt8(ascii: "\""); scratch[end + 1] = UInt8(ascii: ":"); end += 2
-                bytes.append(UnsafeBufferPointer(rebasing: scratch[..<end]))
-            }
-        }
+        name.withUTF8Buffer { bytes.appendKey($0) }
     }
 
     /// `key` for a name only known at run time (an event's fields, a header), escaped if it must be.
@@ -153,9 +140,7 @@ struct TaskJSONWriter: ~Copyable {
         let plain = text.withUTF8 { utf8 in
             // Quotes, backslashes and control characters need escapes: JSONEncoder writes those.
             guard !Self.needsEscapes(utf8) else { return false }
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(utf8)
-            bytes.append(UInt8(ascii: "\""))
+            bytes.appendQuoted(utf8)
             return true
         }
         if !plain { escaped(text) }
