@@ -79,8 +79,6 @@ public struct TaskEvent: Codable, Sendable, Equatable {
     public static let maxDataPerEvent = 64 * 1024
 
     static let commonKeys: Set<String> = ["seq", "sessionId", "taskId", "type", "time"]
-    /// The common keys in JSONEncoder's `.sortedKeys` order (by UTF-8 bytes).
-    static let commonKeyOrder = ["seq", "sessionId", "taskId", "time", "type"]
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyCodingKey.self)

@@ -47,28 +47,42 @@ struct PendingWrites: Sendable {
     /// (the writer keeps the newest version anyway, and of equal versions the first, as here).
     /// Never across a `.deleteTask` of the task.
     /// The absorbed writes' sequence numbers go; no creation waits on a `.saveTask`.
+    ///
+    /// Read in place first: when no save is absorbed (most commits), nothing is copied. Copying
+    /// every write into a new array, and each task out of its operation to compare versions, was
+    /// 4% of the store writer's instructions per 16 KiB download (callgrind).
     mutating func coalesce() {
-        var placed: [Int: Int] = [:]
-        var kept: [Write] = []
-        kept.reserveCapacity(items.count)
-        for write in items {
-            switch write.operation {
+        var firstSave: [Int: Int] = [:]  // task id -> index of its first save since any delete
+        var content: [Int: Int] = [:]  // index of a first save -> index of the save it keeps
+        var absorbed: [Int] = []
+        for index in items.indices {
+            switch items[index].operation {
             case .saveTask(let task, _, _, _):
-                if let index = placed[task.id] {
-                    if case .saveTask(let earlier, _, _, _) = kept[index].operation, earlier.version < task.version {
-                        kept[index] = Write(seq: kept[index].seq, operation: write.operation)
-                    }
+                guard let first = firstSave[task.id] else {
+                    firstSave[task.id] = index
                     continue
                 }
-                placed[task.id] = kept.count
+                absorbed.append(index)
+                // The newest version wins; of equal versions, the first.
+                if Self.version(at: content[first] ?? first, in: items) < task.version { content[first] = index }
             case .deleteTask(let id):
-                placed[id] = nil
+                firstSave[id] = nil
             default:
                 break
             }
-            kept.append(write)
         }
+        guard !absorbed.isEmpty else { return }
+        for (first, newest) in content { items[first] = Write(seq: items[first].seq, operation: items[newest].operation) }
+        let gone = Set(absorbed)
+        var kept: [Write] = []
+        kept.reserveCapacity(items.count - gone.count)
+        for index in items.indices where !gone.contains(index) { kept.append(items[index]) }
         items = kept
+    }
+
+    private static func version(at index: Int, in items: [Write]) -> Int {
+        if case .saveTask(let task, _, _, _) = items[index].operation { return task.version }
+        return .min
     }
 
     /// Whether write `seq` is still waiting to be committed.

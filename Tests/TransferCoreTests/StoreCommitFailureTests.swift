@@ -190,4 +190,18 @@ import Testing
         #expect(saved.map(\.1) == [3, 1])
         #expect(writes.items.isEmpty)
     }
+
+    /// Of two saves of one version the first's content stays; saves of different tasks and
+    /// other writes are kept as they were queued.
+    @Test func ofEqualVersionsTheFirstSaveIsKept() {
+        var writes = PendingWrites()
+        let first = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 2, state: .running), requestBody: nil))
+        let body = writes.append(.saveBody(taskId: 2, body: Data("b".utf8)))
+        _ = writes.append(.saveTask(StoreTests.task(1, session: "s", version: 2, state: .completed), requestBody: nil))
+        let other = writes.append(.saveTask(StoreTests.task(2, session: "s", version: 1, state: .running), requestBody: nil))
+        let batch = writes.takeAll()
+        #expect(batch.map(\.seq) == [first, body, other])
+        guard case .saveTask(let kept, _, _, _) = batch[0].operation else { Issue.record("not a save"); return }
+        #expect(kept.state == .running)
+    }
 }
