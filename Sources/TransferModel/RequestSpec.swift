@@ -78,6 +78,7 @@ public enum RequestURL {
     static let maxDataURLLength = 1 << 20
 
     package static func check(_ text: String, field: String) throws {
+        if PlainHTTPURL.isPlain(text) { return }  // what Foundation's parse would accept, sooner
         let limit = LocalScheme(url: text) == .data ? maxDataURLLength : maxLength
         guard text.utf8.count <= limit else { throw Malformed(field: field, message: "is longer than \(limit) bytes") }
         guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }),
@@ -91,6 +92,7 @@ public enum RequestURL {
 
     /// Whether the engine can run this URL.
     package static func isSupported(_ text: String) -> Bool {
+        if PlainHTTPURL.isPlain(text) { return true }
         guard let scheme = URL(string: text)?.scheme?.lowercased() else { return false }
         return supportedSchemes.contains(scheme)
     }
