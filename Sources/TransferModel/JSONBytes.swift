@@ -9,7 +9,7 @@ public import FoundationEssentials
 /// and `Data(array)` copied the whole record once more. The JSON writers were half of the store
 /// writer's instructions per 16 KiB download (callgrind) and an eighth of a batch's CPU.
 ///
-/// Noncopyable: the block has one owner, freed in `deinit` or given away by `data()`/`array()`.
+/// Noncopyable: the block has one owner, freed in `deinit` or given away by `data()`.
 struct JSONBytes: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
@@ -86,11 +86,6 @@ struct JSONBytes: ~Copyable {
         let (block, length) = (base, count)
         discard self
         return Data(bytesNoCopy: block, count: length, deallocator: .free)
-    }
-
-    /// The bytes written, as an Array (one copy; the block is freed).
-    consuming func array() -> [UInt8] {
-        Array(UnsafeBufferPointer(start: base, count: count))
     }
 
     private mutating func grow(toHold needed: Int) {
