@@ -85,6 +85,11 @@ struct JSONBytes: ~Copyable {
     consuming func data() -> Data {
         let (block, length) = (base, count)
         discard self
+        // Nothing written: freed here rather than trusting an empty Data to call the deallocator.
+        guard length > 0 else {
+            free(block)
+            return Data()
+        }
         return Data(bytesNoCopy: block, count: length, deallocator: .free)
     }
 
