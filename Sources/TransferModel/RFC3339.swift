@@ -10,11 +10,6 @@ public enum RFC3339 {
     /// Appends `date`'s digits (no quotes); false, with nothing appended, for a year outside
     /// 1583...9999 (the caller falls back to Foundation, whose calendar is Julian before the
     /// Gregorian reform of October 1582, where gmtime_r's is proleptic Gregorian).
-    static func append(_ date: Date, milliseconds: Bool, to bytes: inout [UInt8]) -> Bool {
-        withText(of: date, milliseconds: milliseconds) { bytes.append(contentsOf: $0) }
-    }
-
-    /// `append` for the JSON writers' bytes.
     static func append(_ date: Date, milliseconds: Bool, to bytes: inout JSONBytes) -> Bool {
         withText(of: date, milliseconds: milliseconds) { bytes.append($0) }
     }
@@ -58,12 +53,11 @@ public enum RFC3339 {
 
     /// `2025-01-02T03:04:05.678Z`, as `Date.ISO8601FormatStyle(includingFractionalSeconds: true)`.
     public static func millisecondsText(_ date: Date) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
-        guard append(date, milliseconds: true, to: &bytes) else {
+        var text = ""
+        guard withText(of: date, milliseconds: true, { text = String(decoding: $0, as: UTF8.self) }) else {
             return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return text
     }
 
     private static func digit(_ value: Int) -> UInt8 { UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value) }

@@ -78,7 +78,8 @@ public struct TaskEvent: Codable, Sendable, Equatable {
     /// once are told in several events.
     public static let maxDataPerEvent = 64 * 1024
 
-    static let commonKeys: Set<String> = ["seq", "sessionId", "taskId", "type", "time"]
+    /// The keys every event has, named once in `TaskJSONWriter.CommonEventKey`.
+    static let commonKeys = Set(TaskJSONWriter.CommonEventKey.allCases.map { "\($0.name)" })
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyCodingKey.self)

@@ -42,7 +42,8 @@ extension TaskJSONWriter {
         close()
     }
 
-    /// The keys every event has (`TaskEvent.commonKeys`), in JSONEncoder's `.sortedKeys` order.
+    /// The keys every event has, in JSONEncoder's `.sortedKeys` order (`TaskEvent.commonKeys`
+    /// is made from them).
     enum CommonEventKey: CaseIterable {
         case seq, sessionId, taskId, time, type
 
@@ -59,26 +60,23 @@ extension TaskJSONWriter {
         /// Whether this key comes after `field` in sorted order.
         func follows(_ field: String) -> Bool {
             var field = field
+            return name.withUTF8Buffer { mine in field.withUTF8 { TaskJSONWriter.precedes($0, mine) } }
+        }
+
+        /// Whether `field` is this key's name.
+        func isNamed(_ field: String) -> Bool {
+            var field = field
             return name.withUTF8Buffer { mine in
-                field.withUTF8 { theirs in
-                    let common = min(mine.count, theirs.count)
-                    let order = common == 0 ? 0 : memcmp(theirs.baseAddress!, mine.baseAddress!, common)
-                    return order != 0 ? order < 0 : theirs.count < mine.count
-                }
+                field.withUTF8 { $0.count == mine.count && (mine.isEmpty || memcmp($0.baseAddress!, mine.baseAddress!, mine.count) == 0) }
             }
         }
     }
 
     /// Whether `name` is one of the five common keys (a field of that name is not written, as
-    /// `TaskEvent.encode(to:)` leaves it out); by length first, so most names cost no compare.
+    /// `TaskEvent.encode(to:)` leaves it out); the lengths differ first, so most names cost no
+    /// compare of bytes.
     static func isCommonEventKey(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 3: name == "seq"
-        case 4: name == "time" || name == "type"
-        case 6: name == "taskId"
-        case 9: name == "sessionId"
-        default: false
-        }
+        CommonEventKey.allCases.contains { $0.isNamed(name) }
     }
 
     mutating func value(_ value: JSONValue) {
@@ -152,13 +150,14 @@ extension TaskJSONWriter {
     /// iterators compared a byte per step).
     static func precedes(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let common = min(x.count, y.count)
-                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
-                return order != 0 ? order < 0 : x.count < y.count
-            }
-        }
+        return a.withUTF8 { x in b.withUTF8 { y in precedes(x, y) } }
+    }
+
+    /// `precedes` on the bytes themselves.
+    static func precedes(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+        let common = min(x.count, y.count)
+        let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+        return order != 0 ? order < 0 : x.count < y.count
     }
 }
 
