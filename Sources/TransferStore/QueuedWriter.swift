@@ -34,8 +34,11 @@ package final class QueuedWriter: Sendable {
     let instruments: (any StoreInstruments)?
     let logger: Logger
 
-    package init(target: any WriteTarget, instruments: (any StoreInstruments)?, logger: Logger) {
+    /// `groupCommitWindow`: how long a queued write waits for others to share its commit.
+    package init(target: any WriteTarget, groupCommitWindow: Duration = .milliseconds(2), instruments: (any StoreInstruments)?, logger: Logger) {
         self.target = target
+        let (seconds, attoseconds) = groupCommitWindow.components
+        self.groupCommitWindow = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         self.instruments = instruments
         self.logger = logger
     }
@@ -99,11 +102,11 @@ package final class QueuedWriter: Sendable {
 
     private func scheduleGroupCommit() {
         guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        queue.asyncAfter(deadline: .now() + Self.groupCommitWindow) { [self] in drain() }
+        queue.asyncAfter(deadline: .now() + groupCommitWindow) { [self] in drain() }
     }
 
-    /// How long a queued write waits for others to share its commit.
-    static let groupCommitWindow: DispatchTimeInterval = .milliseconds(2)
+    /// How long a queued write waits for others to share its commit (the store's choice).
+    let groupCommitWindow: DispatchTimeInterval
 
     /// Waits until the writer has tried every write queued before the call. Never throws: for
     /// readers that only want to see what is committed, and background work.

@@ -30,7 +30,7 @@ import Testing
         }
         store.flush()
         #expect(try store.loadRecentEvents(limit: 1_000).map(\.seq) == Array(1...400))
-        // Together: about one commit per 2 ms window, some 10-40 for the loop.
+        // Together: about one commit per group-commit window (10 ms for SQLite), a few for the loop.
         #expect(commits.count.load(ordering: .relaxed) < 100)
     }
 
