@@ -27,6 +27,8 @@ import Testing
                         #expect(url?.scheme == (scheme == "https://" ? "https" : "http"), "\(text)")
                         #expect(url?.host?.isEmpty == false, "\(text)")
                         #expect(RequestURL.isSupported(text))
+                        // The scheduler's host key, read off the bytes, is the one Foundation's parse gives.
+                        #expect(RequestURL.origin(of: text) == RequestURL.parsedOrigin(of: text), "\(text)")
                     }
                 }
             }
@@ -36,6 +38,11 @@ import Testing
         for usual in ["http://127.0.0.1:8080/files/f00000", "https://cdn.example.com/a/b.tar.gz?x=1&y=%2F#top"] {
             #expect(PlainHTTPURL.isPlain(usual), "\(usual)")
         }
+        #expect(PlainHTTPURL.origin("http://127.0.0.1:8080/files/f00000") == "http://127.0.0.1:8080")
+        #expect(PlainHTTPURL.origin("https://cdn.example.com/a?b") == "https://cdn.example.com:443")
+        #expect(PlainHTTPURL.origin("http://h:080/") == "http://h:80")
+        #expect(PlainHTTPURL.origin("http://h:65536/") == nil)
+        #expect(PlainHTTPURL.origin("HTTP://h/") == nil)
     }
 
     /// What is not plain is still checked by Foundation, as before.
