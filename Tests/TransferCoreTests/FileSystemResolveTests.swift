@@ -71,4 +71,46 @@ import Testing
             }
         }
     }
+
+    /// `RootedPath.resolve` reads a path's bytes once; held here to the rules it had as a split
+    /// into components (refusals and the path made) over paths built from the pieces where the
+    /// two could differ: dots, empty components, control characters, multi-byte characters.
+    @Test func resolvingAgreesWithTheComponentRulesOverEveryShape() throws {
+        let folder = try TempDirectory()
+        defer { folder.remove() }
+        let root = try #require(realpathString(folder.path))
+        let pieces = ["a", ".", "..", "", "...", ".a", "a.", "..a", "é", "a\u{1}b", "\u{7f}", "b c", "\u{1F600}"]
+        var paths: [String] = []
+        for first in pieces {
+            for second in pieces {
+                for third in ["", "f", ".", "..", "é"] {
+                    for lead in ["", "/"] {
+                        for trail in ["", "/"] {
+                            paths.append(lead + [first, second, third].joined(separator: "/") + trail)
+                            paths.append(lead + first + "//" + second + trail)
+                        }
+                    }
+                }
+            }
+        }
+        var resolved = 0
+        for relative in paths {
+            let expected = Self.componentRules(relative, root: root)
+            let actual: String?
+            do { actual = try RootedPath.resolve(relative, root: root, field: "destination", code: "invalid_destination") } catch { actual = nil }
+            #expect(actual == expected, "\(relative.debugDescription)")
+            if actual != nil { resolved += 1 }
+        }
+        #expect(resolved > 100)  // both outcomes are exercised
+        #expect(resolved < paths.count / 2)
+    }
+
+    /// The rules as they were written before the byte scan, for the paths that stay inside root.
+    private static func componentRules(_ relative: String, root: String) -> String? {
+        guard !relative.isEmpty, relative.utf8.count <= 1024, !relative.hasPrefix("/"), !relative.hasSuffix("/"),
+              !relative.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return nil }
+        let components = relative.split(separator: "/", omittingEmptySubsequences: true)
+        guard !components.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        return root + "/" + components.joined(separator: "/")
+    }
 }
