@@ -20,21 +20,25 @@ extension TransferService {
         guard let entry = s.tasks[id], let session = s.sessions[entry.task.sessionId] else { return nil }
         var request = entry.task.originalRequest
         let bypasses = entry.cache?.bypassesCache ?? false
-        s.tasks[id]?.cache = nil
-        s.tasks[id]?.task.cacheStatus = nil
+        // Cleared only when set: each change of an entry is a lookup in the task table.
+        if entry.cache != nil { s.tasks[id]?.cache = nil }
+        if entry.task.cacheStatus != nil { s.tasks[id]?.task.cacheStatus = nil }
         let method = request.method.uppercased()
+        let unsafe = Self.unsafeMethods.contains(method)
+        // Only an unsafe method touches the cache (it invalidates), and only a data task's GET
+        // reads it: anything else, every download among them, is sent as it is.
+        guard unsafe || (entry.task.kind == .data && method == "GET") else { return request }
         // data:, file:, ftp:, ftps: and sftp: are never cached (no HTTP caching rules apply to them).
         guard LocalScheme(url: request.url) == nil, RemoteFileScheme(url: request.url) == nil else { return request }
         // A task that declares a response disposition judges every response it gets, so it
         // neither reads from the URL cache nor stores in it (docs/tasks.md, "Response disposition").
         guard entry.task.responseDisposition == nil else { return request }
         let cache = urlCaches.cache(for: session)
-        if Self.unsafeMethods.contains(method) {
+        if unsafe {
             if let cache { s.tasks[id]?.cache = context(.invalidate, cache, request, CachePartition(tenant: entry.task.owner, configuration: session.configuration)) }
             return request
         }
-        guard entry.task.kind == .data, method == "GET",
-              !Self.bypassingHeaders.contains(where: { ResponseInfo.value(of: $0, in: request.headers) != nil }) else { return request }
+        guard !Self.bypassingHeaders.contains(where: { ResponseInfo.value(of: $0, in: request.headers) != nil }) else { return request }
         let directives = CacheControl(headers: request.headers, isRequest: true)
         let partition = CachePartition(tenant: entry.task.owner, configuration: session.configuration)
         let stored = bypasses ? nil : cache?.lookup(url: request.url, partition: partition, requestHeaders: request.headers)
@@ -73,7 +77,7 @@ extension TransferService {
         switch update {
         case .response(let response), .decision(.response(let response)):
             guard context?.role != .serving else { return false }  // the cache's own delivery
-            s.tasks[id]?.cache?.responseTime = Date()
+            if context != nil { s.tasks[id]?.cache?.responseTime = Date() }
             if context?.role == .revalidate, response.statusCode == 304, response.url == context?.url {
                 // Not reported: the stored response is, once the transfer ends. A client that
                 // decides responses decides that one (it is delivered from the cache without
