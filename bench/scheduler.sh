@@ -8,8 +8,9 @@
 #      httpMaximumConnectionsPerHost is 16; the daemon runs with --max-transfers 64; timed from
 #      the POST to the last didCompleteWithError in the session's event feed, long-polled by
 #      bench/submit_client --batch over the POST's keep-alive connection).
-#      Every tool's files are counted and their sizes checked. Files/s and transferd/curl,
-#      transferd/aria2.
+#      Every tool's files are counted and their sizes checked. BENCH_ROUNDS rounds, the three
+#      tools in turn in each; each tool's median round in files/s, and transferd/curl,
+#      transferd/aria2 of the medians; every round's figures are printed too.
 #   b. single POSTs: BENCH_SUBMIT tasks, one POST each, over ONE keep-alive connection, created
 #      suspended (so the engine does not run them; they are stored and listed like any task).
 #      Tasks/s overall, for the first and for the last thousand. The client is
@@ -33,6 +34,7 @@
 #
 # Environment:
 #   BENCH_FILES=2000         files for (a)
+#   BENCH_ROUNDS=3           rounds of (a), the tools in turn in each
 #   BENCH_SUBMIT=10000       single POSTs for (b)
 #   BENCH_BATCHES=10         batches for (c), of BENCH_BATCH tasks each
 #   BENCH_BATCH=10000
@@ -53,13 +55,14 @@ source scripts/lib/peers.sh
 source scripts/lib/bench.sh
 
 FILES="${BENCH_FILES:-2000}"
+ROUNDS="${BENCH_ROUNDS:-3}"
 SUBMIT="${BENCH_SUBMIT:-10000}"
 BATCHES="${BENCH_BATCHES:-10}"
 BATCH="${BENCH_BATCH:-10000}"
 QUEUED="${BENCH_QUEUED:-100000}"
 WANT_ARIA2="${BENCH_ARIA2:-1}"
 TIMEOUT="${BENCH_TIMEOUT:-600}"
-for name in FILES SUBMIT BATCHES BATCH QUEUED TIMEOUT; do
+for name in FILES ROUNDS SUBMIT BATCHES BATCH QUEUED TIMEOUT; do
     [[ "${!name}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_$name must be a positive integer, got '${!name}'"
 done
 [ "$SUBMIT" -ge 2000 ] || die "BENCH_SUBMIT must be at least 2000 (first and last thousand)"
@@ -72,7 +75,7 @@ bench_begin
 # ---- helpers -------------------------------------------------------------------------------------
 
 seconds_of() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e9 }'; }
-per_file_us() { awk -v ms="$1" -v n="$FILES" 'BEGIN { printf "%.0f", ms * 1000 / n }'; }
+per_file_us() { awk -v ms="$1" -v n="$((FILES * ROUNDS))" 'BEGIN { printf "%.0f", ms * 1000 / n }'; }
 
 # check_files DIR TOOL: DIR holds the FILES outputs, each FILE_BYTES long. They are kept until
 # the temporary folder goes: on an ext4 without a journal, creating a file skips every inode
@@ -139,46 +142,57 @@ for ((i = 0; i < FILES; i++)); do NAMES+=("$(printf 'f%05d' "$i")"); done
 
 # ---- a. many small files ---------------------------------------------------------------------------
 
-log "(a) $FILES files: curl --parallel --parallel-max $CONCURRENCY"
-for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg"
-mkdir -p "$WORK/out/curl"
-t0="$(now_ns)"
-cpu_of timeout "$TIMEOUT" curl -sS --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
-CURL_NS=$(($(now_ns) - t0))
-CURL_CPU_MS="$CPU_MS"
-check_files "$WORK/out/curl" curl
-
-ARIA2_NS=0
-if [ "$WANT_ARIA2" = "1" ]; then
-    log "(a) $FILES files: aria2c -j$CONCURRENCY -i LIST"
-    for name in "${NAMES[@]}"; do printf '%s/files/%s\n  out=%s\n' "$NGINX_URL" "$name" "$name"; done >"$WORK/aria2.list"
-    mkdir -p "$WORK/out/aria2"
-    t0="$(now_ns)"
-    cpu_of timeout "$TIMEOUT" aria2c --quiet=true -j"$CONCURRENCY" --max-connection-per-server=1 --split=1 \
-        --file-allocation=none --allow-overwrite=true --auto-file-renaming=false \
-        --dir="$WORK/out/aria2" -i "$WORK/aria2.list" || die "aria2c failed"
-    ARIA2_NS=$(($(now_ns) - t0))
-    ARIA2_CPU_MS="$CPU_MS"
-    check_files "$WORK/out/aria2" aria2c
-fi
-
+# ROUNDS rounds, the tools in turn within each (curl, aria2c, transferd), each round to fresh
+# folders and a fresh session: this machine's speed drifts by a fifth between minutes, so one
+# run of each measured its moment as much as the tool. Each tool's figure is its median round;
+# CPU is summed over the rounds.
+for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/ROUND/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg.in"
+for name in "${NAMES[@]}"; do printf '%s/files/%s\n  out=%s\n' "$NGINX_URL" "$name" "$name"; done >"$WORK/aria2.list"
 start_bench_daemon --max-transfers 64
-answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":$CONCURRENCY}}")"
-FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
-download_batch_body "$FILES" "$NGINX_URL" >"$WORK/files-batch.json"
-log "(a) $FILES files: transferd, one batch to session $FILES_SESSION"
-DAEMON_CPU_BEFORE="$(process_cpu_ms "$DAEMON_PID")"
-# The client posts the batch and long-polls the session's completion events (types=, so the other
-# four events of each download neither wake nor fill a poll) over one keep-alive connection, and
-# times from the POST to the last completion.
-timeout "$TIMEOUT" "$WORK/submit_client" --batch "${DAEMON_URL##*:}" "$FILES_SESSION" "$WORK/files-batch.json" \
-    "$FILES" "$TIMEOUT" >"$WORK/submit.out" || die "the batch of $FILES downloads did not complete"
-TRANSFERD_CPU_MS=$(($(process_cpu_ms "$DAEMON_PID") - DAEMON_CPU_BEFORE))
-read -r _ completed _ FAILED _ seconds <"$WORK/submit.out"
-[ "$completed" -eq "$FILES" ] || die "$completed of $FILES downloads completed"
-TRANSFERD_NS="$(awk -v s="$seconds" 'BEGIN { printf "%.0f", s * 1e9 }')"
-[ "$FAILED" -eq 0 ] || die "$FAILED download tasks failed"
-check_files "$WORK/data/downloads/bench" transferd
+CURL_RUNS=() ARIA2_RUNS=() TRANSFERD_RUNS=()
+CURL_CPU_MS=0 ARIA2_CPU_MS=0 TRANSFERD_CPU_MS=0
+for ((round = 1; round <= ROUNDS; round++)); do
+    log "(a) round $round of $ROUNDS: $FILES files with curl --parallel --parallel-max $CONCURRENCY"
+    sed "s|/ROUND/|/r$round/|" "$WORK/curl.cfg.in" >"$WORK/curl.cfg"
+    mkdir -p "$WORK/out/curl/r$round"
+    t0="$(now_ns)"
+    cpu_of timeout "$TIMEOUT" curl -sS --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" --config "$WORK/curl.cfg" || die "curl --parallel failed"
+    CURL_RUNS+=("$(rate "$FILES" "$(seconds_of $(($(now_ns) - t0)))")")
+    CURL_CPU_MS=$((CURL_CPU_MS + CPU_MS))
+    check_files "$WORK/out/curl/r$round" curl
+
+    if [ "$WANT_ARIA2" = "1" ]; then
+        log "(a) round $round: aria2c -j$CONCURRENCY -i LIST"
+        mkdir -p "$WORK/out/aria2/r$round"
+        t0="$(now_ns)"
+        cpu_of timeout "$TIMEOUT" aria2c --quiet=true -j"$CONCURRENCY" --max-connection-per-server=1 --split=1 \
+            --file-allocation=none --allow-overwrite=true --auto-file-renaming=false \
+            --dir="$WORK/out/aria2/r$round" -i "$WORK/aria2.list" || die "aria2c failed"
+        ARIA2_RUNS+=("$(rate "$FILES" "$(seconds_of $(($(now_ns) - t0)))")")
+        ARIA2_CPU_MS=$((ARIA2_CPU_MS + CPU_MS))
+        check_files "$WORK/out/aria2/r$round" aria2c
+    fi
+
+    answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":$CONCURRENCY}}")"
+    FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
+    download_batch_body "$FILES" "$NGINX_URL" "bench/r$round" >"$WORK/files-batch.json"
+    log "(a) round $round: transferd, one batch to session $FILES_SESSION"
+    DAEMON_CPU_BEFORE="$(process_cpu_ms "$DAEMON_PID")"
+    # The client posts the batch and long-polls the session's completion events (types=, so the
+    # other four events of each download neither wake nor fill a poll) over one keep-alive
+    # connection, and times from the POST to the last completion.
+    timeout "$TIMEOUT" "$WORK/submit_client" --batch "${DAEMON_URL##*:}" "$FILES_SESSION" "$WORK/files-batch.json" \
+        "$FILES" "$TIMEOUT" >"$WORK/submit.out" || die "the batch of $FILES downloads did not complete"
+    TRANSFERD_CPU_MS=$((TRANSFERD_CPU_MS + $(process_cpu_ms "$DAEMON_PID") - DAEMON_CPU_BEFORE))
+    read -r _ completed _ FAILED _ seconds <"$WORK/submit.out"
+    [ "$completed" -eq "$FILES" ] || die "$completed of $FILES downloads completed"
+    [ "$FAILED" -eq 0 ] || die "$FAILED download tasks failed"
+    TRANSFERD_RUNS+=("$(rate "$FILES" "$seconds")")
+    check_files "$WORK/data/downloads/bench/r$round" transferd
+done
+CURL_FPS="$(printf '%.0f' "$(median "${CURL_RUNS[@]}")")"
+TRANSFERD_FPS="$(printf '%.0f' "$(median "${TRANSFERD_RUNS[@]}")")"
+[ "$WANT_ARIA2" = "1" ] && ARIA2_FPS="$(printf '%.0f' "$(median "${ARIA2_RUNS[@]}")")"
 
 # ---- b. single POSTs over one keep-alive connection ---------------------------------------------
 
@@ -282,8 +296,6 @@ answer="$(curl -fsS "$DAEMON_URL/v1/sessions/$QUEUE_SESSION/tasks?limit=1&cursor
 
 # ---- report ------------------------------------------------------------------------------------
 
-CURL_FPS="$(rate "$FILES" "$(seconds_of "$CURL_NS")")"
-TRANSFERD_FPS="$(rate "$FILES" "$(seconds_of "$TRANSFERD_NS")")"
 SUBMIT_RATE="$(rate "$SUBMIT" "$SUBMIT_S")"
 FIRST_RATE="$(rate 1000 "$FIRST_S")"
 LAST_RATE="$(rate 1000 "$LAST_S")"
@@ -295,13 +307,12 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "transferd scheduler benchmark ($(bench_commit)), nginx $("$NGINX_BIN" -v 2>&1 | sed 's|.*nginx/||') on 127.0.0.1"
     echo "machine: nproc $(nproc), ${CPU_MODEL:-unknown CPU}, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
     echo
-    echo "(a) $FILES files of $FILE_BYTES bytes, $CONCURRENCY at a time (count and sizes checked)"
-    printf '    %-44s %8s s %8s files/s\n' "curl --parallel --parallel-max $CONCURRENCY" "$(seconds_of "$CURL_NS")" "$CURL_FPS"
+    echo "(a) $FILES files of $FILE_BYTES bytes, $CONCURRENCY at a time (count and sizes checked), $ROUNDS rounds: median files/s (each round)"
+    printf '    %-48s %8s  (%s)\n' "curl --parallel --parallel-max $CONCURRENCY" "$CURL_FPS" "${CURL_RUNS[*]}"
     if [ "$WANT_ARIA2" = "1" ]; then
-        ARIA2_FPS="$(rate "$FILES" "$(seconds_of "$ARIA2_NS")")"
-        printf '    %-44s %8s s %8s files/s\n' "aria2c -j$CONCURRENCY -i LIST" "$(seconds_of "$ARIA2_NS")" "$ARIA2_FPS"
+        printf '    %-48s %8s  (%s)\n' "aria2c -j$CONCURRENCY -i LIST" "$ARIA2_FPS" "${ARIA2_RUNS[*]}"
     fi
-    printf '    %-44s %8s s %8s files/s\n' "transferd (one batch, POST to last completion)" "$(seconds_of "$TRANSFERD_NS")" "$TRANSFERD_FPS"
+    printf '    %-48s %8s  (%s)\n' "transferd (one batch, POST to last completion)" "$TRANSFERD_FPS" "${TRANSFERD_RUNS[*]}"
     echo "    transferd/curl $(ratio "$TRANSFERD_FPS" "$CURL_FPS") (goal >= 0.5, then 1)$([ "$WANT_ARIA2" = "1" ] && echo ", transferd/aria2 $(ratio "$TRANSFERD_FPS" "$ARIA2_FPS") (goal >= 5)")"
     echo "    CPU per file (user + system; the daemon's, the client's): curl $(per_file_us "$CURL_CPU_MS") µs$([ "$WANT_ARIA2" = "1" ] && echo ", aria2c $(per_file_us "$ARIA2_CPU_MS") µs"), transferd $(per_file_us "$TRANSFERD_CPU_MS") µs; transferd/curl $(ratio "$TRANSFERD_CPU_MS" "$CURL_CPU_MS")"
     echo

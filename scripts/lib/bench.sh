@@ -248,14 +248,15 @@ process_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) 
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? n / s : 0 }'; }
 # ratio A B: A / B with two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-# download_batch_body COUNT URL: a tasks:batch body of COUNT downloads of URL/files/f00000,
-# f00001, ... (the names `split -d -a 5` gives), each to the destination bench/<name>.
+# download_batch_body COUNT URL [FOLDER]: a tasks:batch body of COUNT downloads of
+# URL/files/f00000, f00001, ... (the names `split -d -a 5` gives), each to the destination
+# FOLDER/<name> (FOLDER: bench).
 download_batch_body() {
-    local count="$1" url="$2" i
+    local count="$1" url="$2" folder="${3:-bench}" i
     printf '{"tasks":['
     for ((i = 0; i < count; i++)); do
         [ "$i" -gt 0 ] && printf ','
-        printf '{"kind":"download","request":{"url":"%s/files/f%05d"},"destination":"bench/f%05d"}' "$url" "$i" "$i"
+        printf '{"kind":"download","request":{"url":"%s/files/f%05d"},"destination":"%s/f%05d"}' "$url" "$i" "$folder" "$i"
     done
     printf ']}'
 }
