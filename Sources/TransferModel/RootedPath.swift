@@ -44,9 +44,10 @@ package enum RootedPath {
         let shape = PathShape(relative)
         guard !shape.hasControlCharacters else { throw refuse("must not contain control characters") }
         guard !shape.hasDotComponents else { throw refuse("must not contain . or .. components") }
-        // Empty components ("a//b") are dropped; a path without any is used as it is.
+        // Empty components ("a//b") are dropped; a path without any is used as it is. Split on
+        // the byte, as the file system does (a "/" inside a grapheme cluster still separates).
         let path = shape.hasEmptyComponents
-            ? root + "/" + relative.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+            ? root + "/" + relative.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }.joined(separator: "/")
             : root + "/" + relative
         guard folders.isInside(FileSystem.parent(of: path), root: root) else {
             throw refuse("leads outside the downloads root through a symbolic link")
@@ -59,6 +60,10 @@ package enum RootedPath {
 /// splitting it into Substrings, comparing each and joining them again was 10% of a batch
 /// download task's creation (callgrind). A control character is one byte below 0x20 or 0x7f
 /// in UTF-8 (a multi-byte sequence has only bytes from 0x80), so bytes tell them as scalars do.
+/// Components are what the file system takes them to be: split on the "/" byte. (The split
+/// into Characters it replaces kept a "/" that a grapheme cluster took in, as in "\u{600}/..",
+/// inside one component, so such a ".." went unseen; it could only cancel the component before
+/// it, never leave the root, but the path named another file than it seemed to.)
 private struct PathShape {
     private(set) var hasControlCharacters = false
     private(set) var hasDotComponents = false

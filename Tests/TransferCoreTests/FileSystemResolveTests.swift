@@ -103,6 +103,15 @@ import Testing
         }
         #expect(resolved > 100)  // both outcomes are exercised
         #expect(resolved < paths.count / 2)
+        // A "/" that a grapheme cluster takes in still separates components for the file system:
+        // the ".." after it is refused (a split into Characters saw one component "\u{600}/..").
+        for hidden in ["\u{600}/../x", "a/\u{600}/../x", "a/..\u{301}/../x"] {
+            #expect(throws: InputError.self, "\(hidden.debugDescription)") {
+                try RootedPath.resolve(hidden, root: root, field: "destination", code: "invalid_destination")
+            }
+        }
+        // Empty components are dropped on the byte too.
+        #expect(try RootedPath.resolve("a//\u{600}/b", root: root, field: "destination", code: "invalid_destination") == root + "/a/\u{600}/b")
     }
 
     /// The rules as they were written before the byte scan, for the paths that stay inside root.
