@@ -27,12 +27,13 @@ extension TaskJSONWriter {
                 key(named: fields[next].name); value(fields[next].value)
                 next += 1
             }
+            key(common.name)
             switch common {
-            case .seq: key(common.name); integer(event.seq)
-            case .sessionId: key(common.name); string(event.sessionId)
-            case .taskId: key(common.name); if let id = event.taskId { integer(id) } else { raw("null") }
-            case .time: key(common.name); date(event.time)
-            case .type: key(common.name); string(event.type.rawValue)
+            case .seq: integer(event.seq)
+            case .sessionId: string(event.sessionId)
+            case .taskId: if let id = event.taskId { integer(id) } else { raw("null") }
+            case .time: date(event.time)
+            case .type: string(event.type.rawValue)
             }
         }
         while next < fields.count {
