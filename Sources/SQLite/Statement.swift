@@ -7,6 +7,9 @@ public final class Statement {
     private let handle: OpaquePointer
     private let db: OpaquePointer
     let sql: String
+    /// How many parameters the statement has: when every one is bound, unbinding them first
+    /// (`sqlite3_clear_bindings`, which frees each copied text) is work for nothing.
+    private let parameterCount: Int
 
     init(db: OpaquePointer, sql: String) throws(SQLiteError) {
         var stmt: OpaquePointer?
@@ -15,13 +18,14 @@ public final class Statement {
         self.handle = stmt
         self.db = db
         self.sql = sql
+        self.parameterCount = Int(sqlite3_bind_parameter_count(stmt))
     }
 
     func finalize() { sqlite3_finalize(handle) }
 
     private func bind(_ arguments: [any SQLiteBindable]) throws(SQLiteError) {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        if arguments.count < parameterCount { sqlite3_clear_bindings(handle) }
         for (offset, argument) in arguments.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32
