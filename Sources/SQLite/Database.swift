@@ -72,12 +72,6 @@ public final class Database: Sendable {
             try connection.run(sql, arguments)
         }
 
-        /// `run` with the arguments in an array (a statement of many rows).
-        @discardableResult
-        public func run(_ sql: String, arguments: [any SQLiteBindable]) throws(SQLiteError) -> [Row] {
-            try connection.run(sql, arguments)
-        }
-
         /// Executes statements that take no arguments (a migration's script, triggers included).
         public func execute(script: String) throws(SQLiteError) {
             try connection.execute(script)

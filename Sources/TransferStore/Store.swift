@@ -108,7 +108,9 @@ public final class Store: Sendable {
         case .saveTask(let task, let body, let feedSeq, _):
             try save(task, requestBody: body, feedSeq: feedSeq, tx)
         case .saveTasks(let rows):
-            try save(rows, records: Self.records(of: rows), tx)
+            for (row, record) in zip(rows, Self.records(of: rows)) {
+                try save(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq, tx)
+            }
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .saveMetrics(let taskId, let metrics):
@@ -146,49 +148,12 @@ public final class Store: Sendable {
     /// Writes `task` with its stored form (`record`, `record(task)` when not given) and the
     /// columns completed tasks are found and served by (schema migration 9).
     private static func save(_ task: TransferTask, record: StoredRecord? = nil, requestBody body: Data?, feedSeq: Int, _ tx: Database.Transaction) throws {
-        var arguments: [any SQLiteBindable] = []
-        arguments.reserveCapacity(TaskRowColumns.count)
-        append(TaskRowColumns(task, record: record ?? Self.record(task), requestBody: body, feedSeq: feedSeq), to: &arguments)
-        try tx.run(Self.taskUpsert, arguments: arguments)
+        let c = TaskRowColumns(task, record: record ?? Self.record(task), requestBody: body, feedSeq: feedSeq)
+        try tx.run(Self.taskUpsert, c.id, c.sessionId, c.state, c.record, c.requestBody, c.version, c.owner, c.kind,
+                   c.schedulingClass, c.heldBytes, c.completedAt, c.feedSeq, c.servedCut)
     }
 
-    /// A batch's rows (`records` their stored forms, in order), `rowsPerUpsert` to a statement,
-    /// the rest one by one. Why: a statement's own start and end (its statement journal, reset,
-    /// `sqlite3VdbeHalt`) cost about 7k instructions, as much again as a quarter of the row's
-    /// insert, when every row of a 10,000-task batch had its own (callgrind, issue 18). The rows
-    /// go in their order, so a later version of a task in the same batch meets the earlier one
-    /// in the upsert's version rule exactly as it does statement by statement.
-    private static func save(_ rows: [StoreOperation.TaskRow], records: [StoredRecord], _ tx: Database.Transaction) throws {
-        var start = rows.startIndex
-        var arguments: [any SQLiteBindable] = []
-        arguments.reserveCapacity(rowsPerUpsert * TaskRowColumns.count)
-        while rows.endIndex - start >= rowsPerUpsert {
-            arguments.removeAll(keepingCapacity: true)
-            for index in start..<start + rowsPerUpsert {
-                append(TaskRowColumns(rows[index].task, record: records[index], requestBody: rows[index].requestBody, feedSeq: rows[index].feedSeq), to: &arguments)
-            }
-            try tx.run(Self.taskUpsertOfManyRows, arguments: arguments)
-            start += rowsPerUpsert
-        }
-        for index in start..<rows.endIndex {
-            try save(rows[index].task, record: records[index], requestBody: rows[index].requestBody, feedSeq: rows[index].feedSeq, tx)
-        }
-    }
-
-    /// The upsert's parameters, in `TaskRowColumns`' order.
-    private static func append(_ c: TaskRowColumns, to arguments: inout [any SQLiteBindable]) {
-        arguments.append(c.id); arguments.append(c.sessionId); arguments.append(c.state); arguments.append(c.record)
-        arguments.append(c.requestBody); arguments.append(c.version); arguments.append(c.owner); arguments.append(c.kind)
-        arguments.append(c.schedulingClass); arguments.append(c.heldBytes); arguments.append(c.completedAt)
-        arguments.append(c.feedSeq); arguments.append(c.servedCut)
-    }
-
-    /// Rows per statement of a batch: 32 x 13 parameters, far below SQLite's limit (32,766).
-    static let rowsPerUpsert = 32
     private static let taskUpsert = TaskRowColumns.upsert { _ in "?" }
-    private static let taskUpsertOfManyRows = TaskRowColumns.upsert(
-        rows: "VALUES " + Array(repeating: "(" + Array(repeating: "?", count: TaskRowColumns.count).joined(separator: ", ") + ")", count: rowsPerUpsert)
-            .joined(separator: ", "))
 
     private static func reserve(taskId id: Int, _ tx: Database.Transaction) throws {
         try tx.run("""

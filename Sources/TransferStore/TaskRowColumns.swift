@@ -41,13 +41,10 @@ package struct TaskRowColumns {
         servedCut = record.servedCut
     }
 
-    /// The number of columns (and of the upsert's parameters per row).
-    package static let count = 13
-
     /// The upsert, its thirteen parameters in the order of the fields above, each written by
     /// `placeholder(n)` (n from 1): `?` for SQLite, `$n` for PostgreSQL.
     package static func upsert(placeholder: (Int) -> String) -> String {
-        upsert(rows: "VALUES (\((1...count).map(placeholder).joined(separator: ", ")))")
+        upsert(rows: "VALUES (\((1...13).map(placeholder).joined(separator: ", ")))")
     }
 
     /// The upsert of the rows `rows` gives (a VALUES list, or a SELECT of the thirteen columns in
