@@ -120,4 +120,69 @@ import Testing
         // The parser starts afresh: a second blank line is no head.
         #expect(parser.consume("") == nil)
     }
+
+    /// The parser reads bytes; `StringParser` below is how it read the same lines as Strings
+    /// before. Both are fed the same generated lines (status lines, fields, folds, lines without
+    /// a colon, blank lines, tabs and spaces at either end, multi-byte characters, colons in
+    /// names and values) and must give the same heads.
+    @Test func readingTheBytesGivesWhatReadingTheStringGave() {
+        let pieces = ["", " ", "\t", "  \t", "HTTP/1.1 200 OK", "HTTP/2 204", "HTTP/1.1  301  Moved", "HTTP/1.1 abc", "HTTP/1.1",
+                      "HTTP/", "Content-Type", "X-É", "a", ":", "::", ": ", " :", "text/plain", "é", "\u{1F600}", "v\tw", "=", "http://h:1/a"]
+        var generator = SystemRandomNumberGenerator()
+        var old = StringParser(), new = ResponseHeadParser()
+        var lines = 0, heads = 0
+        for _ in 0..<20_000 {
+            // A line of one to four pieces; every tenth a blank line, every twentieth a status line.
+            let line: String
+            switch Int.random(in: 0..<20, using: &generator) {
+            case 0, 1: line = ""
+            case 2: line = "HTTP/1.1 \(Int.random(in: 100...599, using: &generator)) X"
+            default: line = (0..<Int.random(in: 1...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            }
+            let expected = old.consume(line), got = new.consume(line)
+            lines += 1
+            if expected != nil { heads += 1 }
+            guard expected == got else {
+                Issue.record("line \(lines) \(line.debugDescription): expected \(String(describing: expected)), got \(String(describing: got))")
+                return
+            }
+        }
+        #expect(heads > 500, "the corpus ends heads")
+    }
+}
+
+/// `ResponseHeadParser.consume` as it was before it read bytes (Substrings of the String).
+private struct StringParser {
+    private var statusCode: Int?
+    private var fields: [(name: String, value: String)] = []
+
+    mutating func consume(_ line: String) -> ResponseHead? {
+        let bytes = line.utf8
+        if bytes.starts(with: "HTTP/".utf8) {
+            statusCode = Self.statusCode(of: line)
+            fields = []
+            return nil
+        }
+        if bytes.isEmpty {
+            guard let statusCode else { return nil }
+            defer { self.statusCode = nil; fields = [] }
+            return ResponseHead(statusCode: statusCode, fields: fields)
+        }
+        if let first = bytes.first, first == 0x20 || first == 0x09, !fields.isEmpty {
+            fields[fields.count - 1].value += " " + line.trimmed()
+            return nil
+        }
+        guard let colon = bytes.firstIndex(of: 0x3A) else { return nil }
+        fields.append((String(line[..<colon]), line[bytes.index(after: colon)...].trimmed()))
+        return nil
+    }
+
+    private static func statusCode(of line: String) -> Int? {
+        let bytes = line.utf8
+        guard var start = bytes.firstIndex(of: 0x20) else { return nil }
+        while start < bytes.endIndex, bytes[start] == 0x20 { start = bytes.index(after: start) }
+        let end = bytes[start...].firstIndex(of: 0x20) ?? bytes.endIndex
+        guard start < end else { return nil }
+        return Int(Substring(bytes[start..<end]))
+    }
 }
