@@ -281,9 +281,9 @@ import TransferService
     @Test func finishTasksAndInvalidateLetsTheRunningTaskFinish() async throws {
         let payload = Data((0..<3000).map { UInt8($0 % 251) })
         let origin = try OriginServer { _ in
-            // About 2.4 s: the invalidation must come while it still runs, under a loaded machine
-            // too (at 0.8 s it finished first in one full run).
-            .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 100, interval: .milliseconds(80))
+            // About 6 s: the invalidation and the session's read must come while it still runs,
+            // under a loaded machine too (at 0.8 s, and at 2.4 s, it finished first in a full run).
+            .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 100, interval: .milliseconds(200))
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
