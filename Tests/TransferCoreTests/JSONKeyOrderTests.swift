@@ -2,13 +2,13 @@ import Testing
 @testable import TransferModel
 
 /// `JSONKeyOrder` orders keys as `TaskJSONWriter.precedes` does (JSONEncoder's `.sortedKeys`):
-/// over every pair of a set of keys made to meet its edges (a shared start of 15, 16 or 17 bytes,
-/// a key that starts another, zero bytes, bytes past ASCII, the empty key).
+/// over every pair of a set of keys made to meet its edges (a shared start of 8 to 24 bytes, 16
+/// among them, a key that starts another, zero bytes, bytes past ASCII, the empty key).
 @Suite struct JSONKeyOrderTests {
     static let keys: [String] = {
         let stems = ["", "a", "A", "Content-Type", "content-type", "X-Forwarded-For", "é", "\u{1F600}", "a\u{0}", "\u{0}", "\u{7F}", "\u{80}"]
         var keys = Set(stems)
-        // Around 16 bytes: a 15-, 16- and 17-byte start shared, then every tail.
+        // Around the 16 bytes the words hold: a shared start of 8 to 24 bytes, then every tail.
         for length in [8, 15, 16, 17, 24] {
             let start = String(repeating: "k", count: length)
             for tail in ["", "a", "b", "\u{0}", "é", "aa", "ab", "\u{FF}"] { keys.insert(start + tail) }
