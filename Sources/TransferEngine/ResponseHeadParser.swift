@@ -74,10 +74,7 @@ struct ResponseHeadParser {
 
     /// `bytes` without the spaces and tabs at either end (as `trimmed()`).
     private static func trimmedText(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
-        var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        return text(bytes[start..<end])
+        text(bytes.base[OptionalWhitespace.trimmedBounds(bytes)])
     }
 
     /// The status line's second word as a number ("HTTP/1.1 200 OK" -> 200).

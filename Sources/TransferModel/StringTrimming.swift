@@ -1,3 +1,16 @@
+/// HTTP's optional whitespace: spaces and tabs.
+@usableFromInline
+package enum OptionalWhitespace {
+    /// The bounds of `bytes` without the spaces and tabs at either end.
+    @inlinable
+    package static func trimmedBounds(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Range<Int> {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return start..<end
+    }
+}
+
 /// String helpers that FoundationEssentials (our Foundation subset, chosen for binary size) lacks.
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace, which
@@ -11,11 +24,9 @@ extension StringProtocol {
     @inlinable
     package func trimmed() -> String {
         let trimmedContiguous = utf8.withContiguousStorageIfAvailable { bytes -> String in
-            var start = 0, end = bytes.count
-            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-            if start == 0, end == bytes.count, let whole = self as? String { return whole }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            let bounds = OptionalWhitespace.trimmedBounds(bytes[...])
+            if bounds == 0..<bytes.count, let whole = self as? String { return whole }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[bounds]), as: UTF8.self)
         }
         if let trimmedContiguous { return trimmedContiguous }
         let bytes = utf8
