@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The floor under part (c) of bench/scheduler.sh: how fast SQLite alone, on this machine, writes
+the rows a batch of suspended tasks writes.
+
+    sqlite_floor.py STORE_DB WORK_DB BATCHES BATCH
+
+STORE_DB is the database of the daemon that just took the batches (read only). Its schema
+(tables, indexes, triggers: sqlite_master in creation order) is copied to a new WORK_DB, with the
+session row the batches went to, and one of its stored task records is taken as the row to write.
+Then BATCHES transactions of BATCH rows each insert that record (its id changed) with the store's
+own upsert, its pragmas (WAL, synchronous=NORMAL, foreign keys) and its columns. Each transaction
+is one set-based statement (a recursive CTE), the cheapest way SQLite has to write these rows: no
+statement per row, no binding, no JSON made. The daemon has all of that to do and must commit
+before its 201, so its batch rate stays under this one.
+
+Prints "SQLITE_FLOOR <rows/s> <seconds> <sqlite version>". Standard library only; the sqlite3
+module must use the system's libsqlite3 (the daemon's), which the version printed lets one check.
+"""
+import sqlite3
+import sys
+import time
+
+
+def main():
+    store_db, work_db, batches, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    source = sqlite3.connect(f"file:{store_db}?mode=ro", uri=True)
+    schema = [sql for (sql,) in source.execute(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
+    session_id, record = source.execute(
+        "SELECT session_id, record FROM tasks WHERE state = 'suspended' ORDER BY id DESC LIMIT 1").fetchone()
+    session_row = source.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    session_columns = [d[1] for d in source.execute("PRAGMA table_info(sessions)")]
+    source.close()
+
+    # The record with its id cut out, so each row's id can be put back in (`"id":N,`).
+    marker = '"id":'
+    start = record.index(marker) + len(marker)
+    end = record.index(",", start)
+    prefix, suffix = record[:start], record[end:]
+
+    work = sqlite3.connect(work_db, isolation_level=None)
+    work.execute("PRAGMA journal_mode=WAL")
+    work.execute("PRAGMA synchronous=NORMAL")
+    work.execute("PRAGMA foreign_keys=ON")
+    for sql in schema:
+        work.execute(sql)
+    work.execute(f"INSERT INTO sessions({', '.join(session_columns)}) VALUES ({', '.join('?' * len(session_columns))})",
+                 session_row)
+    # The store's upsert (TaskRowColumns.upsert), its rows from a CTE ("WHERE true" lets SQLite
+    # parse an upsert whose rows come from a SELECT).
+    upsert = """
+        WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+        INSERT INTO tasks (id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
+        SELECT i, ?, 'suspended', ? || i || ?, NULL, 1, '', 'data', 'default', 0, NULL, i, '' FROM n WHERE true
+        ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
+            kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
+            completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut
+        WHERE excluded.version > tasks.version
+        """
+    began = time.perf_counter()
+    for b in range(batches):
+        first = 1 + b * batch
+        work.execute("BEGIN IMMEDIATE")
+        work.execute(upsert, (first, first + batch - 1, session_id, prefix, suffix))
+        work.execute("COMMIT")
+    seconds = time.perf_counter() - began
+    written = work.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+    work.close()
+    if written != batches * batch:
+        sys.exit(f"sqlite_floor: wrote {written} rows, expected {batches * batch}")
+    print(f"SQLITE_FLOOR {batches * batch / seconds:.0f} {seconds:.3f} {sqlite3.sqlite_version}")
+
+
+if __name__ == "__main__":
+    main()
