@@ -10,7 +10,9 @@
 #      bench/submit_client --batch over the POST's keep-alive connection).
 #      Every tool's files are counted and their sizes checked. BENCH_ROUNDS rounds, the three
 #      tools in turn in each; each tool's median round in files/s, and transferd/curl,
-#      transferd/aria2 of the medians; every round's figures are printed too.
+#      transferd/aria2 of the medians; every round's figures are printed too. In each round
+#      transferd also takes the same batch to an ephemeral session, which stores nothing
+#      (records, events, metrics): the difference is what storing costs.
 #   b. single POSTs: BENCH_SUBMIT tasks, one POST each, over ONE keep-alive connection, created
 #      suspended (so the engine does not run them; they are stored and listed like any task).
 #      Tasks/s overall, for the first and for the last thousand. The client is
@@ -145,15 +147,38 @@ for ((i = 0; i < FILES; i++)); do NAMES+=("$(printf 'f%05d' "$i")"); done
 
 # ---- a. many small files ---------------------------------------------------------------------------
 
-# ROUNDS rounds, the tools in turn within each (curl, aria2c, transferd), each round to fresh
-# folders and a fresh session: this machine's speed drifts by a fifth between minutes, so one
-# run of each measured its moment as much as the tool. Each tool's figure is its median round;
+# ROUNDS rounds, the tools in turn within each (curl, aria2c, transferd, transferd with an
+# ephemeral session), each round to fresh folders and a fresh session: this machine's speed
+# drifts by a fifth between minutes, so one run of each measured its moment as much as the tool. Each tool's figure is its median round;
 # CPU is summed over the rounds.
 for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/ROUND/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg.in"
 for name in "${NAMES[@]}"; do printf '%s/files/%s\n  out=%s\n' "$NGINX_URL" "$name" "$name"; done >"$WORK/aria2.list"
+# transferd_round ROUND SESSION_FIELDS TAG: one batch of the FILES downloads to a new session
+# (SESSION_FIELDS: more members of the session's JSON, such as its kind), into bench/TAGROUND;
+# sets ROUND_RATE (files/s) and ROUND_CPU_MS (the daemon's CPU for it).
+transferd_round() {
+    local round="$1" fields="$2" tag="$3" answer session cpu_before completed failed seconds
+    answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":$CONCURRENCY}$fields}")"
+    session="$(json_string "$answer" id)" || die "session: $answer"
+    download_batch_body "$FILES" "$NGINX_URL" "bench/$tag$round" >"$WORK/files-batch.json"
+    log "(a) round $round: transferd, one batch to session $session${fields:+ ($fields)}"
+    cpu_before="$(process_cpu_ms "$DAEMON_PID")"
+    # The client posts the batch and long-polls the session's completion events (types=, so the
+    # other four events of each download neither wake nor fill a poll) over one keep-alive
+    # connection, and times from the POST to the last completion.
+    timeout "$TIMEOUT" "$WORK/submit_client" --batch "${DAEMON_URL##*:}" "$session" "$WORK/files-batch.json" \
+        "$FILES" "$TIMEOUT" >"$WORK/submit.out" || die "the batch of $FILES downloads did not complete"
+    ROUND_CPU_MS=$(($(process_cpu_ms "$DAEMON_PID") - cpu_before))
+    read -r _ completed _ failed _ seconds <"$WORK/submit.out"
+    [ "$completed" -eq "$FILES" ] || die "$completed of $FILES downloads completed"
+    [ "$failed" -eq 0 ] || die "$failed download tasks failed"
+    ROUND_RATE="$(rate "$FILES" "$seconds")"
+    check_files "$WORK/data/downloads/bench/$tag$round" transferd
+}
+
 start_bench_daemon --max-transfers 64
-CURL_RUNS=() ARIA2_RUNS=() TRANSFERD_RUNS=()
-CURL_CPU_MS=0 ARIA2_CPU_MS=0 TRANSFERD_CPU_MS=0
+CURL_RUNS=() ARIA2_RUNS=() TRANSFERD_RUNS=() EPHEMERAL_RUNS=()
+CURL_CPU_MS=0 ARIA2_CPU_MS=0 TRANSFERD_CPU_MS=0 EPHEMERAL_CPU_MS=0
 for ((round = 1; round <= ROUNDS; round++)); do
     log "(a) round $round of $ROUNDS: $FILES files with curl --parallel --parallel-max $CONCURRENCY"
     sed "s|/ROUND/|/r$round/|" "$WORK/curl.cfg.in" >"$WORK/curl.cfg"
@@ -176,25 +201,23 @@ for ((round = 1; round <= ROUNDS; round++)); do
         check_files "$WORK/out/aria2/r$round" aria2c
     fi
 
-    answer="$(post /v1/sessions "{\"configuration\":{\"httpMaximumConnectionsPerHost\":$CONCURRENCY}}")"
-    FILES_SESSION="$(json_string "$answer" id)" || die "session: $answer"
-    download_batch_body "$FILES" "$NGINX_URL" "bench/r$round" >"$WORK/files-batch.json"
-    log "(a) round $round: transferd, one batch to session $FILES_SESSION"
-    DAEMON_CPU_BEFORE="$(process_cpu_ms "$DAEMON_PID")"
-    # The client posts the batch and long-polls the session's completion events (types=, so the
-    # other four events of each download neither wake nor fill a poll) over one keep-alive
-    # connection, and times from the POST to the last completion.
-    timeout "$TIMEOUT" "$WORK/submit_client" --batch "${DAEMON_URL##*:}" "$FILES_SESSION" "$WORK/files-batch.json" \
-        "$FILES" "$TIMEOUT" >"$WORK/submit.out" || die "the batch of $FILES downloads did not complete"
-    TRANSFERD_CPU_MS=$((TRANSFERD_CPU_MS + $(process_cpu_ms "$DAEMON_PID") - DAEMON_CPU_BEFORE))
-    read -r _ completed _ FAILED _ seconds <"$WORK/submit.out"
-    [ "$completed" -eq "$FILES" ] || die "$completed of $FILES downloads completed"
-    [ "$FAILED" -eq 0 ] || die "$FAILED download tasks failed"
-    TRANSFERD_RUNS+=("$(rate "$FILES" "$seconds")")
-    check_files "$WORK/data/downloads/bench/r$round" transferd
+    # The stored round's trailing work (checkpoints letting completed tasks go) may fall in the
+    # round after it: the two kinds take turns at going first.
+    for kind in $([ $((round % 2)) -eq 1 ] && echo "default ephemeral" || echo "ephemeral default"); do
+        if [ "$kind" = default ]; then
+            transferd_round "$round" "" r
+            TRANSFERD_RUNS+=("$ROUND_RATE")
+            TRANSFERD_CPU_MS=$((TRANSFERD_CPU_MS + ROUND_CPU_MS))
+        else
+            transferd_round "$round" ',"kind":"ephemeral"' e
+            EPHEMERAL_RUNS+=("$ROUND_RATE")
+            EPHEMERAL_CPU_MS=$((EPHEMERAL_CPU_MS + ROUND_CPU_MS))
+        fi
+    done
 done
 CURL_FPS="$(printf '%.0f' "$(median "${CURL_RUNS[@]}")")"
 TRANSFERD_FPS="$(printf '%.0f' "$(median "${TRANSFERD_RUNS[@]}")")"
+EPHEMERAL_FPS="$(printf '%.0f' "$(median "${EPHEMERAL_RUNS[@]}")")"
 [ "$WANT_ARIA2" = "1" ] && ARIA2_FPS="$(printf '%.0f' "$(median "${ARIA2_RUNS[@]}")")"
 
 # ---- b. single POSTs over one keep-alive connection ---------------------------------------------
@@ -323,8 +346,10 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
         printf '    %-48s %8s  (%s)\n' "aria2c -j$CONCURRENCY -i LIST" "$ARIA2_FPS" "${ARIA2_RUNS[*]}"
     fi
     printf '    %-48s %8s  (%s)\n' "transferd (one batch, POST to last completion)" "$TRANSFERD_FPS" "${TRANSFERD_RUNS[*]}"
+    printf '    %-48s %8s  (%s)\n' "transferd, ephemeral session (nothing stored)" "$EPHEMERAL_FPS" "${EPHEMERAL_RUNS[*]}"
     echo "    transferd/curl $(ratio "$TRANSFERD_FPS" "$CURL_FPS") (goal >= 0.5, then 1)$([ "$WANT_ARIA2" = "1" ] && echo ", transferd/aria2 $(ratio "$TRANSFERD_FPS" "$ARIA2_FPS") (goal >= 5)")"
-    echo "    CPU per file (user + system; the daemon's, the client's): curl $(per_file_us "$CURL_CPU_MS") µs$([ "$WANT_ARIA2" = "1" ] && echo ", aria2c $(per_file_us "$ARIA2_CPU_MS") µs"), transferd $(per_file_us "$TRANSFERD_CPU_MS") µs; transferd/curl $(ratio "$TRANSFERD_CPU_MS" "$CURL_CPU_MS")"
+    echo "    CPU per file (user + system; the daemon's, the client's): curl $(per_file_us "$CURL_CPU_MS") µs$([ "$WANT_ARIA2" = "1" ] && echo ", aria2c $(per_file_us "$ARIA2_CPU_MS") µs"), transferd $(per_file_us "$TRANSFERD_CPU_MS") µs (ephemeral $(per_file_us "$EPHEMERAL_CPU_MS") µs); transferd/curl $(ratio "$TRANSFERD_CPU_MS" "$CURL_CPU_MS")"
+    echo "    what storing costs: transferd/ephemeral $(ratio "$TRANSFERD_FPS" "$EPHEMERAL_FPS") in files/s, $(awk -v a="$TRANSFERD_CPU_MS" -v b="$EPHEMERAL_CPU_MS" -v n="$((FILES * ROUNDS))" 'BEGIN { printf "%.0f", (a - b) * 1000 / n }') µs CPU per file"
     echo
     echo "(b) $SUBMIT single POSTs of suspended tasks over one keep-alive connection"
     echo "    transferd: $SUBMIT_RATE tasks/s overall, first thousand $FIRST_RATE/s, last thousand $LAST_RATE/s (last/first $(ratio "$LAST_RATE" "$FIRST_RATE")), median latency $SUBMIT_LATENCY µs   goal >= 20000/s"
@@ -337,7 +362,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo
     echo "(c) $BATCHES batches of $BATCH suspended tasks: $BATCH_RATE tasks/s ($BATCH_S s)   goal >= 100000/s"
     echo "    SQLite $SQLITE_FLOOR_VERSION alone, the same rows in one statement a batch (this machine's floor): $SQLITE_FLOOR_RATE rows/s ($SQLITE_FLOOR_S s); transferd/SQLite $(ratio "$BATCH_RATE" "$SQLITE_FLOOR_RATE")"
-    echo "    daemon VmRSS after (b) and (c): $(awk -v k="$RSS_AFTER_SUBMIT_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB with $((SUBMIT + BATCHES * BATCH)) suspended tasks"
+    echo "    daemon VmRSS after (b) and (c): $(awk -v k="$RSS_AFTER_SUBMIT_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB with $((SUBMIT + BATCHES * BATCH)) suspended tasks, and in memory the $((FILES * ROUNDS)) completed downloads of (a)'s ephemeral sessions"
     echo
     echo "(d) $QUEUED_NOW tasks queued behind one stalled transfer: VmRSS $(awk -v k="$RSS_EMPTY_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB -> $(awk -v k="$RSS_FULL_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB, $PER_TASK_KIB KiB per queued task   goal <= 1"
     echo
@@ -345,7 +370,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"
     echo "    admission share over the empty queue: 1000: $(awk -v a="$PROBE_1K_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs, $QUEUED_NOW: $(awk -v a="$PROBE_FULL_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs"
     echo
-    printf 'bench: files/s transferd %s curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s, nginx static GET %s/s); batch %s tasks/s (SQLite alone %s rows/s); %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
-        "$TRANSFERD_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$(per_file_us "$TRANSFERD_CPU_MS")" "$(per_file_us "$CURL_CPU_MS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" "$FLOOR_RATE" \
+    printf 'bench: files/s transferd %s (ephemeral %s) curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s, nginx static GET %s/s); batch %s tasks/s (SQLite alone %s rows/s); %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
+        "$TRANSFERD_FPS" "$EPHEMERAL_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$(per_file_us "$TRANSFERD_CPU_MS")" "$(per_file_us "$CURL_CPU_MS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" "$FLOOR_RATE" \
         "$BATCH_RATE" "$SQLITE_FLOOR_RATE" "$PER_TASK_KIB" "$PROBE_1K_US" "$PROBE_FULL_US" "$QUEUED_NOW"
 }
