@@ -149,8 +149,8 @@ for ((i = 0; i < FILES; i++)); do NAMES+=("$(printf 'f%05d' "$i")"); done
 
 # ROUNDS rounds, the tools in turn within each (curl, aria2c, transferd, transferd with an
 # ephemeral session), each round to fresh folders and a fresh session: this machine's speed
-# drifts by a fifth between minutes, so one run of each measured its moment as much as the tool. Each tool's figure is its median round;
-# CPU is summed over the rounds.
+# drifts by a fifth between minutes, so one run of each measured its moment as much as the tool.
+# Each tool's figure is its median round; CPU is summed over the rounds.
 for name in "${NAMES[@]}"; do printf 'url = "%s/files/%s"\noutput = "%s/out/curl/ROUND/%s"\n' "$NGINX_URL" "$name" "$WORK" "$name"; done >"$WORK/curl.cfg.in"
 for name in "${NAMES[@]}"; do printf '%s/files/%s\n  out=%s\n' "$NGINX_URL" "$name" "$name"; done >"$WORK/aria2.list"
 # transferd_round ROUND SESSION_FIELDS TAG: one batch of the FILES downloads to a new session

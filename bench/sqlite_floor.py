@@ -7,8 +7,8 @@ the rows a batch of suspended tasks writes.
 STORE_DB is the database of the daemon that just took the batches (read only). Its schema
 (tables, indexes, triggers: sqlite_master in creation order) is copied to a new WORK_DB, with the
 session row the batches went to, and one of its stored task records is taken as the row to write.
-Then BATCHES transactions of BATCH rows each insert that record (its id changed) with the store's
-own upsert, its pragmas (WAL, synchronous=NORMAL, foreign keys) and its columns. Each transaction
+Then BATCHES transactions of BATCH rows each insert that record (its id changed) and that row's
+columns with the store's own upsert and pragmas (WAL, synchronous=NORMAL, foreign keys). Each transaction
 is one set-based statement (a recursive CTE), the cheapest way SQLite has to write these rows: no
 statement per row, no binding, no JSON made. The daemon has all of that to do and must commit
 before its 201, so its batch rate stays under this one.
@@ -26,8 +26,9 @@ def main():
     source = sqlite3.connect(f"file:{store_db}?mode=ro", uri=True)
     schema = [sql for (sql,) in source.execute(
         "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
-    session_id, record = source.execute(
-        "SELECT session_id, record FROM tasks WHERE state = 'suspended' ORDER BY id DESC LIMIT 1").fetchone()
+    session_id, record, owner, kind, scheduling_class, served_cut = source.execute(
+        "SELECT session_id, record, owner, kind, scheduling_class, served_cut FROM tasks"
+        " WHERE state = 'suspended' ORDER BY id DESC LIMIT 1").fetchone()
     session_row = source.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
     session_columns = [d[1] for d in source.execute("PRAGMA table_info(sessions)")]
     source.close()
@@ -51,7 +52,7 @@ def main():
     upsert = """
         WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
         INSERT INTO tasks (id, session_id, state, record, request_body, version, owner, kind, scheduling_class, held_bytes, completed_at, feed_seq, served_cut)
-        SELECT i, ?, 'suspended', ? || i || ?, NULL, 1, '', 'data', 'default', 0, NULL, i, '' FROM n WHERE true
+        SELECT i, ?, 'suspended', ? || i || ?, NULL, 1, ?, ?, ?, 0, NULL, i, ? FROM n WHERE true
         ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record, version = excluded.version,
             kind = excluded.kind, scheduling_class = excluded.scheduling_class, held_bytes = excluded.held_bytes,
             completed_at = excluded.completed_at, feed_seq = excluded.feed_seq, served_cut = excluded.served_cut
@@ -61,7 +62,7 @@ def main():
     for b in range(batches):
         first = 1 + b * batch
         work.execute("BEGIN IMMEDIATE")
-        work.execute(upsert, (first, first + batch - 1, session_id, prefix, suffix))
+        work.execute(upsert, (first, first + batch - 1, session_id, prefix, suffix, owner, kind, scheduling_class, served_cut))
         work.execute("COMMIT")
     seconds = time.perf_counter() - began
     written = work.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
