@@ -13,13 +13,19 @@ enum RangedAnswer: Equatable {
     case mismatch(String)
 
     /// - Parameters:
-    ///   - contentRange, etag, lastModified: the 206's fields.
+    ///   - contentRange, contentLength, etag, lastModified: the 206's fields.
     ///   - offset: where the request's `Range: bytes=OFFSET-` started (the partial file's size).
     ///   - last: the last byte asked for (`Range: bytes=OFFSET-LAST`, a segment); nil: to the end.
     ///   - resume: what the partial file came from: the validators If-Range sent, the known size.
-    static func check(contentRange: String?, etag: String?, lastModified: String?, offset: Int, last asked: Int? = nil, resume: ResumeState?) -> RangedAnswer {
+    static func check(contentRange: String?, contentLength: String? = nil, etag: String?, lastModified: String?, offset: Int, last asked: Int? = nil,
+                      resume: ResumeState?) -> RangedAnswer {
         guard let range = ContentRange(contentRange), let last = range.last else {
             return .mismatch("the 206 has no usable Content-Range (\(contentRange ?? "none"))")
+        }
+        // libcurl reads as many bytes as Content-Length says: a body shorter than its range
+        // would leave the file short, a longer one would carry bytes of something else.
+        if let contentLength, let length = Int(contentLength.filter { !$0.isWhitespace }), length != last - range.first + 1 {
+            return .mismatch("the 206 has a Content-Length of \(length) for the \(last - range.first + 1) bytes of its Content-Range")
         }
         // An earlier start would rewrite bytes we hold from what may be another version; a
         // later one leaves a hole. Only the offset asked for continues the file.
@@ -51,6 +57,9 @@ enum RangedAnswer: Equatable {
             // Strong comparison (RFC 9110 8.8.3.2): a weak tag never matches.
             return etag == sent && !etag.hasPrefix("W/") ? nil : "the ETag changed from \(sent) to \(etag)"
         }
+        // A weak ETag cannot prove two ranges are the same bytes, but one that changed proves
+        // they are not, even when Last-Modified (what If-Range sent) stayed the same.
+        if let known = resume?.etag, let etag, etag != known { return "the ETag changed from \(known) to \(etag)" }
         guard let lastModified else { return "the 206 carries no Last-Modified to compare with \(sent)" }
         return lastModified == sent ? nil : "Last-Modified changed from \(sent) to \(lastModified)"
     }

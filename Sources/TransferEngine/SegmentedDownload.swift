@@ -150,7 +150,8 @@ final class SegmentedDownload {
             // Ranges of a coded body count coded bytes: not the bytes of the file.
             verdict = .mismatch("the range came with Content-Encoding \(coding)")
         } else if head.statusCode == 206 {
-            verdict = RangedAnswer.check(contentRange: head.value("Content-Range"), etag: head.value("ETag"), lastModified: head.value("Last-Modified"),
+            verdict = RangedAnswer.check(contentRange: head.value("Content-Range"), contentLength: head.value("Content-Length"),
+                                         etag: head.value("ETag"), lastModified: head.value("Last-Modified"),
                                          offset: worker.first, last: worker.last, resume: representation)
         } else {
             verdict = .mismatch("the server answered \(head.statusCode) to a range request, not 206")

@@ -371,7 +371,7 @@ package final class Transfer: EasyHandleDelegate {
         case 206:
             // Validated before a byte is written (`RangedAnswer`); one that does not continue
             // the partial file exactly is never appended: the download starts over from zero.
-            switch RangedAnswer.check(contentRange: head.value("Content-Range"), etag: head.value("ETag"),
+            switch RangedAnswer.check(contentRange: head.value("Content-Range"), contentLength: head.value("Content-Length"), etag: head.value("ETag"),
                                       lastModified: head.value("Last-Modified"), offset: base, resume: job.resume) {
             case .continues(let total):
                 expectedTotal = total
@@ -429,6 +429,10 @@ package final class Transfer: EasyHandleDelegate {
     func take(_ bytes: RawSpan) -> Bool {
         if let segmented { return segmented.take(bytes, from: self) }
         if let file {
+            if let total = announcedLength, base + received + bytes.byteCount > total {
+                failure = TaskError(.badServerResponse, "the server sent more than the \(total) bytes it announced")
+                return false
+            }
             guard file.write(bytes) else {
                 failure = TaskError(.cannotWriteToFile, "cannot write the download: \(FileSystem.lastError)")
                 return false
@@ -590,9 +594,25 @@ package final class Transfer: EasyHandleDelegate {
             file?.discard()
             return .outcome(.failure(error))
         }
+        if let total = announcedLength, base + received < total {
+            // A body without a length (close-delimited, chunked) that ended early: what arrived
+            // is the start of the file, so it stays for a resume, as after a dropped connection.
+            return .outcome(interrupted(TaskError(.networkConnectionLost, "the server ended the body after \(base + received) of its \(total) bytes")))
+        }
         let info = response ?? ResponseInfo(statusCode: handle.responseCode, headers: [:], url: URLLogin.strip(handle.effectiveURL ?? currentURL))
         guard let file else { return .outcome(.verifiedBody(job.liveBody?.contents ?? body, response: info, method: currentMethod, checksum: job.checksum)) }
         return .place(FilePlacement(file: file, response: info))
+    }
+
+    /// The length a resumed download's file must end at: the total of the Content-Range that
+    /// `RangedAnswer` accepted. libcurl holds a body to its Content-Length, but a 206 without
+    /// one (close-delimited, chunked) may end early or run on, and the file would then be
+    /// reported complete at the wrong length. Not for a segmented download (its plan counts
+    /// its parts) nor FTP and SFTP (libcurl checks their sizes). A 200 has libcurl's check.
+    var announcedLength: Int? {
+        guard base > 0, file != nil, segmented == nil, inflater == nil, remoteScheme == nil, !alreadyComplete,
+              response?.statusCode == 206, let total = expectedTotal, total >= 0 else { return nil }
+        return total
     }
 
     /// Every request this transfer made, the last one ended now (call once, as it ends).

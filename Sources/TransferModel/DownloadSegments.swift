@@ -30,6 +30,12 @@ public enum DownloadSegments {
             guard mirrorSchemes.contains(scheme) else {
                 throw InputError.invalidValue(field: itemField, message: "must be an http or https URL (a mirror serves byte ranges of the same resource)")
             }
+            // A mirror is served back (the task's `mirrors`, didDropSource events, webhooks):
+            // a password in it would be shown to everyone who reads the task. The session's
+            // credentials answer a mirror's challenge instead.
+            guard URLLogin.split(mirror).login == nil else {
+                throw InputError.invalidValue(field: itemField, message: "must not carry a user or password; store them as the session's credentials for its host")
+            }
         }
         guard Set(mirrors).count == mirrors.count else {
             throw InputError.invalidValue(field: field, message: "must not list a URL twice")

@@ -105,6 +105,52 @@ import TestSupport
         }
     }
 
+    /// A 206 whose Content-Length is not its range's length would leave the file short (fewer
+    /// bytes) or add bytes that are not the resource's (more): refused before a byte is written.
+    @Test(arguments: [-1000, 1000])
+    func a206WhoseContentLengthIsNotItsRangeIsNotUsed(delta: Int) async throws {
+        let origin = try Self.origin { _, offset in
+            let rest = Self.versionA.subdata(in: offset..<Self.size)
+            let body = delta < 0 ? rest.prefix(rest.count + delta) : rest + Data(repeating: 0x5A, count: delta)
+            return .respond(status: 206, headers: ["ETag": "\"A\"", "Content-Range": "bytes \(offset)-\(Self.size - 1)/\(Self.size)"], body: Data(body))
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            try await expectStartedOver(daemon, origin, task: task, id: id, expected: Self.versionB)
+        }
+    }
+
+    /// A 206 without a length whose body ends (the server closes) before its range does: the
+    /// task is not a completed file of the wrong length. It fails as a dropped connection
+    /// does, keeping what arrived for a resume, which then finishes the same version.
+    @Test func a206ThatEndsBeforeItsRangeLeavesAResumableDownloadNotAShortFile() async throws {
+        let cut = Mutex(true)
+        let origin = try Self.origin { _, offset in
+            let rest = Self.versionA.subdata(in: offset..<Self.size)
+            let headers = ["ETag": "\"A\"", "Content-Range": "bytes \(offset)-\(Self.size - 1)/\(Self.size)"]
+            let first = cut.withLock { first in
+                defer { first = false }
+                return first
+            }
+            return first ? .closeDelimited(status: 206, headers: headers, body: rest.prefix(rest.count / 2)) : .respond(status: 206, headers: headers, body: rest)
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let (task, _) = try await cancelHalfWayAndResume(daemon, origin)
+            let error = try #require(task.object("error"), "a short file was reported complete: \(task)")
+            #expect(error.int("code") == -1005, "\(error)")
+            #expect(error.string("message")?.contains("ended the body after") == true, "\(error)")
+            #expect(FileSystemProbe.tree(daemon.dataPath + "/files").isEmpty, "no file was placed")
+            let resumeData = try #require(error.string("resumeData"), "what arrived is kept for a resume")
+            let resumed = try #require(try await daemon.createTask(["kind": "download", "resumeData": resumeData]).int("id"))
+            let finished = try await daemon.waitForCompletion(resumed)
+            #expect(finished.object("error") == nil, "\(finished)")
+            #expect(try await daemon.file(resumed).body == Self.versionA)
+            #expect(origin.requests.count == 3, "one plain request and two ranged ones")
+        }
+    }
+
     @Test func theRestOfTheSameVersionContinuesTheFile() async throws {
         let origin = try Self.origin { _, offset in Self.partial(Self.versionA, from: offset, etag: "\"A\"") }
         defer { origin.stop() }

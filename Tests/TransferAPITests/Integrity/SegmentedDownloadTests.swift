@@ -212,6 +212,8 @@ import LibCrypto
                 (["kind": "download", "request": request, "mirrors": ["http://127.0.0.1:9/a", "ftp://127.0.0.1/x"]], 422, "mirrors[1]"),
                 (["kind": "download", "request": request, "mirrors": (0..<9).map { "http://127.0.0.1:9/\($0)" }], 422, "mirrors"),
                 (["kind": "download", "request": request, "mirrors": ["http://127.0.0.1:9/a", "http://127.0.0.1:9/a"]], 422, "mirrors"),
+                // Served back in the task and its events: a password there would be shown to all.
+                (["kind": "download", "request": request, "mirrors": ["http://bob:secret@127.0.0.1:9/a"]], 422, "mirrors[0]"),
                 (["kind": "upload", "request": request.merging(["body": ["text": "x"]]) { a, _ in a }, "mirrors": ["http://127.0.0.1:9/a"]], 422, "mirrors"),
             ]
             for (body, status, field) in cases {

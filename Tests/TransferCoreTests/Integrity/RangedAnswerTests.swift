@@ -10,8 +10,31 @@ import Testing
     static let byETag = ResumeState(offset: 1000, etag: "\"A\"", lastModified: "Tue, 01 Sep 2026 10:00:00 GMT", expectedLength: 4000)
     static let byDate = ResumeState(offset: 1000, etag: "W/\"A\"", lastModified: "Tue, 01 Sep 2026 10:00:00 GMT", expectedLength: 4000)
 
-    private func check(_ range: String?, etag: String? = "\"A\"", lastModified: String? = nil, resume: ResumeState = byETag) -> RangedAnswer {
-        RangedAnswer.check(contentRange: range, etag: etag, lastModified: lastModified, offset: 1000, resume: resume)
+    private func check(_ range: String?, length: String? = nil, etag: String? = "\"A\"", lastModified: String? = nil, resume: ResumeState = byETag) -> RangedAnswer {
+        RangedAnswer.check(contentRange: range, contentLength: length, etag: etag, lastModified: lastModified, offset: 1000, resume: resume)
+    }
+
+    /// libcurl reads a body to its Content-Length: one that is not the range's length would
+    /// leave the file short or carry other bytes, so it is refused before a byte is written.
+    @Test func aContentLengthThatIsNotTheRangesLengthIsAMismatch() {
+        #expect(check("bytes 1000-3999/4000", length: "3000") == .continues(total: 4000))
+        #expect(check("bytes 1000-3999/4000", length: " 3000 ") == .continues(total: 4000))
+        for length in ["2000", "2999", "3001", "4000", "0"] {
+            guard case .mismatch(let reason) = check("bytes 1000-3999/4000", length: length) else {
+                Issue.record("Content-Length \(length) accepted")
+                continue
+            }
+            #expect(reason.contains("Content-Length of \(length)"), "\(reason)")
+        }
+    }
+
+    /// With Last-Modified as the validator (the ETag was weak), a 206 whose weak ETag is another
+    /// one is of another version, though its date did not change.
+    @Test func aWeakETagThatChangedIsAMismatchEvenWithTheSameDate() {
+        let date = Self.byDate.lastModified
+        #expect(check("bytes 1000-3999/4000", etag: "W/\"A\"", lastModified: date, resume: Self.byDate) == .continues(total: 4000))
+        #expect(check("bytes 1000-3999/4000", etag: "W/\"B\"", lastModified: date, resume: Self.byDate) != .continues(total: 4000))
+        #expect(check("bytes 1000-3999/4000", etag: "\"B\"", lastModified: date, resume: Self.byDate) != .continues(total: 4000))
     }
 
     @Test func theRestOfTheSameVersionContinues() {
