@@ -9,6 +9,14 @@ private let appendPair: MHD_KeyValueIterator = { cls, _, key, value in
     return .YES
 }
 
+private extension String {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingASCIISpaces: String {
+        let bytes = utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        return String(decoding: Array(bytes), as: UTF8.self)
+    }
+}
+
 extension HTTPRequestHead {
     /// Reads the head of the request libmicrohttpd has just parsed on `connection`.
     /// Connection thread only (inside the access handler).
@@ -51,6 +59,28 @@ extension HTTPRequestHead {
             let fields = value.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 })
             return fields.count == 1 ? Int(Substring(fields[0])) : nil
         }
+    }
+
+    /// Why the request's framing cannot be trusted, if it cannot: the status, code and message
+    /// it is refused with (and its connection closed). Two Content-Lengths, or a
+    /// Content-Length beside a Transfer-Encoding, let a proxy in front of us and libmicrohttpd
+    /// (which takes the first, or the chunked framing) disagree on where the request ends, so
+    /// that bytes one of them reads as a body the other reads as a second request (request
+    /// smuggling; RFC 9112 6.3). A transfer coding other than chunked cannot be read at all:
+    /// libmicrohttpd would wait for a body it never finds.
+    var framingProblem: (status: Int, code: String, message: String)? {
+        let lengths = headers.values(name: "Content-Length")
+        let codings = headers.values(name: "Transfer-Encoding")
+        if lengths.count > 1 {
+            return (400, "malformed_request", "The request has more than one Content-Length header.")
+        }
+        if !lengths.isEmpty && !codings.isEmpty {
+            return (400, "malformed_request", "The request has both Content-Length and Transfer-Encoding.")
+        }
+        if codings.count > 1 || codings.contains(where: { !HTTPHeaders.sameName($0.trimmingASCIISpaces, "chunked") }) {
+            return (501, "not_implemented", "Transfer-Encoding \(codings.joined(separator: ", ")) is not supported; send Content-Length or chunked.")
+        }
+        return nil
     }
 
     /// Whether a body follows the head (a positive Content-Length or any Transfer-Encoding,

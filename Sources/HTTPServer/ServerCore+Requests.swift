@@ -22,6 +22,14 @@ extension ServerCore {
         slot.pointee = Unmanaged.passRetained(context).toOpaque()
         inFlightCount.add(1, ordering: .relaxed)
 
+        if let problem = head.framingProblem {
+            // Answered at once and the connection closed: what follows on it cannot be framed.
+            var refusal = errorResponse(problem.status, problem.code, problem.message)
+            refusal.headers.replaceOrAdd(name: "Connection", value: "close")
+            if head.declaresBody { return MHDResponse.queue(refusal, on: connection, method: head.method, core: self) }
+            context.earlyResponse = refusal
+            return .YES
+        }
         let declared = head.contentLength ?? 0
         let sink = handler.bodySink(for: head)
         context.bodyLimit = sink?.maxBodySize ?? configuration.maxBodySize

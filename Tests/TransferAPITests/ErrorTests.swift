@@ -441,6 +441,38 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// A request whose framing two HTTP parsers could read two ways (two Content-Lengths, or
+    /// Content-Length with Transfer-Encoding: request smuggling through a proxy), or a transfer
+    /// coding that cannot be read (the connection was held until its timeout): a JSON error at
+    /// once, the connection closed so that nothing after it is read as a request, and nothing
+    /// stored.
+    @Test func ambiguousFramingIsRefusedAndTheConnectionClosed() async throws {
+        try await DaemonFixture.with { daemon in
+            let body = #"{"description":"smuggled"}"#
+            let next = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            let cases: [(head: String, body: String, status: Int, code: String)] = [
+                ("Content-Length: \(body.utf8.count)\r\nContent-Length: 3", body, 400, "malformed_request"),
+                ("Content-Length: \(body.utf8.count)\r\nContent-Length: \(body.utf8.count)", body, 400, "malformed_request"),
+                ("Content-Length: 3\r\nTransfer-Encoding: chunked", "\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n", 400, "malformed_request"),
+                ("Transfer-Encoding: gzip, chunked", "\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n", 501, "not_implemented"),
+                ("Transfer-Encoding: foo", body, 501, "not_implemented"),
+            ]
+            let port = daemon.port
+            for (head, payload, status, code) in cases {
+                let request = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(head)\r\n\r\n\(payload)\(next)"
+                let started = ContinuousClock.now
+                let answer = try await onThread { try TestHTTPClient.raw(port: port, bytes: Data(request.utf8), timeout: 5) }
+                let text = String(decoding: answer, as: UTF8.self)
+                #expect(ContinuousClock.now - started < .seconds(4), "\(head): the connection was held open")
+                #expect(text.hasPrefix("HTTP/1.1 \(status) "), "\(head): \(text)")
+                #expect(text.contains(#""code":"\#(code)""#), "\(head): \(text)")
+                #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(head): one answer, nothing after it read: \(text)")
+            }
+            let listed = try await daemon.get("/v1/sessions").object()
+            #expect(!"\(listed)".contains("smuggled"), "\(listed)")
+        }
+    }
+
     /// What `curl -d '{...}'` sends: JSON labelled application/x-www-form-urlencoded. An object
     /// or array is read as JSON (its errors are JSON errors); a real form is still a 415.
     @Test func jsonSentAsAFormIsReadAsJSON() async throws {
