@@ -234,6 +234,10 @@ package protocol TransferObserver: Sendable {
     /// A download's file to verify and place; the completion it ends in is reported after it,
     /// in order with the updates reported before (`FilePlacement`). Engine thread only.
     func place(_ taskId: Int, _ placement: FilePlacement)
+    /// These tasks' transfers ended; their completions follow, in order with their other
+    /// updates. Told first by `UpdateRelay`, so that the connections they held go to the next
+    /// tasks while their files are placed and their completions recorded.
+    func transfersEnded(_ taskIds: [Int])
 }
 
 extension TransferObserver {
@@ -243,6 +247,7 @@ extension TransferObserver {
 
     package func holdUpdates() {}
     package func releaseUpdates() {}
+    package func transfersEnded(_ taskIds: [Int]) {}
 
     /// Places the file on the calling thread and reports the completion.
     package func place(_ taskId: Int, _ placement: FilePlacement) {

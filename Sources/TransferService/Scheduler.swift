@@ -21,6 +21,11 @@ internal import TransferModel
 /// for that host with an earlier key is admitted first, one with a later key waits behind the
 /// grant. Extra connections do not count against the global and per-session caps, which count
 /// tasks. A discretionary task's wants wait while discretionary tasks may not start.
+///
+/// A running task whose transfer ended (`transferEnded`) while its completion is still being
+/// recorded holds no connection and no transfer: its host slot and its place under the global
+/// cap go to the next task at once. It keeps its place under its session's cap, which counts
+/// tasks, until it is removed.
 struct Scheduler: Sendable {
     /// What the scheduler needs to know of a task to queue it.
     struct Ticket: Sendable, Equatable {
@@ -131,6 +136,8 @@ struct Scheduler: Sendable {
         var entry: Queued
         let taskId: Int
         let started: Int
+        /// Its transfer ended (`transferEnded`): only its session slot is still held.
+        var ended = false
     }
 
     var maxConcurrent: Int
@@ -156,6 +163,8 @@ struct Scheduler: Sendable {
     private var sessionLimits: [String: Int] = [:]
     private var queued: [Int: Queued] = [:]
     private var running: [Int: Running] = [:]
+    /// How many of `running` have ended their transfer (`transferEnded`).
+    private var ended = 0
     private var perHost: [Int: Int] = [:]
     private var perSession: [String: Int] = [:]
     /// Host keys interned to small integers: 100,000 queued tasks to one origin share one string.
@@ -193,13 +202,14 @@ struct Scheduler: Sendable {
     }
 
     var queuedCount: Int { queued.count }
-    var runningCount: Int { running.count }
+    /// Running transfers: what the global cap counts (tasks whose transfer ended are not).
+    var runningCount: Int { running.count - ended }
 
     /// The running background transfers a queued task of an earlier class could take the slot
     /// of, less the queued tasks of earlier classes here that would take them first. A full
     /// cluster node claims that many such tasks from the store's queue (`claimQueuedTasks`).
     var preemptibleSlots: Int {
-        let victims = running.values.count { $0.entry.preemptible && $0.entry.schedulingClass == .background }
+        let victims = running.values.count { !$0.ended && $0.entry.preemptible && $0.entry.schedulingClass == .background }
         let earlier = queuedByClass.reduce(0) { $0 + ($1.key < .background ? $1.value : 0) }
         return max(0, victims - earlier)
     }
@@ -230,8 +240,13 @@ struct Scheduler: Sendable {
     mutating func remove(taskId: Int) {
         if let running = running.removeValue(forKey: taskId) {
             let entry = running.entry
-            runningByClass[entry.schedulingClass, default: 1] -= 1
-            release(host: entry.hostId, session: name(of: entry))
+            if running.ended {
+                ended -= 1
+                releaseSession(name(of: entry))
+            } else {
+                runningByClass[entry.schedulingClass, default: 1] -= 1
+                release(host: entry.hostId, session: name(of: entry))
+            }
             forget(host: entry.hostId, session: name(of: entry))
             if let want = connectionWants.remove(taskId) {
                 for (host, count) in want.granted { releaseHost(host, count) }
@@ -281,6 +296,21 @@ struct Scheduler: Sendable {
             + listed.count + audienceNumbers.count + audienceNames.count)
     }
 
+    /// Running task `taskId`'s transfer ended; its completion is recorded next, then it is
+    /// removed. Its host slot and its place under the global cap are free from now: the next
+    /// task starts while the completion is recorded (a file placed, rows and events written),
+    /// so the engine does not wait for that with free connections (issue 18). Its session slot
+    /// stays until `remove`: `maximumConcurrentTasks` counts tasks. Answers whether a slot freed.
+    @discardableResult
+    mutating func transferEnded(taskId: Int) -> Bool {
+        guard let task = running[taskId], !task.ended else { return false }
+        running[taskId]!.ended = true
+        ended += 1
+        runningByClass[task.entry.schedulingClass, default: 1] -= 1
+        releaseHost(task.entry.hostId, 1)
+        return true
+    }
+
     /// Re-orders a queued task at once; a running task keeps its slot (its new priority counts
     /// when a preemption victim is chosen).
     mutating func reprioritise(taskId: Int, priority: Double) {
@@ -324,7 +354,7 @@ struct Scheduler: Sendable {
                 continue
             }
             heap.removeMin()
-            if running.count >= maxConcurrent {
+            if runningCount >= maxConcurrent {
                 // Only for a task that can start once it has the slot (its host and session have room).
                 guard let victim = preemptionVictim(for: entry) else {
                     heap.insert(key)
@@ -519,11 +549,14 @@ struct Scheduler: Sendable {
 
     /// Frees a running task's host and session slots.
     private mutating func release(host: Int, session: String) {
-        perHost[host, default: 1] -= 1
-        if perHost[host] == 0 { perHost[host] = nil }
+        releaseHost(host, 1)
+        releaseSession(session)
+    }
+
+    private mutating func releaseSession(_ session: String) {
         perSession[session, default: 1] -= 1
         if perSession[session] == 0 { perSession[session] = nil }
-        markForRefill(host: host, session: session)
+        if parkedBySession[session] != nil { sessionsToRefill.insert(session) }
     }
 
     private mutating func markForRefill(host: Int, session: String) {
@@ -571,7 +604,7 @@ struct Scheduler: Sendable {
     private func preemptionVictim(for ticket: Queued) -> Int? {
         guard ticket.schedulingClass < .background, !ticket.discretionary else { return nil }
         var best: Running?
-        for running in running.values where running.entry.preemptible && running.entry.schedulingClass == .background {
+        for running in running.values where !running.ended && running.entry.preemptible && running.entry.schedulingClass == .background {
             guard let current = best else { best = running; continue }
             if running.entry.priority < current.entry.priority
                 || (running.entry.priority == current.entry.priority && running.started > current.started) {

@@ -34,6 +34,20 @@ extension TransferService {
         }
     }
 
+    /// The engine's transfers of these tasks ended; their completions come next. Their host
+    /// slots and places under the global cap go to queued tasks now (`Scheduler.transferEnded`),
+    /// while their files are placed and their completions recorded.
+    func transfersEnded(_ ids: [Int]) {
+        let deliveries = state.withLock { s in
+            var deliveries = Deliveries()
+            var freed = false
+            for id in ids where s.scheduler.transferEnded(taskId: id) { freed = true }
+            if freed { admit(&s, &deliveries) }
+            return deliveries
+        }
+        deliveries.run()
+    }
+
     /// How many updates one hold of the service's lock applies at most, so that a long run of
     /// them never keeps a request waiting for long.
     static let updatesPerLock = 64

@@ -281,6 +281,7 @@ struct EngineObserver: TransferObserver {
     let service: TransferService
     func transfer(_ taskId: Int, _ update: TransferUpdate) { service.handle([(taskId, update)]) }
     func transfers(_ batch: [(taskId: Int, update: TransferUpdate)]) { service.handle(batch) }
+    func transfersEnded(_ taskIds: [Int]) { service.transfersEnded(taskIds) }
 }
 
 /// The checkpoint timer, set at start and cancelled at stop.

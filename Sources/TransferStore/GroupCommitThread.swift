@@ -12,7 +12,9 @@ internal import TransferModel
 /// updates thread, whose next admissions the engine was waiting for, while the other core sat
 /// idle: Linux does not move a preempted thread to an idle core for up to a scheduler tick.
 /// Niced, the commit yields to the engine and updates threads and fills the idle time instead
-/// (16 KiB downloads on tmpfs: about a fifth more files per second, issue 18). Nothing waits
+/// (issue 18, 16 KiB downloads on tmpfs: with the engine's early slot release about a tenth
+/// more files per second; alone, a fifth more while other processes load the machine, and
+/// within the noise on a quiet one). Nothing waits
 /// for it that cannot wait: an API write's `commit()` and a creation's `settle` drain at once
 /// on their own thread, at their own priority. Raising a thread's nice needs no privilege.
 final class GroupCommitThread: Sendable {

@@ -222,6 +222,57 @@ import Testing
         #expect(scheduler.queuedByClass[.background] == 1)
     }
 
+    /// A task whose transfer ended while its completion is recorded holds no connection and
+    /// no transfer: the next task for its host starts at once, under the global cap too. Its
+    /// session's cap (tasks) still counts it until it is removed.
+    @Test func aTaskWhoseTransferEndedGivesItsHostSlotAndGlobalPlaceButNotItsSessionSlot() {
+        var scheduler = Scheduler(maxConcurrent: 2)
+        scheduler.enqueue(ticket(1, host: "a", hostLimit: 1))
+        scheduler.enqueue(ticket(2, host: "a", hostLimit: 1))
+        scheduler.enqueue(ticket(3, host: "b", hostLimit: 1))
+        scheduler.enqueue(ticket(4, host: "c", hostLimit: 1))
+        #expect(starts(&scheduler) == [1, 3])
+        let freed = scheduler.transferEnded(taskId: 1)
+        let again = scheduler.transferEnded(taskId: 1)
+        let queued = scheduler.transferEnded(taskId: 4)
+        #expect(freed)
+        #expect(!again, "told twice, it frees once")
+        #expect(!queued, "a queued task has no transfer to end")
+        #expect(scheduler.runningCount == 1 && scheduler.runningByClass[.default] == 1)
+        #expect(scheduler.isRunning(1))
+        #expect(starts(&scheduler) == [2])
+        #expect(starts(&scheduler) == [], "two transfers run: the global cap is full")
+        scheduler.remove(taskId: 1)
+        #expect(starts(&scheduler) == [], "removing it frees nothing more")
+        #expect(scheduler.runningCount == 2)
+        scheduler.transferEnded(taskId: 3)
+        #expect(starts(&scheduler) == [4])
+
+        var capped = Scheduler(maxConcurrent: 8)
+        capped.enqueue(ticket(1, host: "a", session: "s", sessionLimit: 1))
+        capped.enqueue(ticket(2, host: "b", session: "s", sessionLimit: 1))
+        #expect(starts(&capped) == [1])
+        capped.transferEnded(taskId: 1)
+        #expect(starts(&capped) == [], "maximumConcurrentTasks counts the task until it is removed")
+        #expect(capped.queue().first?.blockedBy == .sessionCap)
+        capped.remove(taskId: 1)
+        #expect(starts(&capped) == [2])
+        capped.remove(taskId: 2)
+        #expect(capped.bookkeeping == (0, 0))
+    }
+
+    /// A background transfer that ended is not preempted: it has nothing left to give back.
+    @Test func aTransferThatEndedIsNoPreemptionVictim() {
+        var scheduler = Scheduler(maxConcurrent: 1)
+        scheduler.enqueue(ticket(1, host: "a", .background, preemptible: true))
+        #expect(starts(&scheduler) == [1])
+        #expect(scheduler.preemptibleSlots == 1)
+        scheduler.transferEnded(taskId: 1)
+        #expect(scheduler.preemptibleSlots == 0)
+        scheduler.enqueue(ticket(2, host: "b", .interactive))
+        #expect(scheduler.admit() == [.start(2)])
+    }
+
     /// Random operations against a plain reference (a sorted scan of every queued task): the
     /// heaps, parking and lazy deletion must admit exactly what the scan admits.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
@@ -253,6 +304,11 @@ import Testing
                 let priority = Double(random.next() % 4) / 4
                 scheduler.reprioritise(taskId: id, priority: priority)
                 reference.reprioritise(id, priority)
+            case 7:
+                guard nextId > 1 else { continue }
+                let id = 1 + Int(random.next() % UInt64(nextId - 1))
+                scheduler.transferEnded(taskId: id)
+                reference.transferEnded(id)
             default:
                 #expect(starts(&scheduler) == reference.admit())
             }
@@ -287,6 +343,8 @@ private struct ReferenceScheduler {
     let maxConcurrent: Int
     var queued: [(ticket: Scheduler.Ticket, order: Int)] = []
     var running: [Int: Scheduler.Ticket] = [:]
+    /// Running tasks whose transfer ended: they count against their session's cap only.
+    var ended: Set<Int> = []
     var order = 0
 
     mutating func enqueue(_ ticket: Scheduler.Ticket) {
@@ -297,7 +355,12 @@ private struct ReferenceScheduler {
 
     mutating func remove(_ id: Int) {
         running[id] = nil
+        ended.remove(id)
         queued.removeAll { $0.ticket.taskId == id }
+    }
+
+    mutating func transferEnded(_ id: Int) {
+        if running[id] != nil { ended.insert(id) }
     }
 
     mutating func reprioritise(_ id: Int, _ priority: Double) {
@@ -317,13 +380,14 @@ private struct ReferenceScheduler {
         while index < queued.count {
             let ticket = queued[index].ticket
             if ticket.discretionary && queued.contains(where: { !$0.ticket.discretionary }) { break }
-            let onHost = running.values.filter { $0.host == ticket.host }.count
+            let transferring = running.values.filter { !ended.contains($0.taskId) }
+            let onHost = transferring.filter { $0.host == ticket.host }.count
             let inSession = running.values.filter { $0.session == ticket.session }.count
             if onHost >= max(1, ticket.hostLimit) || ticket.sessionLimit.map({ inSession >= $0 }) == true {
                 index += 1
                 continue
             }
-            if running.count >= maxConcurrent { break }
+            if transferring.count >= maxConcurrent { break }
             running[ticket.taskId] = ticket
             queued.remove(at: index)
             started.append(ticket.taskId)

@@ -28,8 +28,36 @@ import Testing
         }
         func transfers(_ batch: [(taskId: Int, update: TransferUpdate)]) {
             batches.withLock { $0.append(batch.count) }
+            events.withLock { $0.append("batch of \(batch.count)") }
             for (taskId, update) in batch { transfer(taskId, update) }
         }
+        /// `transfersEnded` and `transfers` calls, in order.
+        let events = Mutex<[String]>([])
+        func transfersEnded(_ taskIds: [Int]) {
+            events.withLock { $0.append("ended \(taskIds)") }
+        }
+    }
+
+    /// Transfers that ended in one turn are told first, in one call, before their batch (the
+    /// files placed, the completions recorded): their connections go to the next tasks while
+    /// that work is done (issue 18).
+    @Test func theTransfersThatEndedAreToldBeforeTheirBatch() async throws {
+        let recorder = Recorder()
+        let relay = UpdateRelay(target: recorder)
+        defer { relay.stop(timeout: 5) }
+        relay.holdUpdates()
+        relay.transfer(1, .received(bytes: 1, total: 1, expected: nil, bytesPerSecond: 0))
+        relay.transfer(2, .completed(.failure(TaskError(.timedOut, "ended"))))
+        relay.transfer(3, .received(bytes: 1, total: 1, expected: nil, bytesPerSecond: 0))
+        relay.transfer(4, .completed(.failure(TaskError(.cancelled, "ended"))))
+        relay.releaseUpdates()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while recorder.events.withLock({ $0.count }) < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(recorder.events.withLock { $0 } == ["ended [2, 4]", "batch of 4"])
+        // A turn in which nothing ended tells nothing.
+        relay.transfer(5, .received(bytes: 1, total: 1, expected: nil, bytesPerSecond: 0))
+        while recorder.events.withLock({ $0.count }) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(recorder.events.withLock { $0 } == ["ended [2, 4]", "batch of 4", "batch of 1"])
     }
 
     @Test func aHeldTurnIsHandedOverInOneBatchWhenReleased() async throws {
