@@ -51,11 +51,14 @@ import Testing
         relay.transfer(3, .received(bytes: 1, total: 1, expected: nil, bytesPerSecond: 0))
         relay.transfer(4, .completed(.failure(TaskError(.cancelled, "ended"))))
         relay.releaseUpdates()
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Each wait has a deadline of its own: beside other suites on 2 cores, a sleeping test
+        // task may resume seconds late.
+        var deadline = ContinuousClock.now + .seconds(30)
         while recorder.events.withLock({ $0.count }) < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(recorder.events.withLock { $0 } == ["ended [2, 4]", "batch of 4"])
         // A turn in which nothing ended tells nothing.
         relay.transfer(5, .received(bytes: 1, total: 1, expected: nil, bytesPerSecond: 0))
+        deadline = ContinuousClock.now + .seconds(30)
         while recorder.events.withLock({ $0.count }) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(recorder.events.withLock { $0 } == ["ended [2, 4]", "batch of 4", "batch of 1"])
     }
