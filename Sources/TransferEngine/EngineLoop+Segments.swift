@@ -141,11 +141,21 @@ extension EngineLoop {
     /// back to the pool and another connection takes it over, as a straggler's would be. Half,
     /// so the new one has the other half before the task itself counts as idle (`sweep`); a
     /// source that stalls is not dropped for it (a busy server may stall one connection).
+    /// The first connection's GET too: its handle leaves the multi (the task keeps it, with
+    /// its response, until it ends) and its part goes to the others.
     func retireStalledWorkers(now: Double) {
         guard !segmentTable.downloads.isEmpty else { return }
         for download in segmentTable.downloads.values where download.primary.pausedAt == nil {
             let limit = download.primary.job.request.timeoutInterval / 2
             var retired = false
+            if download.primaryRunning {
+                if download.primary.throttle.isThrottled { download.primaryActivity = now }
+                if now - download.primaryActivity > limit {
+                    multi.remove(download.primary.handle)
+                    download.primaryEnded()
+                    retired = true
+                }
+            }
             for (worker, state) in download.workers {
                 let transfer = state.transfer
                 if transfer.throttle.isThrottled { transfer.lastActivity = now }

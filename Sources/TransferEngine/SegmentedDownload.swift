@@ -24,6 +24,10 @@ final class SegmentedDownload {
     let connections: Int
     /// Whether worker 0's GET is still running.
     var primaryRunning = true
+    /// When worker 0's GET last wrote a byte (`EngineLoop.now`): the task's own idle clock
+    /// counts every connection's bytes, so a stall of this one is told by this
+    /// (`EngineLoop.retireStalledWorkers`).
+    var primaryActivity = EngineLoop.now()
     /// Each source's origin (`RequestURL.origin`), what the scheduler's grants name.
     let sourceOrigins: [String]
     /// Where the task's own slot leads (its first source, where worker 0's GET went after any
@@ -174,6 +178,7 @@ final class SegmentedDownload {
         if id == 0 {
             // The first connection's GET continues part 0 from where the file ends.
             guard let file = primary.file, file.write(chunk) else { return writeFailed(transfer) }
+            primaryActivity = EngineLoop.now()
         } else {
             guard workers[id]?.accepted == true else { return false }  // unchecked or refused
             guard let file = primary.file, file.write(chunk, at: plan.parts[index].next) else { return writeFailed(transfer) }

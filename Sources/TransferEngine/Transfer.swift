@@ -563,11 +563,23 @@ package final class Transfer: EasyHandleDelegate {
         if unreportedReceived > 0 {
             speed.record(total: received, at: now)
             let expected = file == nil ? response?.expectedContentLength : expectedTotal
-            report(.received(bytes: unreportedReceived, total: base + received, expected: expected, bytesPerSecond: speed.bytesPerSecond))
+            report(.received(bytes: unreportedReceived, total: receivedTotal, expected: expected, bytesPerSecond: speed.bytesPerSecond))
             unreportedReceived = 0
         }
         return false
     }
+
+    /// The bytes of the file so far, as progress reports them. A segmented download's connections
+    /// may fetch a byte twice (a dropped source's range fetched again, the first GET reading on
+    /// over parts the others wrote), so its count is what its plan holds, never less than the
+    /// last report (the first GET taking over from a gap would make it go back), never more
+    /// than the file.
+    private var receivedTotal: Int {
+        guard let segmented else { return base + received }
+        reportedPlanBytes = max(reportedPlanBytes, segmented.plan.written)
+        return reportedPlanBytes
+    }
+    private var reportedPlanBytes = 0
 
     /// The outcome once libcurl reported the transfer done with `code`, the file placed now.
     func outcome(_ code: CurlCode) -> TransferOutcome {

@@ -111,6 +111,36 @@ import TransferModel
         }
     }
 
+    /// The first connection's plain GET stalls after 512 KiB (its part, a quarter, is too
+    /// small to split): it is ended at half the timeout like any stalled connection, and a
+    /// ranged request takes its part over, before the task itself would time out.
+    @Test func aStalledFirstConnectionsPartIsTakenOverByAnotherConnection() async throws {
+        let prefix = 512 * 1024
+        let size = SegmentedDownloadTests.size
+        let origin = try OriginServer { request in
+            guard request.header("Range") != nil else {
+                return .stallAfterHeaders(headers: ["ETag": "\"A\"", "Accept-Ranges": "bytes"], contentLength: size,
+                                          bodyPrefix: SegmentedDownloadTests.versionA.prefix(prefix))
+            }
+            return .ranged(SegmentedDownloadTests.versionA, for: request, headers: ["ETag": "\"A\""])
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            // The first GET idle for half of this (2 s) is ended; the task itself after 4 s.
+            let session = try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 4]])
+            let sid = try #require(session.string("id"))
+            let created = try await daemon.createTask(in: sid, ["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")]])
+            let id = try #require(created.int("id"))
+            let task = try await daemon.waitForCompletion(id, timeout: 60)
+            #expect(task.object("error") == nil, "\(task)")
+            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            let starts = SegmentedDownloadTests.rangeStarts(origin)
+            #expect(starts.contains { $0 >= prefix && $0 < size / 4 }, "the first GET's part was not taken over: \(starts)")
+            // Progress counts the file's bytes once, whichever connection brought them.
+            #expect(task.value(at: "progress.bytesReceived") as? Int == size, "\(task)")
+        }
+    }
+
     @Test func aMirrorTheNetworkPolicyRefusesIsDroppedAndTheDownloadCompletesFromItsSource() async throws {
         let origin = try SegmentedDownloadTests.origin { .ranged(SegmentedDownloadTests.versionA, for: $0, headers: ["ETag": "\"A\""]) }
         defer { origin.stop() }

@@ -141,6 +141,25 @@ import LibCrypto
         }
     }
 
+    /// Every ranged answer is cut off after 256 KiB: the source is dropped, and the first GET
+    /// reads on over the parts the others had begun. The file is version A, and its progress
+    /// counts each byte once (it once reported more bytes than the file has).
+    @Test func rangesCutShortFallBackToTheFirstConnectionAndCountEachByteOnce() async throws {
+        let origin = try Self.origin { request in
+            let answer = OriginBehavior.ranged(Self.versionA, for: request, headers: ["ETag": "\"A\""])
+            guard case .respond(let status, let headers, let body) = answer else { return answer }
+            return .resetMidBody(afterBytes: 256 * 1024, status: status, headers: headers, body: body)
+        }
+        defer { origin.stop() }
+        try await DaemonFixture.with { daemon in
+            let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4])
+            #expect(task.object("error") == nil, "\(task)")
+            #expect(Self.firstDifference(file, Self.versionA) == nil)
+            #expect(!Self.rangeStarts(origin).isEmpty, "no range was asked for")
+            #expect(task.value(at: "progress.bytesReceived") as? Int == Self.size, "\(task)")
+        }
+    }
+
     @Test func aStragglersPartIsSplitAndTakenOver() async throws {
         let origin = try Self.origin { .ranged(Self.versionA, for: $0, headers: ["ETag": "\"A\""]) }
         defer { origin.stop() }
