@@ -1,6 +1,5 @@
 package import Curl
 internal import Dispatch
-internal import TransferModel
 package import Synchronization
 
 /// What other threads hand a `MultiThread`'s loop; `stopping` tells the loop to end.

@@ -1,5 +1,4 @@
 internal import Dispatch
-internal import TransferModel
 internal import Synchronization
 
 /// Hands the engine's updates to the observer on a thread of its own, in the order they were

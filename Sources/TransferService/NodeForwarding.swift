@@ -2,7 +2,6 @@ internal import Curl
 package import FoundationEssentials
 internal import Synchronization
 internal import TransferEngine
-internal import TransferModel
 
 /// Passes a client's request on to another node of the cluster and hands its answer back
 /// (issue 19): for an ephemeral session and its tasks, which live only in the memory of the node

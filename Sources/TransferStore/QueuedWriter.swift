@@ -1,8 +1,6 @@
 internal import Dispatch
-internal import Glibc
 package import Logging
 internal import Synchronization
-internal import TransferModel
 
 /// The queued writer of a store. Many writes share one transaction (group commit), so the engine
 /// thread never waits on the disk and a burst of API requests costs one commit. It commits through
@@ -35,8 +33,6 @@ package final class QueuedWriter: Sendable {
     /// Told the time of each batch commit and each failure, when measured.
     let instruments: (any StoreInstruments)?
     let logger: Logger
-    /// Where group commits run (`scheduleGroupCommit`).
-    private let committer: GroupCommitThread
 
     /// `groupCommitWindow`: how long a queued write waits for others to share its commit.
     package init(target: any WriteTarget, groupCommitWindow: Duration = .milliseconds(2), instruments: (any StoreInstruments)?, logger: Logger) {
@@ -45,14 +41,7 @@ package final class QueuedWriter: Sendable {
         self.groupCommitWindow = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         self.instruments = instruments
         self.logger = logger
-        committer = GroupCommitThread(window: groupCommitWindow)
-        committer.start { [weak self] in
-            guard let self else { return }
-            queue.sync { drain() }
-        }
     }
-
-    deinit { committer.stop() }
 
     /// Whether `close()` has not been called.
     package var isOpen: Bool { open.load(ordering: .relaxed) }
@@ -62,7 +51,6 @@ package final class QueuedWriter: Sendable {
     package func close() {
         flush()
         open.store(false, ordering: .relaxed)
-        committer.stop()
         let lost = writes.withLock { $0.items.count }
         if lost > 0 {
             logger.error("store closed with writes it could not commit", metadata: ["store.pending": "\(lost)"])
@@ -114,7 +102,7 @@ package final class QueuedWriter: Sendable {
 
     private func scheduleGroupCommit() {
         guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        committer.wake()
+        queue.asyncAfter(deadline: .now() + groupCommitWindow) { [self] in drain() }
     }
 
     /// How long a queued write waits for others to share its commit (the store's choice).
