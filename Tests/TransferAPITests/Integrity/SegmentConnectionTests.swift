@@ -77,6 +77,17 @@ import TransferModel
         }
     }
 
+    /// `/big.bin` of `origin` in 4 segments, in a session whose request timeout is 4 s: a
+    /// connection idle for half of it (2 s) is ended, the task itself after 4 s. The
+    /// completed task and its id.
+    private static func downloadInFourSegmentsTimingOutAfterFourSeconds(_ daemon: DaemonFixture, _ origin: OriginServer) async throws -> (task: [String: Any], id: Int) {
+        let session = try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 4]])
+        let sid = try #require(session.string("id"))
+        let created = try await daemon.createTask(in: sid, ["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")]])
+        let id = try #require(created.int("id"))
+        return (try await daemon.waitForCompletion(id, timeout: 60), id)
+    }
+
     @Test func aStalledSegmentsRangeIsTakenOverByAnotherConnection() async throws {
         // The first ranged request sends its head and 64 KiB, then nothing; the others are
         // answered at once.
@@ -95,12 +106,7 @@ import TransferModel
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            // A segment idle for half of this (2 s) is ended; the task itself after 4 s.
-            let session = try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 4]])
-            let sid = try #require(session.string("id"))
-            let created = try await daemon.createTask(in: sid, ["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")]])
-            let id = try #require(created.int("id"))
-            let task = try await daemon.waitForCompletion(id, timeout: 60)
+            let (task, id) = try await Self.downloadInFourSegmentsTimingOutAfterFourSeconds(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
             #expect(task.int("retryCount") ?? 0 == 0, "the task itself timed out: \(task)")
             #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
@@ -126,12 +132,7 @@ import TransferModel
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            // The first GET idle for half of this (2 s) is ended; the task itself after 4 s.
-            let session = try await daemon.createSession(["configuration": ["timeoutIntervalForRequest": 4]])
-            let sid = try #require(session.string("id"))
-            let created = try await daemon.createTask(in: sid, ["kind": "download", "segments": 4, "request": ["url": origin.url("/big.bin")]])
-            let id = try #require(created.int("id"))
-            let task = try await daemon.waitForCompletion(id, timeout: 60)
+            let (task, id) = try await Self.downloadInFourSegmentsTimingOutAfterFourSeconds(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
             #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
             let starts = SegmentedDownloadTests.rangeStarts(origin)
