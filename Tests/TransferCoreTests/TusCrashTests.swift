@@ -53,7 +53,7 @@ import Testing
         let done = try await send(client, "GET", "/v1/tasks/\(id)", status: 200)
         #expect(done["error"] is NSNull, "\(done)")
         #expect(server.uploads.count == 1, "the restart must continue the upload, not make a new one")
-        #expect(server.uploads.first?.data == Self.body, "the server's bytes are not the body")
+        #expect(byteDifference(server.uploads.first?.data ?? Data(), Self.body) == nil, "the server's bytes are not the body")
         #expect(server.exchanges.map(\.method) == ["POST", "PATCH", "HEAD", "PATCH"], "\(server.exchanges)")
         let resumedAt = server.exchanges.last?.uploadOffset ?? -1
         #expect(kept > 0 && resumedAt == kept, "resumed at \(resumedAt), the server had \(kept)")

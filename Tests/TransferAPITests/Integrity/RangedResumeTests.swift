@@ -54,7 +54,7 @@ import TestSupport
     private func expectStartedOver(_ daemon: DaemonFixture, _ origin: OriginServer, task: [String: Any], id: Int, expected: Data) async throws {
         #expect(task.object("error") == nil, "\(task)")
         let file = try await daemon.file(id).body
-        #expect(file == expected, "the file is not one whole version (\(file.count) bytes)")
+        #expect(byteDifference(file, expected) == nil, "the file is not one whole version")
         #expect(origin.requests.map { $0.header("Range") == nil } == [true, false, true], "plain, ranged (refused), plain again")
         #expect(origin.requests.last?.header("If-Range") == nil)
         #expect(FileSystemProbe.tree(daemon.dataPath + "/partial").isEmpty)
@@ -146,7 +146,7 @@ import TestSupport
             let resumed = try #require(try await daemon.createTask(["kind": "download", "resumeData": resumeData]).int("id"))
             let finished = try await daemon.waitForCompletion(resumed)
             #expect(finished.object("error") == nil, "\(finished)")
-            #expect(try await daemon.file(resumed).body == Self.versionA)
+            #expect(byteDifference(try await daemon.file(resumed).body, Self.versionA) == nil)
             #expect(origin.requests.count == 3, "one plain request and two ranged ones")
         }
     }
@@ -157,7 +157,7 @@ import TestSupport
         try await DaemonFixture.with { daemon in
             let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
-            #expect(try await daemon.file(id).body == Self.versionA)
+            #expect(byteDifference(try await daemon.file(id).body, Self.versionA) == nil)
             #expect(origin.requests.count == 2, "one plain and one ranged request")
         }
     }
@@ -169,7 +169,7 @@ import TestSupport
         try await DaemonFixture.with { daemon in
             let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
-            #expect(try await daemon.file(id).body == Self.versionB)
+            #expect(byteDifference(try await daemon.file(id).body, Self.versionB) == nil)
         }
     }
 }

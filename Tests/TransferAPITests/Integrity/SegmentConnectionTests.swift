@@ -42,7 +42,7 @@ import TransferModel
                 let task = try await daemon.waitForCompletion(id, timeout: 90)
                 #expect(task.object("error") == nil, "\(task)")
                 let file = try await daemon.file(id).body
-                #expect(SegmentedDownloadTests.firstDifference(file, SegmentedDownloadTests.versionA) == nil)
+                #expect(byteDifference(file, SegmentedDownloadTests.versionA) == nil)
             }
             for id in singles {
                 let task = try await daemon.waitForCompletion(id, timeout: 60)
@@ -67,7 +67,7 @@ import TransferModel
             let task = try await daemon.waitForCompletion(id, timeout: 60)
             let elapsed = ContinuousClock.now - started
             #expect(task.object("error") == nil, "\(task)")
-            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            #expect(byteDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
             #expect(SegmentedDownloadTests.rangeStarts(origin).count >= 2, "it was not segmented: \(SegmentedDownloadTests.rangeStarts(origin))")
             // All four connections together within the one limit (a tenth of a second's burst
             // and a chunk per connection aside; generous: 25 % over).
@@ -109,7 +109,7 @@ import TransferModel
             let (task, id) = try await Self.downloadInFourSegmentsTimingOutAfterFourSeconds(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
             #expect(task.int("retryCount") ?? 0 == 0, "the task itself timed out: \(task)")
-            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            #expect(byteDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
             // Another connection took the stalled part over from the byte after what it had sent.
             let stalled = try #require(stalledStart.withLock { $0 })
             let starts = SegmentedDownloadTests.rangeStarts(origin)
@@ -134,7 +134,7 @@ import TransferModel
         try await DaemonFixture.with { daemon in
             let (task, id) = try await Self.downloadInFourSegmentsTimingOutAfterFourSeconds(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
-            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            #expect(byteDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
             let starts = SegmentedDownloadTests.rangeStarts(origin)
             #expect(starts.contains { $0 >= prefix && $0 < size / 4 }, "the first GET's part was not taken over: \(starts)")
             // Progress counts the file's bytes once, whichever connection brought them.
@@ -154,7 +154,7 @@ import TransferModel
             let id = try #require(created.int("id"))
             let task = try await daemon.waitForCompletion(id, timeout: 60)
             #expect(task.object("error") == nil, "\(task)")
-            #expect(SegmentedDownloadTests.firstDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
+            #expect(byteDifference(try await daemon.file(id).body, SegmentedDownloadTests.versionA) == nil)
             #expect(inside.connectionCount == 0, "the denied mirror was reached")
             #expect(SegmentedDownloadTests.rangeStarts(origin).count >= 2, "the source did not serve the segments")
             // The client is told, once, which source was dropped and why.

@@ -37,13 +37,6 @@ import LibCrypto
         request.header("Range").flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) }
     }
 
-    /// Where two files first differ (nil: equal). `#expect(a == b)` on 8 MiB would diff them byte by byte.
-    static func firstDifference(_ file: Data, _ expected: Data) -> String? {
-        guard file != expected else { return nil }
-        let index = zip(file, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-        return "\(file.count) bytes, expected \(expected.count); first difference at \(index.map(String.init) ?? "the end")"
-    }
-
     private func download(_ daemon: DaemonFixture, _ url: String, _ extra: [String: Any]) async throws -> (task: [String: Any], file: Data) {
         let created = try await daemon.createTask(["kind": "download", "request": ["url": url]].merging(extra) { _, new in new })
         let id = try #require(created.int("id"))
@@ -59,7 +52,7 @@ import LibCrypto
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4, "checksum": Self.checksumA])
             #expect(task.object("error") == nil, "\(task)")
             #expect(task.int("segments") == 4)
-            #expect(Self.firstDifference(file, Self.versionA) == nil, "the file is not version A (\(file.count) bytes)")
+            #expect(byteDifference(file, Self.versionA) == nil, "the file is not version A (\(file.count) bytes)")
             #expect(Self.rangeStarts(origin).count >= 3, "ranges asked: \(Self.rangeStarts(origin))")
             #expect(task.value(at: "progress.bytesReceived") as? Int == Self.size)
             #expect(FileSystemProbe.tree(daemon.dataPath + "/partial").isEmpty)
@@ -78,7 +71,7 @@ import LibCrypto
             #expect(created.isNull("segments"))
             let task = try await daemon.waitForCompletion(id, timeout: 60)
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(try await daemon.file(id).body, Self.versionA) == nil)
+            #expect(byteDifference(try await daemon.file(id).body, Self.versionA) == nil)
             #expect(Self.rangeStarts(origin).count >= 2)
         }
     }
@@ -89,7 +82,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil)
+            #expect(byteDifference(file, Self.versionA) == nil)
             #expect(origin.requests.count == 1 && Self.rangeStarts(origin).isEmpty, "\(origin.requests)")
         }
     }
@@ -101,7 +94,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4, "checksum": Self.checksumA])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil, "the file is not version A (\(file.count) bytes)")
+            #expect(byteDifference(file, Self.versionA) == nil, "the file is not version A (\(file.count) bytes)")
         }
     }
 
@@ -120,7 +113,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil, "bytes of version B were mixed in")
+            #expect(byteDifference(file, Self.versionA) == nil, "bytes of version B were mixed in")
         }
     }
 
@@ -137,7 +130,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4, "checksum": Self.checksumA])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil, "a shifted range was written")
+            #expect(byteDifference(file, Self.versionA) == nil, "a shifted range was written")
         }
     }
 
@@ -154,7 +147,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil)
+            #expect(byteDifference(file, Self.versionA) == nil)
             #expect(!Self.rangeStarts(origin).isEmpty, "no range was asked for")
             #expect(task.value(at: "progress.bytesReceived") as? Int == Self.size, "\(task)")
         }
@@ -166,7 +159,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 2])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil)
+            #expect(byteDifference(file, Self.versionA) == nil)
             // Two parts: the trickling GET holds [0, 4 MiB), a range [4 MiB, 8 MiB) comes at
             // once. Then the free connection takes the second half of the first part: a range
             // that starts inside it.
@@ -184,7 +177,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4, "mirrors": [mirror.url("/copy.bin")], "checksum": Self.checksumA])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil, "the mirror's bytes were mixed in")
+            #expect(byteDifference(file, Self.versionA) == nil, "the mirror's bytes were mixed in")
             #expect(!mirror.requests.isEmpty, "the mirror was never tried")
             #expect((task["mirrors"] as? [String]) == [mirror.url("/copy.bin")])
         }
@@ -199,7 +192,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4, "mirrors": [mirror.url("/copy.bin")]])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil)
+            #expect(byteDifference(file, Self.versionA) == nil)
             #expect(!mirror.requests.isEmpty, "the mirror was never tried")
         }
     }
@@ -212,7 +205,7 @@ import LibCrypto
         try await DaemonFixture.with { daemon in
             let (task, file) = try await download(daemon, origin.url("/file.bin"), ["segments": 4, "mirrors": [mirror.url("/copy.bin")], "checksum": Self.checksumA])
             #expect(task.object("error") == nil, "\(task)")
-            #expect(Self.firstDifference(file, Self.versionA) == nil)
+            #expect(byteDifference(file, Self.versionA) == nil)
             #expect(Self.rangeStarts(mirror).count >= 1, "the mirror served no range")
         }
     }
