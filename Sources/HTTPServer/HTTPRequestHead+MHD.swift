@@ -9,14 +9,6 @@ private let appendPair: MHD_KeyValueIterator = { cls, _, key, value in
     return .YES
 }
 
-private extension String {
-    /// Without leading and trailing spaces and tabs.
-    var trimmingASCIISpaces: String {
-        let bytes = utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-        return String(decoding: Array(bytes), as: UTF8.self)
-    }
-}
-
 extension HTTPRequestHead {
     /// Reads the head of the request libmicrohttpd has just parsed on `connection`.
     /// Connection thread only (inside the access handler).
@@ -54,11 +46,14 @@ extension HTTPRequestHead {
 
     /// The declared body length, if the client sent a valid Content-Length.
     var contentLength: Int? {
-        headers["Content-Length"].flatMap { value in
-            // On the bytes: a Character split walks grapheme boundaries (asked twice a request).
-            let fields = value.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 })
-            return fields.count == 1 ? Int(Substring(fields[0])) : nil
-        }
+        headers["Content-Length"].flatMap(Self.singleToken).flatMap { Int($0) }
+    }
+
+    /// A header value that is one token between optional spaces and tabs: that token.
+    private static func singleToken(_ value: String) -> Substring? {
+        // On the bytes: a Character split walks grapheme boundaries (asked twice a request).
+        let fields = value.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 })
+        return fields.count == 1 ? Substring(fields[0]) : nil
     }
 
     /// Why the request's framing cannot be trusted, if it cannot: the status, code and message
@@ -77,7 +72,7 @@ extension HTTPRequestHead {
         if !lengths.isEmpty && !codings.isEmpty {
             return (400, "malformed_request", "The request has both Content-Length and Transfer-Encoding.")
         }
-        if codings.count > 1 || codings.contains(where: { !HTTPHeaders.sameName($0.trimmingASCIISpaces, "chunked") }) {
+        if codings.count > 1 || codings.contains(where: { Self.singleToken($0).map { HTTPHeaders.sameName(String($0), "chunked") } != true }) {
             return (501, "not_implemented", "Transfer-Encoding \(codings.joined(separator: ", ")) is not supported; send Content-Length or chunked.")
         }
         return nil

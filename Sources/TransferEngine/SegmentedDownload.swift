@@ -178,7 +178,7 @@ final class SegmentedDownload {
         if id == 0 {
             // The first connection's GET continues part 0 from where the file ends.
             guard let file = primary.file, file.write(chunk) else { return writeFailed(transfer) }
-            primaryActivity = EngineLoop.now()
+            primaryActivity = transfer.lastActivity  // stamped as these bytes arrived
         } else {
             guard workers[id]?.accepted == true else { return false }  // unchecked or refused
             guard let file = primary.file, file.write(chunk, at: plan.parts[index].next) else { return writeFailed(transfer) }
