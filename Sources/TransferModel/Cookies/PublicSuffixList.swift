@@ -1,4 +1,6 @@
 internal import FoundationEssentials
+internal import Glibc
+internal import Synchronization
 
 /// The public suffix list (https://publicsuffix.org): the domains under which anyone may
 /// register a name ("com", "co.uk", "github.io"), so that a cookie set for one of them would
@@ -41,10 +43,49 @@ package struct PublicSuffixList: Sendable {
         }
     }
 
-    /// Reads the list from `path`; nil when it cannot be read.
+    /// Reads the list from `path`; nil when it cannot be read. A list parsed before is reused
+    /// while the file keeps its size, modification time and inode (``ParsedLists``).
     package static func load(path: String = systemPath) -> PublicSuffixList? {
+        guard let stamp = FileStamp(path: path) else { return nil }
+        if let known = ParsedLists.table.withLock({ $0[path] }), known.stamp == stamp { return known.list }
         guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return nil }
-        return PublicSuffixList(text: String(decoding: data, as: UTF8.self))
+        let list = PublicSuffixList(text: String(decoding: data, as: UTF8.self))
+        ParsedLists.table.withLock { table in
+            if table.count >= ParsedLists.limit { table.removeAll(keepingCapacity: true) }
+            table[path] = (stamp, list)
+        }
+        return list
+    }
+
+    /// Lists already parsed, by path, for the life of the process. Every `TransferService` loads
+    /// the list when it starts, and parsing its ~10,000 rules (each through punycode) is the
+    /// costly part: a process that starts many services (the test bundle: one daemon a test;
+    /// several nodes of a cluster in one process) parsed it each time. The list is the system's,
+    /// the same for every tenant, so sharing it between services shares nothing of a tenant's.
+    /// A file replaced on disk (an upgrade of Debian's package) has another stamp and is read
+    /// again by the next service that starts. Bounded: past `limit` paths the table starts over.
+    private enum ParsedLists {
+        static let table = Mutex<[String: (stamp: FileStamp, list: PublicSuffixList)]>([:])
+        static let limit = 16
+    }
+
+    /// What tells a file apart from the one read before: its inode, size and modification time.
+    private struct FileStamp: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        let size: Int64
+        let modifiedSeconds: Int
+        let modifiedNanoseconds: Int
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modifiedSeconds = info.st_mtim.tv_sec
+            modifiedNanoseconds = info.st_mtim.tv_nsec
+        }
     }
 
     /// Whether `domain` (lowercased, ASCII) is itself a public suffix.

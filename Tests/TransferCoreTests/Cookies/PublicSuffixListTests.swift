@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import TransferModel
 @testable import TransferStore
 @testable import TransferEngine
@@ -57,6 +58,40 @@ import Testing
         #expect(list.isPublicSuffix("xn--j6w193g"))
         #expect(!list.isPublicSuffix("example.co.uk"))
         #expect(list.site(of: "www.example.co.uk") == "example.co.uk")
+    }
+
+    /// Each service loads the list when it starts; a parsed list is reused while the file is
+    /// the same one, and a file replaced the way a package upgrade replaces it is read again.
+    @Test func aListIsParsedAgainOnlyWhenItsFileChanged() throws {
+        let directory = try TempDirectory(prefix: "transferd-psl")
+        defer { directory.remove() }
+        let path = directory.path + "/list.dat"
+        try Data("aaa.test\n".utf8).write(to: URL(fileURLWithPath: path))
+        let first = try #require(PublicSuffixList.load(path: path))
+        #expect(first.isPublicSuffix("aaa.test") && !first.isPublicSuffix("bbb.test"))
+        // The same inode, size and modification time: the parsed list is reused, not the file
+        // read again (what the stamp stands for; a real list is never edited this way).
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        try Data("zzz.test\n".utf8).write(to: URL(fileURLWithPath: path), options: [])
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(try #require(PublicSuffixList.load(path: path)).isPublicSuffix("aaa.test"))
+
+        // Same size, a new file renamed over the old one (dpkg's way): another inode.
+        let replacement = directory.path + "/list.new"
+        try Data("bbb.test\n".utf8).write(to: URL(fileURLWithPath: replacement))
+        #expect(rename(replacement, path) == 0)
+        let renamed = try #require(PublicSuffixList.load(path: path))
+        #expect(renamed.isPublicSuffix("bbb.test") && !renamed.isPublicSuffix("aaa.test"))
+
+        // Rewritten in place with another length.
+        try Data("ccc.example\n".utf8).write(to: URL(fileURLWithPath: path), options: [])
+        let rewritten = try #require(PublicSuffixList.load(path: path))
+        #expect(rewritten.isPublicSuffix("ccc.example") && !rewritten.isPublicSuffix("bbb.test"))
+
+        try FileManager.default.removeItem(atPath: path)
+        #expect(PublicSuffixList.load(path: path) == nil)
     }
 
     @Test func aMissingFileGivesTheListThatTrustsNoDomainAttribute() {
