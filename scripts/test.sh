@@ -14,7 +14,8 @@
 #      and for the proxy and TLS tests tinyproxy, microsocks and nginx over TLS with certificates
 #      made now; a PostgreSQL cluster made with initdb), waits until they answer, and exports
 #      their addresses (TRANSFERD_TEST_HTTPBIN, ..., TRANSFERD_TEST_POSTGRES),
-#   4. runs 'swift build --build-tests' (begun before step 2, beside it), then 'swift test'
+#   4. runs 'swift build --build-tests' (begun as soon as step 1 has the build's own packages,
+#      beside the rest of steps 1-3), then 'swift test'
 #      with this script's arguments; with
 #      none, in two passes: every test in parallel but those of Tests/serial-suites.txt (timed
 #      ones), then those in two shards at once, each one test at a time,
@@ -67,8 +68,9 @@ report_phase_times() {
     log "time: ${summary}total ${SECONDS} s"
 }
 ensure_swift
-ensure_apt_packages "${BUILD_APT_PACKAGES[@]}" nginx-light curl jq openssl tcpdump publicsuffix tinyproxy microsocks \
-    chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
+# What the build needs first; the packages of the peers and the system tests (chromium and the
+# PostgreSQL server are the large ones) are installed after the build has started, beside it.
+ensure_apt_packages "${BUILD_APT_PACKAGES[@]}"
 
 scratch=()
 if [ -n "${TRANSFERD_SCRATCH_PATH:-}" ]; then
@@ -95,6 +97,8 @@ stop_build() {
 }
 # Until the full trap below: a failed install must not leave the build running.
 trap 'stop_build' EXIT
+ensure_apt_packages nginx-light curl jq openssl tcpdump publicsuffix tinyproxy microsocks \
+    chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
 # Waits for the build; prints its end, or all of it when it failed, and then fails.
 wait_for_build() {
     local status=0
