@@ -67,13 +67,17 @@ import TestSupport
                   for index in 0..<300 { headers["X-Filler-\(index)"] = String(repeating: "b", count: 1000) }
                   return .respond(headers: headers, body: body) },
               download: .error(code: -1011), data: .error(code: -1011)),
-        Fault(name: "1 byte/s trickle", behavior: { _ in .slowBody(body: Data("tick-tock!".utf8), bytesPerWrite: 1, interval: .seconds(1)) },
+        Fault(name: "1 byte/s trickle", behavior: { _ in .slowBody(body: Self.trickled, bytesPerWrite: 1, interval: .seconds(1)) },
               download: .identical, data: .identical),
     ]
 
+    /// The trickle's body: five bytes a second apart, so the whole answer (5 s) outlasts the 3 s
+    /// idle timeout that no single gap reaches.
+    private static let trickled = Data("tick!".utf8)
+
     /// Bytes the fault's origin serves when the task succeeds.
     private static func expectedBytes(_ fault: Fault) -> Data {
-        fault.name == "1 byte/s trickle" ? Data("tick-tock!".utf8) : body
+        fault.name == "1 byte/s trickle" ? Self.trickled : body
     }
 
     @Test(arguments: faults)
