@@ -99,44 +99,6 @@ stop_build() {
 trap 'stop_build' EXIT
 ensure_apt_packages nginx-light curl jq openssl tcpdump publicsuffix tinyproxy microsocks \
     chromium chromium-driver tmux debootstrap python3-seccomp systemd socat "${POSTGRES_PACKAGES[@]}"
-
-mode=all
-if [ "${1:-}" = "--system" ]; then
-    mode=system
-    shift
-elif [ "$#" -gt 0 ]; then
-    mode=swift
-fi
-
-# The container check (a system test) needs a release build of its own (the package check makes
-# its .deb from the same build, scripts/package-deb.sh). On a new machine that build is minutes
-# of CPU, and the checks that wait for it ended the whole command (a cold run, 2026-11-29: the
-# system tests took 339 s, most of it the two checks waiting). So it starts here, once apt is
-# done (it runs apt itself), beside the debug build, the venv, the peers and every test, under
-# SCHED_IDLE: it runs only on a core nothing else wants (the debug build's serial stretches, a
-# test waiting on a socket), and a test never waits for it. nice 19 where chrt cannot set that.
-# The check then finds it done (its lock orders the two).
-container_prebuild=""
-start_container_prebuild() {
-    [ "$mode" = all ] || return 0
-    [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" != "1" ] || return 0
-    local lowest=(nice -n 19)
-    if chrt --idle 0 true 2>/dev/null; then lowest=(chrt --idle 0); fi
-    mkdir -p .build-peers/logs
-    "${lowest[@]}" bash scripts/container-check.sh --build-only >.build-peers/logs/container-prebuild.log 2>&1 &
-    container_prebuild=$!
-    log "container check's release build started (${lowest[*]}, pid $container_prebuild, log .build-peers/logs/container-prebuild.log)"
-}
-# The background release build of the container check, if still running (its process group).
-stop_container_prebuild() {
-    if [ -n "${container_prebuild:-}" ] && kill -0 "$container_prebuild" 2>/dev/null; then
-        log "stopping the container check's release build (pid $container_prebuild)"
-        pkill -TERM -P "$container_prebuild" 2>/dev/null || true
-        kill "$container_prebuild" 2>/dev/null || true
-    fi
-}
-trap 'stop_build; stop_container_prebuild' EXIT
-start_container_prebuild
 # Waits for the build; prints its end, or all of it when it failed, and then fails.
 wait_for_build() {
     local status=0
@@ -153,6 +115,14 @@ wait_for_build() {
 ensure_python
 ensure_peer_venv
 
+# The background release build of the container check, if still running (its process group).
+stop_container_prebuild() {
+    if [ -n "${container_prebuild:-}" ] && kill -0 "$container_prebuild" 2>/dev/null; then
+        log "stopping the container check's release build (pid $container_prebuild)"
+        pkill -TERM -P "$container_prebuild" 2>/dev/null || true
+        kill "$container_prebuild" 2>/dev/null || true
+    fi
+}
 
 # The serial pass's shards, if still running (run_serial_shards).
 serial_shard_pids=()
@@ -190,10 +160,31 @@ if [ "${TRANSFERD_TEST_ONLY_PEERS:-0}" = "1" ]; then
     exit 0
 fi
 
+mode=all
+if [ "${1:-}" = "--system" ]; then
+    mode=system
+    shift
+elif [ "$#" -gt 0 ]; then
+    mode=swift
+fi
+
 wait_for_build
 phase_done build
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
+# The container check (a system test) needs a release build of its own (the package check makes
+# its .deb from the same build, scripts/package-deb.sh). It runs beside the
+# serial pass of the Swift tests, which mostly wait on sockets and timers, at the lowest CPU
+# priority (nice 19: a test that wants the CPU gets it); the check then finds it done (its lock
+# orders the two). Beside the parallel pass it would slow every test for nothing.
+container_prebuild=""
+start_container_prebuild() {
+    [ "$mode" = all ] || return 0
+    mkdir -p .build-peers/logs
+    nice -n 19 bash scripts/container-check.sh --build-only >.build-peers/logs/container-prebuild.log 2>&1 &
+    container_prebuild=$!
+    log "container check's release build started beside the tests (pid $container_prebuild, log .build-peers/logs/container-prebuild.log)"
+}
 # The lines of Tests/serial-suites.txt as "seconds name", comments and blank lines left out.
 serial_lines() {
     awk '!/^#/ && NF { print ($2 ? $2 : 1), $1 }' Tests/serial-suites.txt
@@ -250,6 +241,7 @@ if [ "$mode" != system ]; then
         swift test "${scratch[@]}" --parallel --skip "$serial_pattern" || swift_status=$?
         log "swift test (parallel pass) exited with $swift_status"
         phase_done "parallel tests"
+        start_container_prebuild
         serial_status=0
         run_serial_shards || serial_status=$?
         log "serial pass exited with $serial_status"
