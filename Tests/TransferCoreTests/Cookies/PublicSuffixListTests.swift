@@ -60,6 +60,61 @@ import TestSupport
         #expect(list.site(of: "www.example.co.uk") == "example.co.uk")
     }
 
+    /// The list as the Character-based parser read it before the byte reading (the reference the
+    /// byte reading must agree with): rules, wildcard parents and exceptions.
+    private static func referenceSets(_ text: String) -> (rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>) {
+        var sets: (rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>) = ([], [], [])
+        for line in text.split(whereSeparator: \.isNewline) {
+            guard let rule = line.split(whereSeparator: \.isWhitespace).first, !rule.hasPrefix("//") else { continue }
+            let ascii = Punycode.asciiDomain(rule.lowercased())
+            if ascii.hasPrefix("!") {
+                sets.exceptions.insert(String(ascii.dropFirst()))
+            } else if ascii.hasPrefix("*.") {
+                sets.wildcards.insert(String(ascii.dropFirst(2)))
+            } else {
+                sets.rules.insert(ascii)
+            }
+        }
+        return sets
+    }
+
+    private static func expectSameSets(_ text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let parsed = PublicSuffixList(text: text)
+        let reference = referenceSets(text)
+        #expect(parsed.rules == reference.rules, "\(what): rules", sourceLocation: sourceLocation)
+        #expect(parsed.wildcards == reference.wildcards, "\(what): wildcards", sourceLocation: sourceLocation)
+        #expect(parsed.exceptions == reference.exceptions, "\(what): exceptions", sourceLocation: sourceLocation)
+    }
+
+    /// The parser reads bytes (a daemon's start parses ~10,000 lines); it must give the sets the
+    /// Character-based reading gave: on the system's list, on lines made to meet its edges, and
+    /// on random lines of ASCII, Unicode letters, Unicode spaces and newlines.
+    @Test func readingTheBytesGivesWhatReadingCharactersGave() throws {
+        let system = try #require(FileManager.default.contents(atPath: PublicSuffixList.systemPath))
+        let systemText = String(decoding: system, as: UTF8.self)
+        Self.expectSameSets(systemText, "the system list")
+        #expect(PublicSuffixList(text: systemText).rules.count > 5000)
+
+        Self.expectSameSets("""
+            COM\r\nCo.UK\t// a comment after a tab\r\n   leading.spaces  trailing words
+            // a comment
+              // an indented comment
+            /\n/x\n!WWW.CK\n*.CK\n\u{0B}vt.example\u{0C}ff.example\r\rcr.example
+            BÜCHER.example\nbücher.example\u{00A0}after-nbsp\nnel\u{0085}after.nel
+            ls\u{2028}after.ls\n\u{0301}combining.first\nc\u{0301}.example\n\t\n
+            香港\n個人.香港 rest\n*.個人.香港\n!www.個人.香港\n\u{1}control.example
+            """, "edges")
+
+        let pieces = ["a", "Z", "0", "-", ".", "!", "*", "/", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}",
+                      "ü", "Ü", "香", "\u{00A0}", "\u{0085}", "\u{2028}", "\u{2029}", "\u{3000}", "\u{0301}", "//"]
+        var generator = SeededGenerator(seed: 18)
+        for round in 0..<20 {
+            var text = ""
+            for _ in 0..<400 { text += pieces.randomElement(using: &generator)! }
+            Self.expectSameSets(text, "random text \(round)")
+        }
+    }
+
     /// Each service loads the list when it starts; a parsed list is reused while the file is
     /// the same one, and a file replaced the way a package upgrade replaces it is read again.
     @Test func aListIsParsedAgainOnlyWhenItsFileChanged() throws {
