@@ -187,9 +187,11 @@ import TransferService
     // MARK: Destinations
 
     @Test func slowDownloadAppearsAtItsDestinationOnlyWhenComplete() async throws {
+        // 3.2 s of body, so the download still runs when the first didWriteData reaches the test
+        // on a loaded machine (see symlinkPlantedBeforeCompletionFailsTheTask).
         let payload = Data((0..<256 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) })
         let origin = try OriginServer { _ in
-            .slowBody(headers: ["Content-Type": "application/x-report"], body: payload, bytesPerWrite: 8192, interval: .milliseconds(25))
+            .slowBody(headers: ["Content-Type": "application/x-report"], body: payload, bytesPerWrite: 8192, interval: .milliseconds(100))
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
@@ -303,8 +305,11 @@ import TransferService
     /// fails the task, and nothing (not even a folder) is written outside the root.
     @Test(arguments: ["planted/file.bin", "planted/deeper/file.bin"])
     func symlinkPlantedBeforeCompletionFailsTheTask(destination: String) async throws {
+        // 3.2 s of body (4 KiB every 100 ms): the symlink is planted after the first didWriteData,
+        // and on a loaded machine that event once reached the test after a 0.8 s body had ended
+        // and its folder was made (a cold run of the test command, 2026-11-29).
         let payload = Data(repeating: 0x5a, count: 128 * 1024)
-        let origin = try OriginServer { _ in .slowBody(body: payload, bytesPerWrite: 4096, interval: .milliseconds(25)) }
+        let origin = try OriginServer { _ in .slowBody(body: payload, bytesPerWrite: 4096, interval: .milliseconds(100)) }
         defer { origin.stop() }
         try await DaemonFixture.with(configure: { $0.service.downloadsDirectory = $0.service.dataDirectory + "/root" }) { daemon in
             let outside = daemon.dataPath + "/outside"
