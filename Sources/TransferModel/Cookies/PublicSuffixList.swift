@@ -109,9 +109,9 @@ package struct PublicSuffixList: Sendable {
     }
 
     /// Lists already parsed, by path, for the life of the process. Every `TransferService` loads
-    /// the list when it starts, and parsing its ~10,000 rules (each through punycode) is the
-    /// costly part: a process that starts many services (the test bundle: one daemon a test;
-    /// several nodes of a cluster in one process) parsed it each time. The list is the system's,
+    /// the list when it starts, and parsing its ~10,000 rules is the costly part (a fifth of a
+    /// second in debug code): a process that starts many services (the test bundle: one daemon
+    /// a test; several nodes of a cluster in one process) parsed it each time. The list is the system's,
     /// the same for every tenant, so sharing it between services shares nothing of a tenant's.
     /// A file replaced on disk (an upgrade of Debian's package) has another stamp and is read
     /// again by the next service that starts. Bounded: past `limit` paths the table starts over.
