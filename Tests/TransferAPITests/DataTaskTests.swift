@@ -381,7 +381,7 @@ import TransferService
     @Test func suspendAndResumeASlowTransferKeepsTheBodyExact() async throws {
         let payload = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 11) })
         let origin = try OriginServer { _ in
-            .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 1000, interval: .milliseconds(40))
+            .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 1000, interval: .milliseconds(100))
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 import TransferAPI
@@ -545,7 +546,7 @@ import TransferService
         let slow = try OriginServer { request in
             switch OriginBehavior.ranged(payload, for: request, headers: ["ETag": "\"v1\""]) {
             case .respond(let status, let headers, let body):
-                return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 8192, interval: .milliseconds(20))
+                return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 8192, interval: .milliseconds(70))
             case let other:
                 return other
             }
@@ -580,10 +581,18 @@ import TransferService
     @Test(arguments: [true, false])
     func aDownloadSuspendedPastItsTimeoutReconnectsOnResume(withValidator: Bool) async throws {
         let payload = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 9) })
+        // The first answer trickles (about 3.4 s, so the suspend finds it running even when the
+        // event reaches the test late); the reconnect is answered at once.
+        let answers = Mutex(0)
         let slow = try OriginServer { request in
             switch OriginBehavior.ranged(payload, for: request, headers: withValidator ? ["ETag": "\"v1\""] : [:]) {
             case .respond(let status, let headers, let body):
-                return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 8192, interval: .milliseconds(20))
+                let first = answers.withLock { count in
+                    count += 1
+                    return count == 1
+                }
+                return first ? .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 8192, interval: .milliseconds(70))
+                             : .respond(status: status, headers: headers, body: body)
             case let other:
                 return other
             }

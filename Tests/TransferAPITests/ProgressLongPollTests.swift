@@ -142,7 +142,7 @@ import TransferService
     @Test func progressOfARunningTransferMovesForward() async throws {
         let payload = Data(repeating: 0xAB, count: 20_000)
         let origin = try OriginServer { _ in
-            .slowBody(body: payload, bytesPerWrite: 2000, interval: .milliseconds(40))
+            .slowBody(body: payload, bytesPerWrite: 2000, interval: .milliseconds(400))
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in

@@ -69,7 +69,7 @@ import TransferService
 
     @Test func statsShowBytesAndRatesPerClassWhileATransferRuns() async throws {
         let body = Data(count: 2 << 20)
-        let origin = try OriginServer { _ in .slowBody(body: body, bytesPerWrite: 16 << 10, interval: .milliseconds(10)) }
+        let origin = try OriginServer { _ in .slowBody(body: body, bytesPerWrite: 16 << 10, interval: .milliseconds(40)) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
             let id = try #require(try await daemon.dataTask(["url": origin.url("/slow"), "networkServiceType": "background"]).int("id"))

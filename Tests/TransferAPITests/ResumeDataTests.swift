@@ -7,12 +7,13 @@ import TestSupport
 /// Range + If-Range against an origin that honours, ignores or cannot serve the range. The final
 /// file must always be exactly the resource.
 @Suite struct ResumeDataTests {
-    static let size = 256 * 1024
+    static let size = 1024 * 1024
     static let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
     static let etag = "\"v1\""
 
-    /// First request (no Range): the body, slowly (about a second: a cancel after a quarter of it
-    /// arrives in time when eight tests share two loaded cores), with an ETag. Ranged requests: `resumed`.
+    /// First request (no Range): the body, slowly (about 4 s; the tests act after at most
+    /// 192 KiB, 0.7 s in, so the action finds it running even when an event reaches a test a
+    /// second late on two loaded cores), with an ETag. Ranged requests: `resumed`.
     private static func origin(resumed: @escaping @Sendable (OriginRequest) -> OriginBehavior) throws -> OriginServer {
         try OriginServer { request in
             if request.header("Range") == nil && request.header("X-Again") == nil {
@@ -95,7 +96,7 @@ import TestSupport
             var offsets: [Int] = []
             for _ in 0..<20 {
                 let id = try await startDownload(daemon, origin.url("/file.bin"))
-                let cut = Int.random(in: 4096..<(Self.size - 64 * 1024))
+                let cut = Int.random(in: 4096..<(192 * 1024))
                 let resumeData = try #require(try await cancelForResume(daemon, id, after: cut))
                 let resumed = try await resume(daemon, resumeData)
                 let resumedId = try #require(resumed.int("id"))

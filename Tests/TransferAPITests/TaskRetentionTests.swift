@@ -106,7 +106,7 @@ import TransferService
 
     @Test func aPartialFileKeptForResumeDataGoesWithItsTask() async throws {
         let origin = try OriginServer { _ in
-            .slowBody(headers: ["ETag": "\"r1\""], body: Self.payload, bytesPerWrite: 1000, interval: .milliseconds(20))
+            .slowBody(headers: ["ETag": "\"r1\""], body: Self.payload, bytesPerWrite: 1000, interval: .milliseconds(80))
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in

@@ -32,7 +32,7 @@ import Testing
     @Test func killNineLosesNothingCommittedAndSettlesWhatWasRunning() async throws {
         let bodies = (0..<3).map { _ in randomBytes(50_000) }
         let laterBody = randomBytes(30_000)
-        let slowBody = randomBytes(40 * 1_024)
+        let slowBody = randomBytes(80 * 1_024)  // about 4 s: the suspend must find it still running
         let origin = try OriginServer { request in
             if request.path == "/stall" || request.path.hasPrefix("/stall?") {
                 return .stallAfterHeaders(contentLength: 1_000_000, bodyPrefix: Data(repeating: 7, count: 1_000))

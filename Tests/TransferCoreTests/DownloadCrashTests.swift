@@ -11,11 +11,11 @@ import Testing
     static let etag = "\"crash-v1\""
     private static let json = ["Content-Type": "application/json"]
 
-    /// The first request trickles (about 5 s); ranged requests are served at once.
+    /// The first request trickles (about 7.6 s); ranged requests are served at once.
     private static func origin() throws -> OriginServer {
         try OriginServer { request in
             if request.header("Range") != nil { return .ranged(body, for: request, headers: ["ETag": etag]) }
-            return .slowBody(headers: ["ETag": etag], body: body, bytesPerWrite: 8 * 1024, interval: .milliseconds(40))
+            return .slowBody(headers: ["ETag": etag], body: body, bytesPerWrite: 8 * 1024, interval: .milliseconds(60))
         }
     }
 

@@ -20,7 +20,7 @@ import Testing
                 return .respond(status: 500)
             }
             headers["Content-Length"] = nil
-            return .slowBody(status: status, headers: headers, body: bytes, bytesPerWrite: 16 * 1024, interval: .milliseconds(40))
+            return .slowBody(status: status, headers: headers, body: bytes, bytesPerWrite: 16 * 1024, interval: .milliseconds(60))
         }
     }
 

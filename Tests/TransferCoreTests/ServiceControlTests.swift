@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func suspendThenResumeDeliversTheExactBodyOnTheSameConnection() async throws {
-        let body = randomBytes(48 * 1_024)  // about 2.4 s
+        let body = randomBytes(80 * 1_024)  // about 4 s
         let origin = try Self.slowOrigin(body)
         defer { origin.stop() }
         let harness = try ServiceHarness()

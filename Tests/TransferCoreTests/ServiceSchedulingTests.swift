@@ -41,11 +41,11 @@ import Testing
         let file = randomBytes(3 << 20)
         let origin = try OriginServer { request in
             guard request.path == "/big.bin" else { return .text("answer") }
-            // Served slowly (about 2.5 MiB/s) so the download is still running when preempted.
+            // Served slowly (about 0.8 MiB/s, some 3.5 s after the preemption point) so the download is still running when preempted.
             guard case .respond(let status, let headers, let body) = OriginBehavior.ranged(file, for: request, headers: ["ETag": "\"v1\""]) else {
                 return .respond(status: 500)
             }
-            return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 32 << 10, interval: .milliseconds(12))
+            return .slowBody(status: status, headers: headers, body: body, bytesPerWrite: 32 << 10, interval: .milliseconds(40))
         }
         defer { origin.stop() }
         let harness = try ServiceHarness { $0.maxConcurrentTransfers = 1 }

@@ -8,11 +8,12 @@ import TestSupport
 /// asked for and the total must be the known length. Otherwise the partial file is discarded and
 /// the download starts over with a plain GET: the file is one version, never a splice.
 @Suite struct RangedResumeTests {
-    static let size = 1024 * 1024
+    static let size = 4 * 1024 * 1024
     static let versionA = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 10) })
     static let versionB = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 5) })
 
-    /// A plain GET streams version A slowly (so it can be cancelled half-way) or, once `served`
+    /// A plain GET streams version A slowly (about 5 s, cancelled at an eighth with 4.5 s to
+    /// spare, so a late event still finds it running) or, once `served`
     /// says the resource changed, version B at once; a ranged GET gets `ranged`.
     private static func origin(
         afterChange: Data = versionB, etagAfterChange: String = "\"B\"",
@@ -34,7 +35,7 @@ import TestSupport
     }
 
     /// Downloads until 512 KiB arrived, cancels with resume data, resumes; the resumed task.
-    private func cancelHalfWayAndResume(_ daemon: DaemonFixture, _ origin: OriginServer) async throws -> (task: [String: Any], id: Int) {
+    private func cancelPartWayAndResume(_ daemon: DaemonFixture, _ origin: OriginServer) async throws -> (task: [String: Any], id: Int) {
         let id = try #require(try await daemon.createTask(["kind": "download", "request": ["url": origin.url("/file.bin")]]).int("id"))
         try await daemon.waitForTask(id) { ($0.object("progress")?.int("bytesReceived") ?? 0) >= 512 * 1024 }
         let cancelled = try await daemon.post("/v1/tasks/\(id)/cancel", json: ["produceResumeData": true]).object()
@@ -65,7 +66,7 @@ import TestSupport
         let origin = try Self.origin { _, offset in Self.partial(Self.versionB, from: offset, etag: "\"B\"") }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             #expect(origin.requests[1].header("If-Range") == "\"A\"")
             try await expectStartedOver(daemon, origin, task: task, id: id, expected: Self.versionB)
         }
@@ -75,7 +76,7 @@ import TestSupport
         let origin = try Self.origin { _, offset in Self.partial(Self.versionA, from: offset, etag: nil) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             try await expectStartedOver(daemon, origin, task: task, id: id, expected: Self.versionB)
         }
     }
@@ -89,7 +90,7 @@ import TestSupport
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             try await expectStartedOver(daemon, origin, task: task, id: id, expected: Self.versionB)
         }
     }
@@ -100,7 +101,7 @@ import TestSupport
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             try await expectStartedOver(daemon, origin, task: task, id: id, expected: Self.versionB)
         }
     }
@@ -116,7 +117,7 @@ import TestSupport
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             try await expectStartedOver(daemon, origin, task: task, id: id, expected: Self.versionB)
         }
     }
@@ -137,7 +138,7 @@ import TestSupport
         }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, _) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, _) = try await cancelPartWayAndResume(daemon, origin)
             let error = try #require(task.object("error"), "a short file was reported complete: \(task)")
             #expect(error.int("code") == -1005, "\(error)")
             #expect(error.string("message")?.contains("ended the body after") == true, "\(error)")
@@ -155,7 +156,7 @@ import TestSupport
         let origin = try Self.origin { _, offset in Self.partial(Self.versionA, from: offset, etag: "\"A\"") }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
             #expect(byteDifference(try await daemon.file(id).body, Self.versionA) == nil)
             #expect(origin.requests.count == 2, "one plain and one ranged request")
@@ -167,7 +168,7 @@ import TestSupport
         let origin = try Self.origin { _, _ in .respond(headers: ["ETag": "\"B\""], body: Self.versionB) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
-            let (task, id) = try await cancelHalfWayAndResume(daemon, origin)
+            let (task, id) = try await cancelPartWayAndResume(daemon, origin)
             #expect(task.object("error") == nil, "\(task)")
             #expect(byteDifference(try await daemon.file(id).body, Self.versionB) == nil)
         }
