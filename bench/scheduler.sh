@@ -24,7 +24,8 @@
 #      connection. Tasks/s. Then the machine's floor for those rows: SQLite alone (Python's
 #      sqlite3 module on the system's libsqlite3) writing as many rows, BENCH_BATCH to a
 #      transaction, each transaction one set-based upsert of a task record the daemon stored,
-#      into a copy of the store's schema (bench/sqlite_floor.py).
+#      into a copy of the store's schema (bench/sqlite_floor.py); and again with the record's
+#      null members left out, to show how much of that floor is the record's size.
 #   d. memory: a fresh daemon (--max-transfers 512); one download that nginx trickles at 1 byte/s
 #      holds the only slot of a session (httpMaximumConnectionsPerHost 1), and BENCH_QUEUED
 #      running tasks to that host are queued behind it (batches of 10,000). VmRSS before and
@@ -267,10 +268,10 @@ stop_peer transferd "$DAEMON_PID"
 # The floor under (c): SQLite alone writing the same rows, the same number to a transaction, in
 # one set-based statement each (bench/sqlite_floor.py), into a copy of the store's schema.
 log "(c) the same rows written by SQLite alone (bench/sqlite_floor.py)"
-read -r _ SQLITE_FLOOR_RATE SQLITE_FLOOR_S SQLITE_FLOOR_VERSION < <("$PYTHON" bench/sqlite_floor.py \
+read -r _ SQLITE_FLOOR_RATE SQLITE_FLOOR_S SQLITE_FLOOR_VERSION SQLITE_LEAN_RATE RECORD_BYTES LEAN_BYTES < <("$PYTHON" bench/sqlite_floor.py \
     "$WORK/data/transferd.sqlite3" "$WORK/sqlite-floor.db" "$BATCHES" "$BATCH") \
     || die "bench/sqlite_floor.py failed"
-[ -n "${SQLITE_FLOOR_VERSION:-}" ] || die "bench/sqlite_floor.py printed no figure"
+[ -n "${LEAN_BYTES:-}" ] || die "bench/sqlite_floor.py printed no figure"
 
 # ---- d, e. a long queue: memory and admission -------------------------------------------------------
 
@@ -362,6 +363,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo
     echo "(c) $BATCHES batches of $BATCH suspended tasks: $BATCH_RATE tasks/s ($BATCH_S s)   goal >= 100000/s"
     echo "    SQLite $SQLITE_FLOOR_VERSION alone, the same rows in one statement a batch (this machine's floor): $SQLITE_FLOOR_RATE rows/s ($SQLITE_FLOOR_S s); transferd/SQLite $(ratio "$BATCH_RATE" "$SQLITE_FLOOR_RATE")"
+    echo "    the same with the record's null members left out ($RECORD_BYTES -> $LEAN_BYTES bytes a record): $SQLITE_LEAN_RATE rows/s"
     echo "    daemon VmRSS after (b) and (c): $(awk -v k="$RSS_AFTER_SUBMIT_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB with $((SUBMIT + BATCHES * BATCH)) suspended tasks, and in memory the $((FILES * ROUNDS)) completed downloads of (a)'s ephemeral sessions"
     echo
     echo "(d) $QUEUED_NOW tasks queued behind one stalled transfer: VmRSS $(awk -v k="$RSS_EMPTY_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB -> $(awk -v k="$RSS_FULL_KIB" 'BEGIN { printf "%.1f", k / 1024 }') MiB, $PER_TASK_KIB KiB per queued task   goal <= 1"
@@ -370,7 +372,7 @@ CPU_MODEL="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "    0: $PROBE_0_US µs   1000: $PROBE_1K_US µs   $QUEUED_NOW: $PROBE_FULL_US µs   ratio $QUEUED_NOW/1000: $(ratio "$PROBE_FULL_US" "$PROBE_1K_US") (log ratio $(awk -v n="$QUEUED_NOW" 'BEGIN { printf "%.2f", log(n) / log(1000) }'))"
     echo "    admission share over the empty queue: 1000: $(awk -v a="$PROBE_1K_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs, $QUEUED_NOW: $(awk -v a="$PROBE_FULL_US" -v b="$PROBE_0_US" 'BEGIN { printf "%.1f", a - b }') µs"
     echo
-    printf 'bench: files/s transferd %s (ephemeral %s) curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s, nginx static GET %s/s); batch %s tasks/s (SQLite alone %s rows/s); %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
+    printf 'bench: files/s transferd %s (ephemeral %s) curl %s%s (CPU/file transferd %s µs curl %s µs); POST %s tasks/s (last/first %s, nginx static GET %s/s); batch %s tasks/s (SQLite alone %s rows/s, %s without null members); %s KiB/queued task; admit %s->%s µs (1k->%s)\n' \
         "$TRANSFERD_FPS" "$EPHEMERAL_FPS" "$CURL_FPS" "$([ "$WANT_ARIA2" = "1" ] && echo " aria2 $ARIA2_FPS")" "$(per_file_us "$TRANSFERD_CPU_MS")" "$(per_file_us "$CURL_CPU_MS")" "$SUBMIT_RATE" "$(ratio "$LAST_RATE" "$FIRST_RATE")" "$FLOOR_RATE" \
-        "$BATCH_RATE" "$SQLITE_FLOOR_RATE" "$PER_TASK_KIB" "$PROBE_1K_US" "$PROBE_FULL_US" "$QUEUED_NOW"
+        "$BATCH_RATE" "$SQLITE_FLOOR_RATE" "$SQLITE_LEAN_RATE" "$PER_TASK_KIB" "$PROBE_1K_US" "$PROBE_FULL_US" "$QUEUED_NOW"
 }

@@ -13,9 +13,17 @@ is one set-based statement (a recursive CTE), the cheapest way SQLite has to wri
 statement per row, no binding, no JSON made. The daemon has all of that to do and must commit
 before its 201, so its batch rate stays under this one.
 
-Prints "SQLITE_FLOOR <rows/s> <seconds> <sqlite version>". Standard library only; the sqlite3
-module must use the system's libsqlite3 (the daemon's), which the version printed lets one check.
+Then the same again into WORK_DB-lean with the record's null members left out (every level):
+what the floor would be if the stored record held only what a task has. A queued task's record
+is mostly keys with null values and a request written out in full; the two rates side by side
+show how much of the floor is the record's size.
+
+Prints "SQLITE_FLOOR <rows/s> <seconds> <sqlite version> <lean rows/s> <record bytes> <lean
+record bytes>". Standard library only; the sqlite3 module must use the system's libsqlite3 (the
+daemon's), which the version printed lets one check.
 """
+import json
+import os
 import sqlite3
 import sys
 import time
@@ -33,6 +41,29 @@ def main():
     session_columns = [d[1] for d in source.execute("PRAGMA table_info(sessions)")]
     source.close()
 
+    columns = (session_id, owner, kind, scheduling_class, served_cut)
+    lean = json.dumps(without_nulls(json.loads(record)), separators=(",", ":"), sort_keys=True)
+    rate, seconds = write_rows(work_db, schema, session_row, session_columns, record, columns, batches, batch)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(work_db + "-lean" + suffix):
+            os.remove(work_db + "-lean" + suffix)
+    lean_rate, _ = write_rows(work_db + "-lean", schema, session_row, session_columns, lean, columns, batches, batch)
+    print(f"SQLITE_FLOOR {rate:.0f} {seconds:.3f} {sqlite3.sqlite_version} {lean_rate:.0f} "
+          f"{len(record.encode())} {len(lean.encode())}")
+
+
+def without_nulls(value):
+    """`value` with every object member whose value is null left out, at every level."""
+    if isinstance(value, dict):
+        return {key: without_nulls(member) for key, member in value.items() if member is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
+
+
+def write_rows(work_db, schema, session_row, session_columns, record, columns, batches, batch):
+    """Writes BATCHES transactions of BATCH rows of `record` into a new WORK_DB; rows/s, seconds."""
+    session_id, owner, kind, scheduling_class, served_cut = columns
     # The record with its id cut out, so each row's id can be put back in (`"id":N,`).
     marker = '"id":'
     start = record.index(marker) + len(marker)
@@ -69,7 +100,7 @@ def main():
     work.close()
     if written != batches * batch:
         sys.exit(f"sqlite_floor: wrote {written} rows, expected {batches * batch}")
-    print(f"SQLITE_FLOOR {batches * batch / seconds:.0f} {seconds:.3f} {sqlite3.sqlite_version}")
+    return batches * batch / seconds, seconds
 
 
 if __name__ == "__main__":
