@@ -81,6 +81,12 @@ struct JSONBytes: ~Copyable {
         count -= 1
     }
 
+    /// Drops what was written after the first `length` bytes.
+    mutating func truncate(to length: Int) {
+        precondition(0 <= length && length <= count, "truncate to \(length) of \(count) JSON bytes")
+        count = length
+    }
+
     /// The bytes written, as Data that takes the block over (no copy).
     consuming func data() -> Data {
         let (block, length) = (base, count)

@@ -100,7 +100,7 @@ extension TaskJSONWriter {
     }
 
     mutating func response(_ info: ResponseInfo?) {
-        guard let info else { return raw("null") }
+        guard let info else { return null() }
         open()
         key("expectedContentLength"); integerOrNull(info.expectedContentLength)
         key("headers"); strings(info.headers)
@@ -113,7 +113,7 @@ extension TaskJSONWriter {
     }
 
     mutating func error(_ error: TaskError?) {
-        guard let error else { return raw("null") }
+        guard let error else { return null() }
         open()
         key("code"); integer(error.code)
         key("message"); string(error.message)
@@ -144,7 +144,7 @@ extension TaskJSONWriter {
     }
 
     mutating func integerOrNull(_ value: Int?) {
-        if let value { integer(value) } else { raw("null") }
+        if let value { integer(value) } else { null() }
     }
 
     /// JSONEncoder's `.sortedKeys` order: by UTF-8 bytes, compared with memcmp (the UTF8View

@@ -14,6 +14,13 @@ struct TaskJSONWriter: ~Copyable {
     var bytes: JSONBytes
     /// Where the members only the stored form has are (`storedOnly`).
     private(set) var storedOnlySpans: [Range<Int>] = []
+    /// Whether a member whose value is null is left out instead of written (`null()`): a
+    /// stored record holds only what a task has, and `ServedNulls` puts the nulls back when
+    /// the record is served. Only members named by `key(_:)` are left out.
+    var omitsNulls = false
+    /// Where the last member named by `key(_:)` began (its comma included) and where its name
+    /// ended, while `omitsNulls`.
+    private var memberStart = -1, keyEnd = -1
 
     init(capacity: Int = 1024) { bytes = JSONBytes(capacity: capacity) }
 
@@ -59,7 +66,7 @@ struct TaskJSONWriter: ~Copyable {
         key("retryCount"); integer(task.retryCount)
         key("schedulingClass"); string(task.schedulingClass.rawValue)
         if stored, let sealed = task.sealedLogin { storedOnly { $0.key("sealedLogin"); $0.string(sealed) } }
-        key("segments"); if let segments = task.segments { integer(segments) } else { raw("null") }
+        key("segments"); if let segments = task.segments { integer(segments) } else { null() }
         key("sessionId"); string(task.sessionId)
         key("startedAt"); date(task.startedAt)
         key("state"); string(task.state.rawValue)
@@ -83,7 +90,7 @@ struct TaskJSONWriter: ~Copyable {
     // MARK: the parts of a task
 
     private mutating func request(_ info: RequestInfo?) {
-        guard let info else { return raw("null") }
+        guard let info else { return null() }
         open()
         key("bodyLength"); integerOrNull(info.bodyLength)
         key("cachePolicy"); string(info.cachePolicy.rawValue)
@@ -104,14 +111,14 @@ struct TaskJSONWriter: ~Copyable {
         key("bytesPerSecond"); number(progress.bytesPerSecond)
         key("bytesReceived"); integer(progress.bytesReceived)
         key("bytesSent"); integer(progress.bytesSent)
-        key("fractionCompleted"); progress.fractionCompleted.map { number($0) } ?? raw("null")
-        key("secondsRemaining"); progress.secondsRemaining.map { number($0) } ?? raw("null")
+        key("fractionCompleted"); progress.fractionCompleted.map { number($0) } ?? null()
+        key("secondsRemaining"); progress.secondsRemaining.map { number($0) } ?? null()
         close()
     }
 
     /// `{"md5":"...","sha-256":"..."}`: names and lowercase hex, which need no escapes.
     private mutating func digest(_ digest: TaskDigest?) {
-        guard let digest else { return raw("null") }
+        guard let digest else { return null() }
         strings(digest.values)
     }
 
@@ -125,7 +132,17 @@ struct TaskJSONWriter: ~Copyable {
     /// about 40 keys: scanning each as a string was a third of the writer's time), the whole
     /// `,"name":` at once (`JSONBytes.appendKey`).
     mutating func key(_ name: StaticString) {
+        if omitsNulls { memberStart = bytes.count }
         name.withUTF8Buffer { bytes.appendKey($0) }
+        if omitsNulls { keyEnd = bytes.count }
+    }
+
+    /// A null value: written, or with `omitsNulls` its whole member taken back when the null
+    /// is the value of the member `key(_:)` just named.
+    mutating func null() {
+        guard omitsNulls, keyEnd == bytes.count else { return raw("null") }
+        bytes.truncate(to: memberStart)
+        keyEnd = -1
     }
 
     /// `key` for a name only known at run time (an event's fields, a header), escaped if it must be.
@@ -136,7 +153,7 @@ struct TaskJSONWriter: ~Copyable {
     }
 
     mutating func string(_ text: String?) {
-        guard var text else { return raw("null") }
+        guard var text else { return null() }
         let plain = text.withUTF8 { utf8 in
             // Quotes, backslashes and control characters need escapes: JSONEncoder writes those.
             guard !Self.needsEscapes(utf8) else { return false }
@@ -223,7 +240,7 @@ struct TaskJSONWriter: ~Copyable {
 
     /// `.iso8601`: `yyyy-MM-ddTHH:mm:ssZ` in UTC, whole seconds (the fraction dropped).
     mutating func date(_ value: Date?) {
-        guard let value else { return raw("null") }
+        guard let value else { return null() }
         bytes.append(UInt8(ascii: "\""))
         guard RFC3339.append(value, milliseconds: false, to: &bytes) else {
             bytes.removeLast()
@@ -234,8 +251,8 @@ struct TaskJSONWriter: ~Copyable {
 
     /// A value JSONCoding.encoder writes (the rare and nested parts); nil is null.
     mutating func encoded(_ value: (some Encodable)?) {
-        guard let value else { return raw("null") }
-        guard let data = try? JSONCoding.encoder.encode(value) else { return raw("null") }
+        guard let value else { return null() }
+        guard let data = try? JSONCoding.encoder.encode(value) else { return null() }
         bytes.append(contentsOf: data)
     }
 }

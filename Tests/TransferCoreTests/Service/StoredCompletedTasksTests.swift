@@ -76,11 +76,14 @@ internal import SQLite
         #expect(try [first.id, second.id].map { Self.json(try service.task($0, owner: "alice")) } == held)
         #expect(try [first.id, second.id].map { Self.json(try service.servedTask($0, owner: "alice")) } == held)
         guard case .stored = try service.servedTask(first.id, owner: "alice") else { Issue.record("not served from the store"); return }
-        // Pages serve the stored records cut by their notes, not decoded again.
+        // Pages serve the stored records cut by their notes, not decoded again; the records
+        // leave their nulls out (`~`).
         let database = try Database(path: harness.folder.path + "/transferd.sqlite3")
         defer { database.close() }
         let cuts = try database.run("SELECT served_cut FROM tasks WHERE state = 'completed'").map { $0.string(0) ?? "" }
-        #expect(cuts.count == 2 && cuts.allSatisfy { $0.hasPrefix(TransferTask.formId + ":") }, "\(cuts)")
+        #expect(cuts.count == 2 && cuts.allSatisfy { $0.hasPrefix(TransferTask.formId + "~:") }, "\(cuts)")
+        let records = try database.run("SELECT record FROM tasks WHERE state = 'completed'").map { $0.string(0) ?? "" }
+        #expect(records.count == 2 && records.allSatisfy { !$0.contains(":null") }, "\(records)")
         #expect(try service.listTasks(in: session, state: nil, owner: "alice", limit: 10, cursor: nil).items.map { Self.json($0) } == heldList)
         #expect(try service.listTasks(in: session, state: .completed, owner: "alice", limit: 10, cursor: nil).items.map(\.id) == [first.id, second.id])
         #expect(try service.listTasks(in: session, state: .running, owner: "alice", limit: 10, cursor: nil).items.map(\.id) == [running.id])
