@@ -1,3 +1,4 @@
+internal import Glibc
 public import FoundationEssentials
 
 /// Puts back the null members a stored task record leaves out (`TaskJSONWriter.omitsNulls`),
@@ -17,11 +18,12 @@ public import FoundationEssentials
 enum ServedNulls {
     /// `lean`'s served form with its nulls back, or nil when it is not a record this knows.
     static func restore(_ lean: Data) -> Data? {
-        lean.withUnsafeBytes { raw -> Data? in
+        var out = JSONBytes(capacity: lean.count + 640)
+        let restored = lean.withUnsafeBytes { raw -> Bool in
             var restorer = Restorer(input: raw.bindMemory(to: UInt8.self))
-            guard restorer.object(.task), restorer.at == raw.count else { return nil }
-            return Data(restorer.out)
+            return restorer.object(.task, into: &out) && restorer.at == raw.count
         }
+        return restored ? out.data() : nil
     }
 
     /// The objects of the served form that a stored record may hold without some members.
@@ -37,14 +39,15 @@ enum ServedNulls {
         case invalid
     }
 
+    /// A member's name, what its absence means, and the object its value is when that object
+    /// may lack members too. Names are literals: a table of them costs no reference counting.
     struct Member {
-        let name: [UInt8]
+        let name: StaticString
         let whenAbsent: Absence
-        /// The object its value is, when that object may lack members too.
         let shape: Shape?
 
-        init(_ name: String, _ whenAbsent: Absence, _ shape: Shape? = nil) {
-            self.name = Array(name.utf8)
+        init(_ name: StaticString, _ whenAbsent: Absence, _ shape: Shape? = nil) {
+            self.name = name
             self.whenAbsent = whenAbsent
             self.shape = shape
         }
@@ -62,18 +65,22 @@ enum ServedNulls {
         }
     }
 
-    /// The task's members (`TransferTask.servedKeys`): those every task has, and the objects
-    /// looked into.
-    private static let task: [Member] = {
-        let always: Set<String> = [
-            "createdAt", "dataInEvents", "decisions", "id", "kind", "networkServiceType", "originalRequest", "phase",
-            "preemptions", "priority", "progress", "retryCount", "schedulingClass", "sessionId", "state", "version",
-        ]
-        let shapes: [String: Shape] = [
-            "currentRequest": .request, "originalRequest": .request, "progress": .progress, "response": .response, "error": .error,
-        ]
-        return TransferTask.servedKeys.map { Member($0, always.contains($0) ? .invalid : .null, shapes[$0]) }
-    }()
+    /// The task's members, `TransferTask.servedKeys` (`TaskPageJSONTests` holds the two lists
+    /// together).
+    static let task: [Member] = [
+        Member("bandwidthLimit", .null), Member("bodyStream", .null), Member("cacheStatus", .null),
+        Member("checksum", .null), Member("completedAt", .null), Member("conflict", .null),
+        Member("createdAt", .invalid), Member("currentRequest", .null, .request), Member("dataInEvents", .invalid),
+        Member("decision", .null), Member("decisions", .invalid), Member("description", .null),
+        Member("destination", .null), Member("digest", .null), Member("earliestBeginDate", .null),
+        Member("error", .null, .error), Member("id", .invalid), Member("kind", .invalid), Member("location", .null),
+        Member("mirrors", .null), Member("networkServiceType", .invalid), Member("originalRequest", .invalid, .request),
+        Member("phase", .invalid), Member("preemptions", .invalid), Member("priority", .invalid),
+        Member("progress", .invalid, .progress), Member("response", .null, .response), Member("responseDisposition", .null),
+        Member("resumable", .null), Member("retryCount", .invalid), Member("schedulingClass", .invalid),
+        Member("segments", .null), Member("sessionId", .invalid), Member("startedAt", .null), Member("state", .invalid),
+        Member("version", .invalid),
+    ]
 
     private static let request: [Member] = [
         Member("bodyLength", .null), Member("cachePolicy", .invalid), Member("headers", .invalid),
@@ -98,68 +105,85 @@ enum ServedNulls {
         Member("resumeData", .null),
     ]
 
-    /// One pass over the record's bytes, copying them to `out` with the nulls put back.
+    /// One pass over the record's bytes, copying them with the nulls put back.
     private struct Restorer {
         let input: UnsafeBufferPointer<UInt8>
         var at = 0
-        var out: [UInt8] = []
 
-        init(input: UnsafeBufferPointer<UInt8>) {
-            self.input = input
-            out.reserveCapacity(input.count + 512)
-        }
+        init(input: UnsafeBufferPointer<UInt8>) { self.input = input }
 
         /// The object at `at`, of `shape`, copied with its missing members written as null.
-        mutating func object(_ shape: Shape) -> Bool {
+        /// The bytes between insertions are copied in runs; only the names are compared.
+        mutating func object(_ shape: Shape, into out: inout JSONBytes) -> Bool {
             guard byte(at) == UInt8(ascii: "{") else { return false }
+            var run = at  // the first byte not copied yet
             at += 1
-            out.append(UInt8(ascii: "{"))
-            var wrote = false
+            var name = nextName()
             for member in ServedNulls.members(of: shape) {
-                guard let name = nextName(), input[name].elementsEqual(member.name) else {
+                guard let present = name, matches(present, member.name) else {
                     switch member.whenAbsent {
                     case .null:
-                        if wrote { out.append(UInt8(ascii: ",")) }
-                        out.append(UInt8(ascii: "\""))
-                        out.append(contentsOf: member.name)
-                        out.append(contentsOf: "\":null".utf8)
-                        wrote = true
+                        copy(from: run, into: &out)
+                        run = at
+                        // Before the next member, or at the object's end (after another member or not).
+                        if byte(at) == UInt8(ascii: "\"") {
+                            out.append(UInt8(ascii: "\""))
+                            member.name.withUTF8Buffer { out.append($0) }
+                            ("\":null," as StaticString).withUTF8Buffer { out.append($0) }
+                        } else {
+                            member.name.withUTF8Buffer { out.appendKey($0) }
+                            ("null" as StaticString).withUTF8Buffer { out.append($0) }
+                        }
                     case .nothing: break
                     case .invalid: return false
                     }
                     continue
                 }
-                if wrote { out.append(UInt8(ascii: ",")) }
-                // `"name":` as it is, then the value.
-                out.append(contentsOf: input[(name.lowerBound - 1)..<(name.upperBound + 2)])
-                at = name.upperBound + 2
+                at = present.upperBound + 2
                 if let child = member.shape, byte(at) == UInt8(ascii: "{") {
-                    guard object(child) else { return false }
+                    copy(from: run, into: &out)
+                    guard object(child, into: &out) else { return false }
+                    run = at
                 } else {
                     guard let end = valueEnd(from: at) else { return false }
-                    out.append(contentsOf: input[at..<end])
                     at = end
                 }
                 if byte(at) == UInt8(ascii: ",") { at += 1 }
-                wrote = true
+                name = nextName()
             }
             guard byte(at) == UInt8(ascii: "}") else { return false }
             at += 1
-            out.append(UInt8(ascii: "}"))
+            copy(from: run, into: &out)
             return true
+        }
+
+        /// Copies the input from `start` up to `at`.
+        private func copy(from start: Int, into out: inout JSONBytes) {
+            guard start < at else { return }
+            out.append(UnsafeBufferPointer(rebasing: input[start..<at]))
         }
 
         /// The bytes of the name of the member at `at` (`"name":`), without consuming it; nil
         /// at the object's end. The writer's names have no escapes; a name with one matches none.
         private func nextName() -> Range<Int>? {
-            guard byte(at) == UInt8(ascii: "\"") else { return nil }
-            var end = at + 1
-            while end < input.count, input[end] != UInt8(ascii: "\"") {
-                if input[end] == UInt8(ascii: "\\") { return nil }
-                end += 1
-            }
-            guard byte(end + 1) == UInt8(ascii: ":") else { return nil }
+            guard byte(at) == UInt8(ascii: "\""), let end = quote(from: at + 1),
+                  byte(end + 1) == UInt8(ascii: ":") else { return nil }
             return (at + 1)..<end
+        }
+
+        /// Whether the bytes of `range` are `name`'s.
+        private func matches(_ range: Range<Int>, _ name: StaticString) -> Bool {
+            guard range.count == name.utf8CodeUnitCount, input[range.lowerBound] == name.utf8Start.pointee,
+                  let base = input.baseAddress else { return false }
+            return memcmp(base + range.lowerBound, name.utf8Start, range.count) == 0
+        }
+
+        /// The index of the first `"` at or after `start` (memchr: most of a record's bytes are
+        /// inside strings), or nil.
+        private func quote(from start: Int) -> Int? {
+            guard start < input.count, let base = input.baseAddress,
+                  let found = memchr(base + start, Int32(UInt8(ascii: "\"")), input.count - start) else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
         }
 
         /// Where the value starting at `start` ends: a string, an object or array (their
@@ -199,15 +223,15 @@ enum ServedNulls {
             }
         }
 
-        /// Just past the closing quote of the string that opens at `start`.
+        /// Just past the closing quote of the string that opens at `start`: the first quote not
+        /// escaped (preceded by an even number of backslashes).
         private func stringEnd(from start: Int) -> Int? {
-            var index = start + 1
-            while index < input.count {
-                switch input[index] {
-                case UInt8(ascii: "\\"): index += 2
-                case UInt8(ascii: "\""): return index + 1
-                default: index += 1
-                }
+            var from = start + 1
+            while let found = quote(from: from) {
+                var backslashes = 0
+                while found - backslashes - 1 > start, input[found - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+                if backslashes % 2 == 0 { return found + 1 }
+                from = found + 1
             }
             return nil
         }

@@ -90,6 +90,15 @@ import Testing
         let (record, cut) = task.storedRecord()
         let lean = try #require(TransferTask.servedJSON(fromStored: record, cut: cut.replacingOccurrences(of: "~", with: "")))
         #expect(ServedNulls.restore(lean).map(Self.text) == Self.text(task.jsonData()))
+        // Its table of the task's members is the served form's.
+        #expect(ServedNulls.task.map { "\($0.name)" } == TransferTask.servedKeys)
+        // Strings that end in a backslash or hold escaped quotes are skipped whole.
+        var awkward = task
+        awkward.description = "ends in a backslash \\"
+        awkward.destination = "a \"quoted\\\" name\\\\"
+        awkward.originalRequest.headers["X-Escapes"] = "\\\"\\"
+        let (awkwardRecord, awkwardCut) = awkward.storedRecord()
+        #expect(TransferTask.servedJSON(fromStored: awkwardRecord, cut: awkwardCut).map(Self.text) == Self.text(awkward.jsonData()))
         let text = Self.text(lean)
         let foreign = [
             text.replacingOccurrences(of: "\"id\":", with: "\"idx\":"),  // a member it does not know, a required one gone
