@@ -80,7 +80,7 @@ struct GatheredRows {
                 tasks.append((TaskRowColumns(row.task, record: record, requestBody: row.requestBody, feedSeq: row.feedSeq), row.placement))
             }
         case .saveMetrics(let taskId, let taskMetrics):
-            metrics.append((taskId, String(decoding: taskMetrics.jsonData(), as: UTF8.self)))
+            metrics.append((taskId, String(decoding: taskMetrics.storedJSONData(), as: UTF8.self)))
         case .appendEvent(let event):
             events.append(event)
         default:

@@ -47,7 +47,7 @@ extension TaskJSONWriter {
         if let response = t.response {
             open(); key("statusCode"); integer(response.statusCode); close()
         } else {
-            raw("null")
+            null()
         }
         key("responseEndDate"); date(t.responseEndDate)
         key("responseStartDate"); date(t.responseStartDate)
@@ -63,6 +63,16 @@ extension TaskMetrics {
     /// The metrics as JSON, as `JSONCoding.encoder` would write them (`TaskJSONWriter+Metrics`).
     public func jsonData() -> Data {
         var writer = TaskJSONWriter(capacity: 256 + transactionMetrics.count * 900)
+        writer.write(self)
+        return writer.data()
+    }
+
+    /// The stored form: `jsonData()` without its null members (a transaction's phases that did
+    /// not happen: DNS and connect on a reused connection, TLS over http). Every stored row is
+    /// decoded before it is served, and the decoder takes a missing member as null.
+    public func storedJSONData() -> Data {
+        var writer = TaskJSONWriter(capacity: 256 + transactionMetrics.count * 900)
+        writer.omitsNulls = true
         writer.write(self)
         return writer.data()
     }

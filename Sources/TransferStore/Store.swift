@@ -114,7 +114,7 @@ public final class Store: Sendable {
         case .saveBody(let taskId, let body):
             try tx.run("INSERT OR REPLACE INTO task_bodies(task_id, body) VALUES(?, ?)", taskId, body)
         case .saveMetrics(let taskId, let metrics):
-            let record = String(decoding: metrics.jsonData(), as: UTF8.self)
+            let record = String(decoding: metrics.storedJSONData(), as: UTF8.self)
             try tx.run("INSERT OR REPLACE INTO task_metrics(task_id, record) VALUES(?, ?)", taskId, record)
         case .appendEvent(let event):
             var row = EventRows()

@@ -221,7 +221,20 @@ import JSONModel
             for duration in [0, 0.25, 12.000_001] as [Double] {
                 let metrics = TaskMetrics(taskInterval: .init(start: MetricsDate(start), duration: duration), redirectCount: transactions.count, transactionMetrics: transactions)
                 #expect(String(decoding: metrics.jsonData(), as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(metrics), as: UTF8.self))
+                // The stored form leaves the nulls out and decodes as the same metrics.
+                let stored = metrics.storedJSONData()
+                #expect(!String(decoding: stored, as: UTF8.self).contains("null"))
+                #expect(stored.count <= metrics.jsonData().count)
+                #expect(try JSONCoding.decoder.decode(TaskMetrics.self, from: stored) == (try JSONCoding.decoder.decode(TaskMetrics.self, from: metrics.jsonData())))
             }
         }
+        // A transaction without a response or phases: its stored form is shorter.
+        let bare = TaskMetrics(taskInterval: .init(start: MetricsDate(start), duration: 1), redirectCount: 0, transactionMetrics: [{
+            var t = cached
+            t.response = nil
+            t.requestStartDate = nil
+            return t
+        }()])
+        #expect(bare.storedJSONData().count < bare.jsonData().count)
     }
 }
