@@ -61,18 +61,16 @@ extension TaskJSONWriter {
 
 extension TaskMetrics {
     /// The metrics as JSON, as `JSONCoding.encoder` would write them (`TaskJSONWriter+Metrics`).
-    public func jsonData() -> Data {
-        var writer = TaskJSONWriter(capacity: 256 + transactionMetrics.count * 900)
-        writer.write(self)
-        return writer.data()
-    }
+    public func jsonData() -> Data { json(omittingNulls: false) }
 
     /// The stored form: `jsonData()` without its null members (a transaction's phases that did
     /// not happen: DNS and connect on a reused connection, TLS over http). Every stored row is
     /// decoded before it is served, and the decoder takes a missing member as null.
-    public func storedJSONData() -> Data {
+    public func storedJSONData() -> Data { json(omittingNulls: true) }
+
+    private func json(omittingNulls: Bool) -> Data {
         var writer = TaskJSONWriter(capacity: 256 + transactionMetrics.count * 900)
-        writer.omitsNulls = true
+        writer.omitsNulls = omittingNulls
         writer.write(self)
         return writer.data()
     }
