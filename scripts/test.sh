@@ -180,10 +180,12 @@ phase_done build
 
 log "peers: TRANSFERD_TEST_HTTPBIN=$TRANSFERD_TEST_HTTPBIN TRANSFERD_TEST_NGINX=$TRANSFERD_TEST_NGINX"
 # The container check (a system test) needs a release build of its own (the package check makes
-# its .deb from the same build, scripts/package-deb.sh). It runs beside the
-# serial pass of the Swift tests, which mostly wait on sockets and timers, at the lowest CPU
-# priority (nice 19: a test that wants the CPU gets it); the check then finds it done (its lock
-# orders the two). Beside the parallel pass it would slow every test for nothing.
+# its .deb from the same build, scripts/package-deb.sh). It starts with the Swift tests, at the
+# lowest CPU priority (nice 19: a test that wants the CPU gets it), and takes what they leave
+# idle: about a quarter of the parallel pass (perf record -a over the pass, 2026-11-29) and most
+# of the serial pass, which waits on sockets and timers. The check then finds it done (its lock
+# orders the two). On a new machine it is what ends the command: the system tests that need it
+# run last and wait for it.
 container_prebuild=""
 start_container_prebuild() {
     [ "$mode" = all ] || return 0
@@ -245,10 +247,10 @@ if [ "$mode" != system ]; then
         # matches nothing).
         serial_pattern="$(serial_pattern_of "$(serial_lines)")"
         log "swift test ${swift_options[*]} --parallel --skip <the tests of Tests/serial-suites.txt>"
+        start_container_prebuild
         swift test "${swift_options[@]}" --parallel --skip "$serial_pattern" || swift_status=$?
         log "swift test (parallel pass) exited with $swift_status"
         phase_done "parallel tests"
-        start_container_prebuild
         serial_status=0
         run_serial_shards || serial_status=$?
         log "serial pass exited with $serial_status"
