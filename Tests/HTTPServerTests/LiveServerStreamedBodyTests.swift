@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import HTTPServer
 import Synchronization
+import TestSupport
 import Testing
 
 /// What a `RecordingSink` saw, readable from the test's thread.
@@ -73,7 +74,7 @@ extension LiveServerTests {
 
         @Test func bodyGoesToTheSinkWithItsOwnLimit() throws {
             let log = SinkLog()
-            let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+            let body = Data(count: 200_000) { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
             // The server's limit is 1 KiB; the sink's 1 MiB applies to /sink.
             try withServer(maxBodySize: 1024, handler: Self.handler(log: log, limit: 1 << 20)) { server in
                 let connection = try RawHTTPConnection(port: server.port)

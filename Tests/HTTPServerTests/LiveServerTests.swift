@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import HTTPServer
+import TestSupport
 import Testing
 
 /// Tests against a real server on 127.0.0.1 (port 0). Serialized, nested suites included,
@@ -28,7 +29,7 @@ extension LiveServerTests {
         }
 
         @Test func postBodyRoundTrips() throws {
-            let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+            let body = Data(count: 200_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
             try withServer(handler: echoHandler()) { server in
                 let connection = try RawHTTPConnection(port: server.port)
                 let response = try connection.request("POST", "/echo", body: body)

@@ -162,7 +162,7 @@ import TransferService
 
     @Test func blobsSurviveARestart() async throws {
         try await DaemonFixture.with { first in
-            let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+            let body = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
             let blob = try await Self.upload(body, to: first)
             let id = try #require(blob.string("id"))
             let deleted = try #require(try await Self.upload(Data("deleted".utf8), to: first).string("id"))

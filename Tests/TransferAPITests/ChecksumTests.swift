@@ -14,7 +14,7 @@ import TransferService
 /// leaves no file anywhere, and every completed task reports `"digest": {"sha-256": ...}`.
 @Suite struct ChecksumTests {
     static let size = 256 * 1024
-    static let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+    static let body = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
     static let etag = "\"sums-v1\""
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

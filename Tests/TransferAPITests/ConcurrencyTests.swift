@@ -14,7 +14,7 @@ import TransferService
 
     /// The body task `n` posts: distinct content and length per task.
     static func payload(_ n: Int) -> Data {
-        Data("payload-\(n)-".utf8) + Data((0..<(100 + n * 37)).map { UInt8(truncatingIfNeeded: $0 &+ n &* 7) })
+        Data("payload-\(n)-".utf8) + Data(count: 100 + n * 37) { UInt8(truncatingIfNeeded: $0 &+ n &* 7) }
     }
 
     /// What the origin answers to it: method, path and length, then the body echoed.

@@ -13,7 +13,7 @@ import TransferService
     // MARK: Round trips
 
     @Test func getBodyRoundTripsExactBytesAndContentType() async throws {
-        let payload = Data((0..<10_240).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) })
+        let payload = Data(count: 10_240) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
         let origin = try OriginServer { request in
             request.path == "/file.bin"
                 ? .respond(headers: ["Content-Type": "application/vnd.test+binary"], body: payload)
@@ -379,7 +379,7 @@ import TransferService
     }
 
     @Test func suspendAndResumeASlowTransferKeepsTheBodyExact() async throws {
-        let payload = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 11) })
+        let payload = Data(count: 40_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 11) }
         let origin = try OriginServer { _ in
             .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 1000, interval: .milliseconds(100))
         }

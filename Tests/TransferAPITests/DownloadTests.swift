@@ -140,7 +140,7 @@ import TransferService
     }
 
     @Test func fileEndpointConflictsAndMissingFiles() async throws {
-        let payload = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let payload = Data(count: 50_000) { UInt8(truncatingIfNeeded: $0 &* 31) }
         let origin = try OriginServer { request in
             request.path == "/stall" ? .stallAfterHeaders(contentLength: 10_000, bodyPrefix: Data("abc".utf8)) : .respond(body: payload)
         }
@@ -190,7 +190,7 @@ import TransferService
     @Test func slowDownloadAppearsAtItsDestinationOnlyWhenComplete() async throws {
         // 3.2 s of body, so the download still runs when the first didWriteData reaches the test
         // on a loaded machine (see symlinkPlantedBeforeCompletionFailsTheTask).
-        let payload = Data((0..<256 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) })
+        let payload = Data(count: 256 * 1024) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
         let origin = try OriginServer { _ in
             .slowBody(headers: ["Content-Type": "application/x-report"], body: payload, bytesPerWrite: 8192, interval: .milliseconds(100))
         }
@@ -481,7 +481,7 @@ import TransferService
     // MARK: Other paths to the file
 
     @Test func redirectBodiesAreNotWrittenAndTheFinalURLNamesTheFile() async throws {
-        let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        let payload = Data(count: 100_000) { UInt8(truncatingIfNeeded: $0 &* 3) }
         let origin = try OriginServer { request in
             switch request.path {
             case "/start": return .respond(status: 302, headers: ["Location": "/middle", "Content-Type": "text/html"], body: Data(repeating: 0x21, count: 5000))
@@ -541,7 +541,7 @@ import TransferService
     }
 
     @Test func suspendedAndResumedDownloadEndsByteIdentical() async throws {
-        let payload = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        let payload = Data(count: 400_000) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
         // Honours Range (a reconnect may ask for the rest), trickling what it sends.
         let slow = try OriginServer { request in
             switch OriginBehavior.ranged(payload, for: request, headers: ["ETag": "\"v1\""]) {
@@ -580,7 +580,7 @@ import TransferService
     /// the range safe, for the whole resource again).
     @Test(arguments: [true, false])
     func aDownloadSuspendedPastItsTimeoutReconnectsOnResume(withValidator: Bool) async throws {
-        let payload = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 9) })
+        let payload = Data(count: 400_000) { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 9) }
         // The first answer trickles (about 3.4 s, so the suspend finds it running even when the
         // event reaches the test late); the reconnect is answered at once.
         let answers = Mutex(0)
@@ -631,7 +631,7 @@ import TransferService
     }
 
     @Test func aCompletedDownloadIsServedAfterARestart() async throws {
-        let payload = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+        let payload = Data(count: 70_000) { UInt8(truncatingIfNeeded: $0 &* 5) }
         let origin = try OriginServer { _ in
             .respond(headers: ["Content-Disposition": "attachment; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf"], body: payload)
         }
@@ -661,7 +661,7 @@ import TransferService
         let shm = "/dev/shm/transferd-downloadtests-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: shm, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: shm) }
-        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let payload = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0 &* 11) }
         let origin = try OriginServer { _ in .respond(body: payload) }
         defer { origin.stop() }
         try await DaemonFixture.with(configure: { $0.service.downloadsDirectory = shm }) { daemon in

@@ -392,7 +392,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
 
     static let garbage: [Data] = [
         Data("GARBAGE\r\n\r\n".utf8),
-        Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131) }),
+        Data(count: 512) { UInt8(truncatingIfNeeded: $0 &* 131) },
         Data("GET /v1/sessions HTTP/9.9\r\nHost: x\r\n\r\n".utf8),
         Data("GET /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".utf8),
         Data("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"kind\":".utf8),

@@ -13,7 +13,7 @@ import TransferService
 
     @Test func eventsOfEachTaskArriveInCallbackOrder() async throws {
         let chunks = (0..<5).map { index in Data(repeating: UInt8(65 + index), count: 1000) }
-        let upload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
+        let upload = Data(count: 100_000) { UInt8(truncatingIfNeeded: $0) }
         let origin = try OriginServer { request in
             request.method == "POST"
                 ? .text("got \(request.body.count)")

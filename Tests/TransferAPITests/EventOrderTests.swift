@@ -9,7 +9,7 @@ import TestSupport
     // Trickled (4 KiB every 40 ms) and 1 MiB long, so the cancel lands long before its end even on
     // a loaded machine (256 KiB every 8 ms left 0.4 s: the full test command once missed it).
     static let fileSize = 1024 * 1024
-    static let file = Data((0..<fileSize).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) })
+    static let file = Data(count: fileSize) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
     static let etag = "\"order-v1\""
 
     /// A task's event types with runs of one type written once with "+" (didReceiveData+).
@@ -42,7 +42,7 @@ import TestSupport
         try await DaemonFixture.with { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))
             let redirected = try #require(try await daemon.dataTask(in: sid, ["url": origin.url("/moved")]).int("id"))
-            let upload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+            let upload = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0) }
             let uploaded = try #require(try await daemon.createTask(in: sid, [
                 "kind": "upload", "request": ["url": origin.url("/upload"), "method": "POST", "body": ["base64": upload.base64EncodedString()]],
             ]).int("id"))

@@ -13,7 +13,7 @@ import TransferService
     /// 256 MiB of real (not sparse) bytes: 1 MiB of noise written 256 times.
     static func writeLargeFile(_ url: URL, mebibytes: Int = 256) throws {
         var generator = SystemRandomNumberGenerator()
-        let block = Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let block = Data(count: 1 << 20) { _ in UInt8.random(in: 0...255, using: &generator) }
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }

@@ -11,7 +11,7 @@ import TransferService
 /// and downloads byte-identical; file: off by default and confined to `--file-url-roots`, so a
 /// path outside (absolute, `..`, a symlink pointing out) never yields a byte.
 @Suite struct LocalSchemeTests {
-    static let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+    static let payload = Data(count: 200_000) { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
     static let small = payload.prefix(4096)
 
     @Test func dataURLsServeDataAndDownloadTasksWithURLResponseFields() async throws {
@@ -55,7 +55,7 @@ import TransferService
 
     /// A data: URL may be 1 MiB long (other URLs 8192 bytes), so it carries about 768 KiB.
     @Test func aDataURLUpToOneMebibyteCarriesItsBodyAndALongerOneIsRefused() async throws {
-        let big = Data((0..<786_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let big = Data(count: 786_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let url = "data:application/octet-stream;base64," + big.base64EncodedString()
         #expect(url.utf8.count <= 1 << 20 && url.utf8.count > (1 << 20) - 1000)
         try await DaemonFixture.with { daemon in

@@ -81,7 +81,7 @@ import TransferService
             #expect(transactions.first?.int("countOfResponseBodyBytesReceived") == 1 << 20, "\(transactions)")
 
             // Upload: the server's file is the body, byte for byte.
-            let payload = Data((0..<300_001).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 7) })
+            let payload = Data(count: 300_001) { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 7) }
             let name = "upload-\(server)-\(UUID().uuidString).bin"
             defer { try? FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
             let upload = try await run(daemon, in: sid, ["kind": "upload", "request": [
@@ -155,7 +155,7 @@ import TransferService
         let path = root.appendingPathComponent(name)
         defer { try? FileManager.default.removeItem(at: path) }
         let size = 8 << 20
-        try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: path)
+        try Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 7) }.write(to: path)
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: path.path)
         try await withDaemon { daemon in
             let sid = try await session(daemon, for: server)
@@ -165,7 +165,7 @@ import TransferService
             try await daemon.waitForTask(id) { ($0.object("progress")?.int("bytesReceived") ?? 0) >= 512 << 10 || $0.string("state") == "completed" }
             let cancelled = try await daemon.post("/v1/tasks/\(id)/cancel", json: ["produceResumeData": true]).object()
             let resumeData = try #require(cancelled.object("error")?.string("resumeData"), "\(server): no resume data")
-            let changed = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+            let changed = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
             try changed.write(to: path)
             let resumed = try await run(daemon, in: sid, ["kind": "download", "resumeData": resumeData])
             #expect(resumed.isNull("error"), "\(server): \(resumed["error"] ?? "")")
@@ -192,7 +192,7 @@ import TransferService
                 // take it (libcurl 7.88 does not compare TLS settings for AUTH TLS connections).
                 let download = try await run(daemon, in: sid, ["kind": "download", "request": ["url": try url(server, "/1MiB.bin")]])
                 #expect(try await file(daemon, download) == original, "\(server) round \(round)")
-                let payload = Data((0..<(200_000 + round * 7_919)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ round) })
+                let payload = Data(count: 200_000 + round * 7_919) { UInt8(truncatingIfNeeded: $0 &* 17 &+ round) }
                 let name = "whole-\(server)-\(round)-\(UUID().uuidString).bin"
                 defer { try? FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
                 let upload = try await run(daemon, in: sid, ["kind": "upload", "request": [
@@ -231,7 +231,7 @@ import TransferService
         let root = try Peers.fileServerRoot()
         try await withDaemon { daemon in
             let sid = try await session(daemon, for: server)
-            let payload = Data((0..<200_003).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+            let payload = Data(count: 200_003) { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
             let name = "lossy-\(server)-\(UUID().uuidString).bin"
             defer { try? FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
             let upload = try await run(daemon, in: sid, ["kind": "upload", "request": [

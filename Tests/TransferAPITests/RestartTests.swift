@@ -10,7 +10,7 @@ import TransferService
 /// Stop the daemon, start a new one on the same data folder: everything stored is still there.
 @Suite struct RestartTests {
     @Test func sessionsTasksBodiesAndEventsSurviveARestart() async throws {
-        let payload = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        let payload = Data(count: 5000) { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
         let origin = try OriginServer { request in
             switch request.pathWithoutQuery {
             case "/data": return .respond(headers: ["Content-Type": "image/x-test"], body: payload)

@@ -9,7 +9,7 @@ import TransferAPI
 @Suite struct ResumeDataTenantTests {
     static let alpha = "alpha-token-0123456789"
     static let beta = "beta-token-9876543210"
-    static let body = Data((0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 3) })
+    static let body = Data(count: 256 * 1024) { UInt8(truncatingIfNeeded: $0 &* 17 &+ 3) }
 
     @Test func anotherTokenCannotUseResumeDataAndTheBlobShowsNoRequest() async throws {
         let origin = try OriginServer { request in

@@ -8,7 +8,7 @@ import TestSupport
 /// file must always be exactly the resource.
 @Suite struct ResumeDataTests {
     static let size = 1024 * 1024
-    static let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+    static let body = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
     static let etag = "\"v1\""
 
     /// First request (no Range): the body, slowly (about 4 s; the tests act after at most

@@ -279,7 +279,7 @@ import TransferService
     }
 
     @Test func finishTasksAndInvalidateLetsTheRunningTaskFinish() async throws {
-        let payload = Data((0..<3000).map { UInt8($0 % 251) })
+        let payload = Data(count: 3000) { UInt8($0 % 251) }
         let origin = try OriginServer { _ in
             // About 6 s: the invalidation and the session's read must come while it still runs,
             // under a loaded machine too (at 0.8 s, and at 2.4 s, it finished first in a full run).

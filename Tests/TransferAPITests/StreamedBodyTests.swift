@@ -25,7 +25,7 @@ import TestSupport
         let origin = try Self.origin()
         defer { origin.stop() }
         // Three chunks of 1 MiB + 1 byte each: more than curl's upload buffer, so reads straddle them.
-        let chunks = (0..<3).map { n in Data((0..<(1 << 20) + 1).map { UInt8(truncatingIfNeeded: $0 &* (n + 3) &+ n) }) }
+        let chunks = (0..<3).map { n in Data(count: (1 << 20) + 1) { UInt8(truncatingIfNeeded: $0 &* (n + 3) &+ n) } }
         try await DaemonFixture.with { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))
             let id = try await Self.streamTask(daemon, session: sid, origin.url("/put"))

@@ -11,7 +11,7 @@ import TransferService
 /// passed: record, response body and the files they left in the data folder go, a file moved to
 /// a destination stays, and a deleted task's id is never given again.
 @Suite struct TaskRetentionTests {
-    static let payload = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+    static let payload = Data(count: 50_000) { UInt8(truncatingIfNeeded: $0 &* 13) }
 
     private static func origin() throws -> OriginServer {
         try OriginServer { request in .ranged(payload, for: request, headers: ["ETag": "\"r1\""]) }

@@ -13,7 +13,7 @@ import TransferService
 /// offset and a PATCH from there, never from zero.
 @Suite struct TusUploadTests {
     /// 6 MiB that differ from byte to byte, so a misplaced offset shows in the digest.
-    static let payload = Data((0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+    static let payload = Data(count: 6 << 20) { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
 
     private func blob(_ daemon: DaemonFixture, _ data: Data) async throws -> String {
         let response = try await daemon.request("POST", "/v1/blobs", body: data, headers: ["Content-Type": "application/octet-stream"], timeout: 120)
@@ -66,7 +66,7 @@ import TransferService
     @Test func anInlineTextBodyAndAFilesNameGoAsTusToo() async throws {
         let root = try TempDirectory(prefix: "transferd-tus-uploads")
         defer { root.remove() }
-        let fileBytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let fileBytes = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0 &* 7) }
         try fileBytes.write(to: root.file("report.bin"))
         let server = try TusServer()
         defer { server.stop() }

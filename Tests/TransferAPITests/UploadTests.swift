@@ -50,7 +50,7 @@ import TransferService
 
     @Test(arguments: ["POST", "PUT", "PATCH"])
     func aBlobIsStreamedWithAnyMethod(method: String) async throws {
-        let payload = Data((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 10) })
+        let payload = Data(count: 8 << 20) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 10) }
         let origin = try Self.echoDigestOrigin()
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
@@ -73,7 +73,7 @@ import TransferService
         defer { root.remove() }
         let outside = try TempDirectory(prefix: "transferd-outside")
         defer { outside.remove() }
-        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+        let payload = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0) }
         try FileManager.default.createDirectory(at: root.file("in"), withIntermediateDirectories: true)
         try payload.write(to: root.file("in/payload.bin"))
         try Data("secret".utf8).write(to: outside.file("secret.txt"))
@@ -153,7 +153,7 @@ import TransferService
 
     /// A 307 keeps the method and the body: a blob's file is read again from its start.
     @Test func aRedirectThatKeepsTheMethodSendsABlobBodyAgain() async throws {
-        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 1) })
+        let payload = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0 &* 29 &+ 1) }
         let origin = try OriginServer { request in
             request.pathWithoutQuery == "/old"
                 ? .respond(status: 307, headers: ["Location": "/new"])

@@ -11,7 +11,7 @@ import Testing
 /// for field, then what ran meanwhile), ending with didFinishEvents.
 @Suite struct BackgroundReattachKillTests {
     static let downloadSize = 3 << 20
-    static let uploadBody = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+    static let uploadBody = Data(count: 2 << 20) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
     private static let json = ["Content-Type": "application/json"]
 
     private func send(_ client: TestHTTPClient, _ method: String, _ path: String, _ json: String? = nil, body: Data? = nil, status: Int) async throws -> TestHTTPResponse {

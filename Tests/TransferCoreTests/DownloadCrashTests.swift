@@ -7,7 +7,7 @@ import Testing
 /// checkpointed about once a second, so a background session carries on from there by itself
 /// and a default session reports the failure with resume data.
 @Suite struct DownloadCrashTests {
-    static let body = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+    static let body = Data(count: 1 << 20) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
     static let etag = "\"crash-v1\""
     private static let json = ["Content-Type": "application/json"]
 

@@ -15,7 +15,7 @@ import TestSupport
     static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// 10 MiB: a kept prefix of 9 MiB takes three writes' catch-up budgets to read back.
-    static let body = Data((0..<(10 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 13) })
+    static let body = Data(count: 10 << 20) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 13) }
 
     private func target(_ folder: TempDirectory, checksum: Checksum? = nil) -> DownloadTarget {
         // The downloads root exists (a destination's folder must resolve inside it).

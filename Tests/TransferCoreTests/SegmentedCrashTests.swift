@@ -9,7 +9,7 @@ import Testing
 @Suite struct SegmentedCrashTests {
     static let size = 8 * 1024 * 1024
     static let part = size / 4
-    static let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 13) })
+    static let body = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 13) }
     static let etag = "\"segments-v1\""
 
     /// Every answer trickles (16 KiB every 40 ms per connection, about 0.4 MB/s; the whole in

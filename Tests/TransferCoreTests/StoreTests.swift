@@ -194,7 +194,7 @@ internal import JSONModel
         let folder = try TempDirectory()
         defer { folder.remove() }
         var generator = SystemRandomNumberGenerator()
-        let body = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let body = Data(count: size) { _ in UInt8.random(in: 0...255, using: &generator) }
         let store = try Store(dataDirectory: folder.path)
         store.enqueue(.saveSession(Self.session("s")))
         store.enqueue(.saveTask(Self.task(1, session: "s", version: 1, state: .completed), requestBody: Data()))

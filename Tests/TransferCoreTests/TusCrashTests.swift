@@ -7,7 +7,7 @@ import Testing
 /// so after a restart the task asks the server for its offset (HEAD) and sends only the rest, in
 /// background and default sessions alike (the server holds the upload's state).
 @Suite struct TusCrashTests {
-    static let body = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 13) })
+    static let body = Data(count: 4 << 20) { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 13) }
     private static let json = ["Content-Type": "application/json"]
 
     private func send(_ client: TestHTTPClient, _ method: String, _ path: String, _ json: String? = nil, body: Data? = nil, status: Int) async throws -> [String: Any] {

@@ -19,7 +19,7 @@ struct APITour {
     /// The origin's resources: each answer leads the daemon to send more of its fields (a
     /// cookie, a cacheable response, a redirect, a ranged file, a slow body, a challenge).
     static func origin() throws -> OriginServer {
-        let file = Data((0..<64 * 1024).map { UInt8($0 % 251) })
+        let file = Data(count: 64 * 1024) { UInt8($0 % 251) }
         return try OriginServer { request in
             switch request.pathWithoutQuery {
             case "/text":

@@ -10,7 +10,7 @@ import TestSupport
     /// once woke it under the service's lock, and the daemon trapped on the lock taken twice
     /// (seen in a run of test_decisions' becomeStream test).
     @Test func aReadWaitingWhenTheBodyEndsGetsTheWholeBodyAndItsEnd() async throws {
-        let payload = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let payload = Data(count: 20_000) { UInt8(truncatingIfNeeded: $0 &* 13) }
         let origin = try OriginServer { _ in
             .slowBody(headers: ["Content-Type": "application/octet-stream"], body: payload, bytesPerWrite: 2_000, interval: .milliseconds(50))
         }

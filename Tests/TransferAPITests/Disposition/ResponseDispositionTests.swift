@@ -25,7 +25,7 @@ import TransferService
     }
 
     @Test func allowIsTheDefaultAndWhenNoRuleMatches() async throws {
-        let payload = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let payload = Data(count: 20_000) { UInt8(truncatingIfNeeded: $0 &* 31) }
         let origin = try OriginServer { _ in .respond(headers: ["Content-Type": "application/json"], body: payload) }
         defer { origin.stop() }
         try await DaemonFixture.with { daemon in
@@ -120,7 +120,7 @@ import TransferService
     }
 
     @Test func becomeDownloadByMediaTypeWildcardWhenTheLengthIsUnknown() async throws {
-        let chunks = (0..<24).map { index in Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &+ index &* 7) }) }
+        let chunks = (0..<24).map { index in Data(count: 65_536) { UInt8(truncatingIfNeeded: $0 &+ index &* 7) } }
         let whole = chunks.reduce(Data(), +)
         let origin = try OriginServer { _ in .chunked(headers: ["Content-Type": "video/mp4"], chunks: chunks) }
         defer { origin.stop() }
@@ -150,7 +150,7 @@ import TransferService
     @Test func aFileURLBecomesADownloadToo() async throws {
         let root = try TempDirectory(prefix: "transferd-disposition-root")
         defer { root.remove() }
-        let payload = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 1) })
+        let payload = Data(count: 3_000_000) { UInt8(truncatingIfNeeded: $0 &* 11 &+ 1) }
         try payload.write(to: root.file("big.bin"))
         try await DaemonFixture.with(configure: { $0.service.fileURLRoots = [root.path] }) { daemon in
             let sid = try #require(try await daemon.createSession().string("id"))

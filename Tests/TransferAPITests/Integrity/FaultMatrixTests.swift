@@ -7,7 +7,7 @@ import TestSupport
 /// once for a data task. Each ends in a byte-identical result or a clear URLError, never in a
 /// success with wrong bytes, and the daemon answers afterwards with no partial file left.
 @Suite struct FaultMatrixTests {
-    static let body = Data((0..<(96 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) })
+    static let body = Data(count: 96 * 1024) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
     static let gzipped = GzipTool.compress(body)
 
     /// What the task must end with.

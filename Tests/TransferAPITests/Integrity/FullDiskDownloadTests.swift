@@ -6,7 +6,7 @@ import TestSupport
 /// file at its destination, and the daemon goes on: a download that fits succeeds next. The
 /// partial files' folder is a 2 MiB tmpfs (`SmallDisk`, root, as the test command runs).
 @Suite(.serialized) struct FullDiskDownloadTests {
-    static let large = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ $0 >> 12) })
+    static let large = Data(count: 4 << 20) { UInt8(truncatingIfNeeded: $0 &* 3 &+ $0 >> 12) }
     static let small = large.prefix(256 * 1024)
 
     @Test func aDownloadOntoAFullDiskFailsClearlyAndTheNextOneThatFitsSucceeds() async throws {

@@ -9,8 +9,8 @@ import TestSupport
 /// the download starts over with a plain GET: the file is one version, never a splice.
 @Suite struct RangedResumeTests {
     static let size = 4 * 1024 * 1024
-    static let versionA = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 10) })
-    static let versionB = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 5) })
+    static let versionA = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 10) }
+    static let versionB = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 29 &+ 5) }
 
     /// A plain GET streams version A slowly (about 5 s, cancelled at an eighth with 4.5 s to
     /// spare, so a late event still finds it running) or, once `served`

@@ -11,7 +11,7 @@ import TransferModel
 /// segmented downloads and queued single downloads compete for them; and the task's
 /// `bandwidthLimit` is one limit for all its connections.
 @Suite struct SegmentConnectionTests {
-    static let single = Data((0..<(512 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+    static let single = Data(count: 512 * 1024) { UInt8(truncatingIfNeeded: $0 &* 13) }
 
     @Test func theOriginNeverSeesMoreConnectionsThanThePerHostCap() async throws {
         // Downloads' plain GETs trickle (so their ranges start while they run); their ranges

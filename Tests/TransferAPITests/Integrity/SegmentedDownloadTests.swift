@@ -11,8 +11,8 @@ import LibCrypto
 /// still running when the ranges start, and is the straggler); ranges are answered at once.
 @Suite struct SegmentedDownloadTests {
     static let size = 8 * 1024 * 1024
-    static let versionA = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
-    static let versionB = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 3) })
+    static let versionA = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) }
+    static let versionB = Data(count: size) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 3) }
     static let checksumA = "sha-256=" + HashFunction.sha256.hash(versionA).map { String(format: "%02x", $0) }.joined()
 
     /// The plain GET: version A with ETag "A" and `Accept-Ranges: bytes`, 64 KiB every 20 ms.

@@ -142,7 +142,7 @@ import TestSupport
     /// HTTP/1.1 (the valid server) and over h2 (the h2 server), and downloads back the same.
     @Test(arguments: [Peers.TLSOrigin.valid, .http2])
     func anUploadOverTLSIsStoredByteIdentical(_ origin: Peers.TLSOrigin) async throws {
-        let payload = Data((0..<(6 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
+        let payload = Data(count: 6 << 20) { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
         let name = "upload-\(origin)-\(UUID().uuidString).bin"
         let url = try Peers.tls(origin) + "/uploads/" + name
         let stored = URL(fileURLWithPath: try Peers.tlsUploadsFolder()).appendingPathComponent(name)

@@ -6,7 +6,7 @@ import Zlib
 /// `Inflater` on gzip(1)'s output: whole, cut short, concatenated, corrupt; and deflate in both
 /// of its forms (zlib-wrapped and raw, which some servers send).
 @Suite struct InflaterTests {
-    static let original = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+    static let original = Data(count: 300_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
     static let gzipped = GzipTool.compress(original)
 
     /// Feeds `input` in `chunk`-byte pieces; returns the decoded bytes and the inflater.
